@@ -1,0 +1,62 @@
+// One connection to the server over hiredis, owned: the context is freed
+// with the object. Not thread-safe; give each thread its own.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "echomq/reply.h"
+#include "echomq/url.h"
+
+struct redisContext;
+
+namespace echomq {
+
+using Command = std::vector<std::string>;
+
+class Connection {
+ public:
+  // Connects, then AUTH, SELECT and CLIENT SETNAME as the options ask.
+  // Throws Error{Io|Timeout} when the server cannot be reached, Error{Reply}
+  // when it refuses the login.
+  static Connection open(const ConnectionOptions& options);
+
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  // Sends one command and reads its reply. An error reply is returned as a
+  // Reply of type Error; only a transport failure throws (and marks the
+  // connection broken: it is never reused after that).
+  Reply command(const Command& argv);
+  // Sends every command, then reads one reply each: one round trip.
+  std::vector<Reply> pipeline(const std::vector<Command>& commands);
+
+  // For subscribers: send without reading, and read with a deadline that
+  // does not break the connection when nothing arrives in time.
+  void send(const Command& argv);
+  std::optional<Reply> read_for(std::chrono::milliseconds wait);
+
+  bool broken() const noexcept { return broken_; }
+
+ private:
+  struct ContextDeleter {
+    void operator()(redisContext* c) const noexcept;
+  };
+  explicit Connection(std::unique_ptr<redisContext, ContextDeleter> ctx, std::string op_name);
+
+  void append(const Command& argv);
+  Reply read_reply();
+  [[noreturn]] void fail(const char* op);
+
+  std::unique_ptr<redisContext, ContextDeleter> ctx_;
+  std::string address_;  // redacted, for messages
+  bool broken_ = false;
+};
+
+}  // namespace echomq

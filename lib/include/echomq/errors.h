@@ -1,0 +1,46 @@
+// Errors of libechomq. One type, with a kind a caller branches on: whether
+// to retry (Io, Timeout, ReadOnly), to give up on this call (Reply, Arg,
+// Kind), or to stop the process (Wire, Invalid from the caller's own data).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace echomq {
+
+enum class ErrorKind {
+  Io,        // the connection failed or closed; reconnecting may help
+  Timeout,   // the server did not answer within the command timeout
+  ReadOnly,  // the server is a replica (READONLY) or refuses writes; retry later
+  Protocol,  // the server answered something this library cannot read
+  Reply,     // the server refused the command (an error reply not below)
+  Wire,      // EMQWIRE: {emq}:version names another wire
+  Kind,      // EMQKIND: the id is not JOB-namespaced
+  Arg,       // EMQARG: an argument is malformed
+  Invalid,   // refused host-side: a bad queue name, job id, URL or lane
+};
+
+const char* to_string(ErrorKind kind);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string op, const std::string& message);
+
+  ErrorKind kind() const noexcept { return kind_; }
+  // The operation that failed ("claim", "connect", ...).
+  const std::string& op() const noexcept { return op_; }
+  // True when the same call may succeed later without any change by the
+  // caller: the server was unreachable, slow or read-only.
+  bool transient() const noexcept;
+
+ private:
+  ErrorKind kind_;
+  std::string op_;
+};
+
+// Maps an error reply ("EMQKIND job id must ...", "READONLY ...", ...) onto
+// an Error. The one place that reads the code word of a server error.
+Error error_from_reply(std::string op, std::string_view reply_text);
+
+}  // namespace echomq

@@ -1,0 +1,88 @@
+// The scripted executor (L3): runs transitions by SHA over one connection,
+// and owns that connection's life: connect, the wire-identity check, script
+// loading, and reconnecting with capped exponential backoff.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "echomq/connection.h"
+#include "echomq/errors.h"
+#include "echomq/scripts.h"
+
+namespace echomq {
+
+struct ScriptCall {
+  Script script;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+};
+
+// What an executor tells whoever keeps the books (the daemon's metrics).
+class ExecutorObserver {
+ public:
+  virtual ~ExecutorObserver() = default;
+  virtual void on_script_loads(int count) = 0;
+  virtual void on_error(ErrorKind kind) = 0;
+};
+
+struct ReconnectPolicy {
+  std::chrono::milliseconds initial{100};
+  std::chrono::milliseconds max{5000};
+};
+
+class Executor {
+ public:
+  explicit Executor(ConnectionOptions options, ReconnectPolicy policy = {}, ExecutorObserver* observer = nullptr);
+
+  // Runs one transition by EVALSHA. On NOSCRIPT (the server lost its script
+  // cache) loads the scripts again and retries once. An error reply throws,
+  // mapped by error_from_reply.
+  Reply eval(const ScriptCall& call);
+  // Runs many transitions in one round trip. Error replies come back in
+  // place as Replies of type Error, so one bad call cannot hide the others'
+  // outcomes; NOSCRIPT replies are reloaded and retried once, in order.
+  std::vector<Reply> eval_batch(const std::vector<ScriptCall>& calls);
+
+  // Plain commands, for reads and for what needs no script.
+  Reply command(const Command& argv);
+  std::vector<Reply> pipeline(const std::vector<Command>& commands);
+
+  // Connects now if not connected. Throws a transient Error while the server
+  // is unreachable, without trying again before the backoff has passed;
+  // retry_after() says how long that is.
+  void ensure_connected();
+  bool connected() const noexcept { return conn_.has_value() && !conn_->broken(); }
+  std::chrono::milliseconds retry_after() const;
+  // Drops the connection (the next call reconnects).
+  void disconnect() noexcept { conn_.reset(); }
+
+  const ConnectionOptions& options() const noexcept { return options_; }
+  std::uint64_t script_loads() const noexcept { return script_loads_; }
+  // The server's clock, in epoch milliseconds (TIME).
+  std::int64_t server_time_ms();
+
+ private:
+  void handshake(Connection& c);
+  void load_scripts(Connection& c);
+  Command evalsha(const ScriptCall& call) const;
+  template <typename F>
+  auto guarded(F&& f) -> decltype(f(std::declval<Connection&>()));
+  void note_error(ErrorKind kind) noexcept;
+
+  ConnectionOptions options_;
+  ReconnectPolicy policy_;
+  ExecutorObserver* observer_;
+  std::optional<Connection> conn_;
+  std::array<std::string, kScriptCount> sha_;
+  std::uint64_t script_loads_ = 0;
+  std::chrono::milliseconds next_delay_;
+  std::chrono::steady_clock::time_point next_attempt_{};
+  std::string last_error_;
+};
+
+}  // namespace echomq

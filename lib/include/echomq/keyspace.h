@@ -1,0 +1,37 @@
+// The L1 keyspace: queue names, the keys of a queue, the wire identity.
+// This is the only code that spells "emq:{".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace echomq {
+
+inline constexpr std::string_view kWireVersion = "emq/1";
+inline constexpr std::string_view kVersionKey = "{emq}:version";
+inline constexpr std::string_view kQueuesKey = "{emq}:queues";
+
+// 1-64 bytes of [A-Za-z0-9_.-].
+bool valid_queue_name(std::string_view name);
+// Throws Error{Invalid} naming the rule, before any key is built.
+void check_queue_name(std::string_view name);
+
+// Every key of one queue, built once. The braces are the cluster hashtag:
+// all of them live in one slot, so one script may touch them together.
+struct QueueKeys {
+  explicit QueueKeys(std::string_view queue);  // checks the name
+
+  std::string queue;
+  std::string pending;   // zset: id -> lane
+  std::string active;    // zset: id -> lease deadline (ms)
+  std::string delayed;   // zset: id -> due time (ms)
+  std::string dead;      // zset: id -> time of death (ms)
+  std::string stats;     // hash: monotonic counters
+  std::string meta;      // hash: paused, published policy
+  std::string row_root;  // "emq:{q}:job:"; a row is row_root + id
+
+  // The row of a job; checks the id.
+  std::string row(std::string_view job_id) const;
+};
+
+}  // namespace echomq

@@ -1,0 +1,39 @@
+// The L2 transitions as this library knows them: one entry per lua/*.lua,
+// with the number of KEYS each declares. The text is compiled in from lua/
+// at build time, so nothing is read from disk at run time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+namespace echomq {
+
+enum class Script {
+  Enqueue,
+  EnqueueLane,
+  EnqueueAt,
+  Claim,
+  Extend,
+  Complete,
+  Fail,
+  Release,
+  Reap,
+  RetryDead,
+  Cancel,
+  TrimDead,
+};
+
+struct ScriptInfo {
+  Script script;
+  const char* name;  // the file name without .lua, as in PROTOCOL.md
+  int num_keys;      // the KEYS the script declares
+};
+
+inline constexpr std::size_t kScriptCount = 12;
+
+const std::array<ScriptInfo, kScriptCount>& all_scripts();
+const ScriptInfo& script_info(Script s);
+// The exact text of lua/<name>.lua.
+const char* script_source(Script s);
+
+}  // namespace echomq

@@ -1,0 +1,51 @@
+// Reads and controls that need no transition: depths and counters, pause,
+// the row of one job, the registry of queue names. Plain commands, pipelined.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+
+namespace echomq {
+
+struct QueueStats {
+  std::string queue;
+  std::int64_t pending = 0;
+  std::int64_t active = 0;
+  std::int64_t delayed = 0;
+  std::int64_t dead = 0;
+  bool paused = false;
+  // claimed, completed, retried, dead, reaped, released (absent ones are 0)
+  std::map<std::string, std::int64_t> counters;
+  // The next job a claim would take, if any (its minted id dates it).
+  std::optional<std::string> head_pending;
+};
+
+// One round trip for all the queues given.
+std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues);
+QueueStats stats(Executor& x, const QueueKeys& q);
+
+void pause(Executor& x, const QueueKeys& q);
+void resume(Executor& x, const QueueKeys& q);
+
+struct JobRow {
+  std::string id;
+  std::map<std::string, std::string> fields;  // state, attempts, payload, ...
+};
+// nullopt when there is no such row.
+std::optional<JobRow> inspect(Executor& x, const QueueKeys& q, std::string_view id);
+
+// Ids of the dead set, oldest death first, with their death times.
+std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
+
+// {emq}:queues: names of queues known to speakers, sorted.
+std::vector<std::string> known_queues(Executor& x);
+void register_queues(Executor& x, const std::vector<std::string>& names);
+
+}  // namespace echomq

@@ -1,0 +1,101 @@
+// The typed API (L4): one function per transition of emq/1. Each builds its
+// KEYS from the keyspace, runs the script through the executor, and decodes
+// the reply into an outcome. Expected outcomes (a duplicate, a lost lease)
+// are return values; only failures throw echomq::Error.
+//
+// For batching, the settling transitions also come as a *_call builder and a
+// decode_* function: the daemon pipelines many calls with eval_batch and
+// decodes each reply with the same code the single call uses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+
+namespace echomq {
+
+inline constexpr int kMinLane = -1000;
+inline constexpr int kMaxLane = 1000;
+
+enum class EnqueueResult { Enqueued, Duplicate };
+enum class CompleteResult { Completed, LeaseLost };
+enum class FailResult { LeaseLost, Retry, Dead };
+enum class ReleaseResult { Released, LeaseLost };
+enum class CancelResult { Removed, NotFound, Active };
+
+struct EnqueueOptions {
+  int lane = 0;
+  // When set, the job waits in the delayed set until this epoch millisecond
+  // of the server's clock.
+  std::optional<std::int64_t> due_ms;
+};
+
+// A leased job as claim hands it out.
+struct ClaimedJob {
+  std::string id;
+  std::string payload;
+  std::int64_t attempt = 0;
+  std::int64_t lease_epoch = 0;
+};
+
+// What fences a settling call: the id and the epoch it was claimed with.
+struct Lease {
+  std::string id;
+  std::int64_t epoch = 0;
+};
+
+struct ClaimArgs {
+  std::int64_t lease_ms = 30000;
+  std::int64_t max_count = 1;
+  std::int64_t promote_limit = 100;
+};
+
+struct FailArgs {
+  std::string_view error;
+  std::int64_t max_attempts = 5;
+  std::int64_t backoff_ms = 0;
+  bool permanent = false;
+};
+
+struct ReapResult {
+  std::int64_t requeued = 0;
+  std::int64_t dead = 0;
+};
+
+// enqueue, enqueue_lane or enqueue_at, as the options ask: lane 0 and no
+// due time is the seed's enqueue. Throws Error{Invalid} for a bad id or lane.
+ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload,
+                        const EnqueueOptions& options = {});
+EnqueueResult decode_enqueue(const Reply& r);
+EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                      const EnqueueOptions& options = {});
+
+std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& args);
+
+// One result per lease, in order: true extended, false lost.
+std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
+
+ScriptCall complete_call(const QueueKeys& q, const Lease& lease, std::int64_t keep_ms, std::string_view result);
+CompleteResult decode_complete(const Reply& r);
+CompleteResult complete(Executor& x, const QueueKeys& q, const Lease& lease, std::int64_t keep_ms,
+                        std::string_view result);
+
+ScriptCall fail_call(const QueueKeys& q, const Lease& lease, const FailArgs& args);
+FailResult decode_fail(const Reply& r);
+FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailArgs& args);
+
+ScriptCall release_call(const QueueKeys& q, const Lease& lease);
+ReleaseResult decode_release(const Reply& r);
+ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease);
+
+ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit);
+std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id);
+std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
+
+}  // namespace echomq

@@ -1,0 +1,47 @@
+#include "echomq/errors.h"
+
+namespace echomq {
+
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Io: return "io";
+    case ErrorKind::Timeout: return "timeout";
+    case ErrorKind::ReadOnly: return "readonly";
+    case ErrorKind::Protocol: return "protocol";
+    case ErrorKind::Reply: return "reply";
+    case ErrorKind::Wire: return "wire";
+    case ErrorKind::Kind: return "kind";
+    case ErrorKind::Arg: return "arg";
+    case ErrorKind::Invalid: return "invalid";
+  }
+  return "unknown";
+}
+
+Error::Error(ErrorKind kind, std::string op, const std::string& message)
+    : std::runtime_error(op.empty() ? message : op + ": " + message), kind_(kind), op_(std::move(op)) {}
+
+bool Error::transient() const noexcept {
+  return kind_ == ErrorKind::Io || kind_ == ErrorKind::Timeout || kind_ == ErrorKind::ReadOnly;
+}
+
+namespace {
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+}  // namespace
+
+Error error_from_reply(std::string op, std::string_view text) {
+  const std::string message(text);
+  if (starts_with(text, "EMQKIND")) return Error(ErrorKind::Kind, std::move(op), message);
+  if (starts_with(text, "EMQARG")) return Error(ErrorKind::Arg, std::move(op), message);
+  if (starts_with(text, "EMQWIRE")) return Error(ErrorKind::Wire, std::move(op), message);
+  // A replica, a server that lost its disk (MISCONF), or one still loading
+  // its data set will accept the same write later: the caller should wait.
+  if (starts_with(text, "READONLY") || starts_with(text, "MISCONF") || starts_with(text, "LOADING") ||
+      starts_with(text, "MASTERDOWN") || starts_with(text, "BUSY")) {
+    return Error(ErrorKind::ReadOnly, std::move(op), message);
+  }
+  return Error(ErrorKind::Reply, std::move(op), message);
+}
+
+}  // namespace echomq

@@ -1,0 +1,168 @@
+#include "echomq/executor.h"
+
+#include <algorithm>
+
+#include "echomq/keyspace.h"
+
+namespace echomq {
+
+namespace {
+bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
+}  // namespace
+
+Executor::Executor(ConnectionOptions options, ReconnectPolicy policy, ExecutorObserver* observer)
+    : options_(std::move(options)), policy_(policy), observer_(observer), next_delay_(policy.initial) {}
+
+void Executor::note_error(ErrorKind kind) noexcept {
+  if (observer_ != nullptr) observer_->on_error(kind);
+}
+
+std::chrono::milliseconds Executor::retry_after() const {
+  if (connected()) return std::chrono::milliseconds(0);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt_ - std::chrono::steady_clock::now());
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+void Executor::ensure_connected() {
+  if (connected()) return;
+  conn_.reset();
+  if (std::chrono::steady_clock::now() < next_attempt_) {
+    throw Error(ErrorKind::Io, "connect",
+                "server unreachable (" + last_error_ + "); next attempt in " + std::to_string(retry_after().count()) +
+                    " ms");
+  }
+  try {
+    Connection c = Connection::open(options_);
+    handshake(c);
+    conn_.emplace(std::move(c));
+    next_delay_ = policy_.initial;
+  } catch (const Error& e) {
+    // Only a server we cannot use yet is worth retrying; a wrong wire or a
+    // refused login will not mend itself, but retrying it costs little and
+    // keeps the daemon alive for an operator to fix it.
+    last_error_ = e.what();
+    next_attempt_ = std::chrono::steady_clock::now() + next_delay_;
+    next_delay_ = std::min(next_delay_ * 2, policy_.max);
+    note_error(e.kind());
+    throw;
+  }
+}
+
+void Executor::handshake(Connection& c) {
+  // SET NX claims an empty keyspace for emq/1; GET reads what is there, so a
+  // read-only replica that already holds emq/1 is accepted too.
+  std::vector<Reply> r = c.pipeline({{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
+                                     {"GET", std::string(kVersionKey)}});
+  if (r[1].type == Reply::Type::String && r[1].str != kWireVersion) {
+    throw Error(ErrorKind::Wire, "connect",
+                "EMQWIRE " + std::string(kVersionKey) + " holds '" + r[1].str.substr(0, 64) + "', not '" +
+                    std::string(kWireVersion) + "': this server speaks another EchoMQ wire; use a separate database");
+  }
+  if (r[1].type != Reply::Type::String) {
+    if (r[0].is_error()) throw error_from_reply("connect", r[0].str);
+    if (r[1].is_error()) throw error_from_reply("connect", r[1].str);
+    throw Error(ErrorKind::Protocol, "connect", "GET " + std::string(kVersionKey) + " answered no string");
+  }
+  load_scripts(c);
+}
+
+void Executor::load_scripts(Connection& c) {
+  std::vector<Command> loads;
+  loads.reserve(kScriptCount);
+  for (const ScriptInfo& s : all_scripts()) loads.push_back({"SCRIPT", "LOAD", script_source(s.script)});
+  std::vector<Reply> shas = c.pipeline(loads);
+  script_loads_ += kScriptCount;
+  if (observer_ != nullptr) observer_->on_script_loads(static_cast<int>(kScriptCount));
+  for (std::size_t i = 0; i < kScriptCount; ++i) {
+    if (shas[i].type != Reply::Type::String) {
+      throw Error(ErrorKind::Reply, "script load",
+                  std::string(all_scripts()[i].name) + ".lua was refused: " + shas[i].str);
+    }
+    sha_[i] = shas[i].str;
+  }
+}
+
+template <typename F>
+auto Executor::guarded(F&& f) -> decltype(f(std::declval<Connection&>())) {
+  ensure_connected();  // books its own failures
+  Connection& c = *conn_;
+  try {
+    return f(c);
+  } catch (const Error& e) {
+    if (c.broken()) {
+      // The connection broke under this call. Try again at once on the next
+      // call (a restarted server is back quickly); back off only if that fails.
+      last_error_ = e.what();
+      next_attempt_ = std::chrono::steady_clock::now();
+      conn_.reset();
+    }
+    note_error(e.kind());
+    throw;
+  }
+}
+
+Command Executor::evalsha(const ScriptCall& call) const {
+  Command argv;
+  argv.reserve(3 + call.keys.size() + call.args.size());
+  argv.push_back("EVALSHA");
+  argv.push_back(sha_[static_cast<std::size_t>(call.script)]);
+  argv.push_back(std::to_string(call.keys.size()));
+  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  return argv;
+}
+
+Reply Executor::eval(const ScriptCall& call) {
+  return guarded([&](Connection& c) {
+    Reply r = c.command(evalsha(call));
+    if (is_noscript(r)) {
+      load_scripts(c);
+      r = c.command(evalsha(call));
+    }
+    if (r.is_error()) throw error_from_reply(script_info(call.script).name, r.str);
+    return r;
+  });
+}
+
+std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
+  return guarded([&](Connection& c) {
+    std::vector<Command> cmds;
+    cmds.reserve(calls.size());
+    for (const ScriptCall& call : calls) cmds.push_back(evalsha(call));
+    std::vector<Reply> replies = c.pipeline(cmds);
+
+    std::vector<std::size_t> missed;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      if (is_noscript(replies[i])) missed.push_back(i);
+    }
+    if (!missed.empty()) {
+      load_scripts(c);
+      std::vector<Command> again;
+      for (std::size_t i : missed) again.push_back(evalsha(calls[i]));
+      std::vector<Reply> retried = c.pipeline(again);
+      for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
+    }
+    for (const Reply& r : replies) {
+      if (r.is_error()) note_error(error_from_reply("", r.str).kind());
+    }
+    return replies;
+  });
+}
+
+Reply Executor::command(const Command& argv) {
+  return guarded([&](Connection& c) { return c.command(argv); });
+}
+
+std::vector<Reply> Executor::pipeline(const std::vector<Command>& commands) {
+  return guarded([&](Connection& c) { return c.pipeline(commands); });
+}
+
+std::int64_t Executor::server_time_ms() {
+  Reply r = command({"TIME"});
+  if (r.type != Reply::Type::Array || r.elements.size() != 2) {
+    throw Error(ErrorKind::Protocol, "time", "TIME answered something other than [seconds, microseconds]");
+  }
+  return std::stoll(r.elements[0].str) * 1000 + std::stoll(r.elements[1].str) / 1000;
+}
+
+}  // namespace echomq

@@ -1,0 +1,54 @@
+#include "echomq/keyspace.h"
+
+#include "echomq/errors.h"
+#include "echomq/job_id.h"
+
+namespace echomq {
+
+namespace {
+bool name_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+std::string queue_key(std::string_view queue, std::string_view type) {
+  std::string key;
+  key.reserve(6 + queue.size() + type.size());
+  key.append("emq:{").append(queue).append("}:").append(type);
+  return key;
+}
+}  // namespace
+
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (unsigned char c : name) {
+    if (!name_byte(c)) return false;
+  }
+  return true;
+}
+
+void check_queue_name(std::string_view name) {
+  if (valid_queue_name(name)) return;
+  throw Error(ErrorKind::Invalid, "queue name",
+              "'" + std::string(name.substr(0, 80)) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
+}
+
+QueueKeys::QueueKeys(std::string_view q)
+    : queue((check_queue_name(q), std::string(q))),
+      pending(queue_key(q, "pending")),
+      active(queue_key(q, "active")),
+      delayed(queue_key(q, "delayed")),
+      dead(queue_key(q, "dead")),
+      stats(queue_key(q, "stats")),
+      meta(queue_key(q, "meta")),
+      row_root(queue_key(q, "job:")) {}
+
+std::string QueueKeys::row(std::string_view job_id) const {
+  check_job_id(job_id);
+  std::string key;
+  key.reserve(row_root.size() + job_id.size());
+  key.append(row_root).append(job_id);
+  return key;
+}
+
+}  // namespace echomq

@@ -1,0 +1,159 @@
+#include "echomq/transitions.h"
+
+#include "echomq/job_id.h"
+
+namespace echomq {
+
+namespace {
+// Error replies inside a batch come back in place; a decoder meets them here.
+void throw_if_error(const Reply& r, const char* op) {
+  if (r.is_error()) throw error_from_reply(op, r.str);
+}
+
+std::int64_t integer_of(const Reply& r, const char* op) {
+  throw_if_error(r, op);
+  if (r.type != Reply::Type::Integer) {
+    throw Error(ErrorKind::Protocol, op, "expected an integer reply; is lua/" + std::string(op) + ".lua the emq/1 one?");
+  }
+  return r.integer;
+}
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+void check_lane(int lane) {
+  if (lane < kMinLane || lane > kMaxLane) {
+    throw Error(ErrorKind::Invalid, "lane", std::to_string(lane) + " is out of range: use -1000..1000");
+  }
+}
+}  // namespace
+
+ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload,
+                        const EnqueueOptions& o) {
+  check_lane(o.lane);
+  std::string row = q.row(id);
+  if (o.due_ms) {
+    return {Script::EnqueueAt, {std::move(row), q.delayed},
+            {std::string(id), std::string(payload), num(*o.due_ms), num(o.lane)}};
+  }
+  if (o.lane != 0) {
+    return {Script::EnqueueLane, {std::move(row), q.pending}, {std::string(id), std::string(payload), num(o.lane)}};
+  }
+  return {Script::Enqueue, {std::move(row), q.pending}, {std::string(id), std::string(payload)}};
+}
+
+EnqueueResult decode_enqueue(const Reply& r) {
+  return integer_of(r, "enqueue") == 1 ? EnqueueResult::Enqueued : EnqueueResult::Duplicate;
+}
+
+EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                      const EnqueueOptions& options) {
+  return decode_enqueue(x.eval(enqueue_call(q, id, payload, options)));
+}
+
+std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& a) {
+  Reply r = x.eval({Script::Claim,
+                    {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+                    {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}});
+  if (r.type != Reply::Type::Array || r.elements.size() % 4 != 0) {
+    throw Error(ErrorKind::Protocol, "claim", "expected a flat job list [id, payload, attempts, lease_epoch, ...]");
+  }
+  std::vector<ClaimedJob> jobs;
+  jobs.reserve(r.elements.size() / 4);
+  for (std::size_t i = 0; i < r.elements.size(); i += 4) {
+    ClaimedJob job;
+    job.id = std::move(r.elements[i].str);
+    job.payload = std::move(r.elements[i + 1].str);
+    job.attempt = integer_of(r.elements[i + 2], "claim");
+    job.lease_epoch = integer_of(r.elements[i + 3], "claim");
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases) {
+  if (leases.empty()) return {};
+  ScriptCall call{Script::Extend, {q.active, q.row_root}, {num(lease_ms)}};
+  call.args.reserve(1 + 2 * leases.size());
+  for (const Lease& l : leases) {
+    check_job_id(l.id);
+    call.args.push_back(l.id);
+    call.args.push_back(num(l.epoch));
+  }
+  Reply r = x.eval(call);
+  if (r.type != Reply::Type::Array || r.elements.size() != leases.size()) {
+    throw Error(ErrorKind::Protocol, "extend", "expected one 0/1 per lease");
+  }
+  std::vector<bool> kept;
+  kept.reserve(leases.size());
+  for (const Reply& e : r.elements) kept.push_back(integer_of(e, "extend") == 1);
+  return kept;
+}
+
+ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result) {
+  return {Script::Complete, {q.row(l.id), q.active, q.stats}, {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+}
+
+CompleteResult decode_complete(const Reply& r) {
+  return integer_of(r, "complete") == 1 ? CompleteResult::Completed : CompleteResult::LeaseLost;
+}
+
+CompleteResult complete(Executor& x, const QueueKeys& q, const Lease& lease, std::int64_t keep_ms,
+                        std::string_view result) {
+  return decode_complete(x.eval(complete_call(q, lease, keep_ms, result)));
+}
+
+ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a) {
+  return {Script::Fail,
+          {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats},
+          {l.id, num(l.epoch), std::string(a.error), num(a.max_attempts), num(a.backoff_ms), a.permanent ? "1" : "0"}};
+}
+
+FailResult decode_fail(const Reply& r) {
+  switch (integer_of(r, "fail")) {
+    case 1: return FailResult::Retry;
+    case 2: return FailResult::Dead;
+    default: return FailResult::LeaseLost;
+  }
+}
+
+FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailArgs& args) {
+  return decode_fail(x.eval(fail_call(q, lease, args)));
+}
+
+ScriptCall release_call(const QueueKeys& q, const Lease& l) {
+  return {Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+}
+
+ReleaseResult decode_release(const Reply& r) {
+  return integer_of(r, "release") == 1 ? ReleaseResult::Released : ReleaseResult::LeaseLost;
+}
+
+ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
+  return decode_release(x.eval(release_call(q, lease)));
+}
+
+ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
+  Reply r = x.eval({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {num(max_attempts), num(limit)}});
+  if (r.type != Reply::Type::Array || r.elements.size() != 2) {
+    throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
+  }
+  return {integer_of(r.elements[0], "reap"), integer_of(r.elements[1], "reap")};
+}
+
+std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
+  return integer_of(x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}}), "retry_dead");
+}
+
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id) {
+  switch (integer_of(x.eval({Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}}), "cancel")) {
+    case 1: return CancelResult::Removed;
+    case 2: return CancelResult::Active;
+    default: return CancelResult::NotFound;
+  }
+}
+
+std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
+  return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root}, {num(older_than_ms), num(max_keep)}}), "trim_dead");
+}
+
+}  // namespace echomq

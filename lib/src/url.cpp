@@ -1,0 +1,124 @@
+#include "echomq/url.h"
+
+#include <cctype>
+
+#include "echomq/errors.h"
+
+namespace echomq {
+
+namespace {
+[[noreturn]] void bad(std::string_view url, const std::string& why) {
+  // The URL may hold a password: show only its scheme.
+  std::string shown(url.substr(0, url.find("://")));
+  throw Error(ErrorKind::Invalid, "url", "cannot use the " + shown + ":// URL: " + why);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view url, std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size()) bad(url, "a % escape is cut short");
+    int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+    if (hi < 0 || lo < 0) bad(url, "a % escape is not two hex digits");
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+int parse_number(std::string_view url, std::string_view s, const char* what, int lo, int hi) {
+  if (s.empty() || s.size() > 9) bad(url, std::string(what) + " must be a number");
+  int value = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) bad(url, std::string(what) + " must be a number");
+    value = value * 10 + (c - '0');
+  }
+  if (value < lo || value > hi) {
+    bad(url, std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return value;
+}
+
+// Splits "user:password@rest" into the options; returns rest.
+std::string_view take_userinfo(std::string_view url, std::string_view rest, ConnectionOptions& opts) {
+  std::size_t at = rest.rfind('@');
+  if (at == std::string_view::npos) return rest;
+  std::string_view info = rest.substr(0, at);
+  std::size_t colon = info.find(':');
+  opts.username = percent_decode(url, info.substr(0, colon));
+  if (colon != std::string_view::npos) opts.password = percent_decode(url, info.substr(colon + 1));
+  return rest.substr(at + 1);
+}
+}  // namespace
+
+std::string ConnectionOptions::redacted() const {
+  std::string user = username.empty() ? "" : username + "@";
+  if (!unix_path.empty()) return "unix://" + user + unix_path + "?db=" + std::to_string(db);
+  return "valkey://" + user + host + ":" + std::to_string(port) + "/" + std::to_string(db);
+}
+
+ConnectionOptions parse_url(std::string_view url) {
+  ConnectionOptions opts;
+  std::size_t sep = url.find("://");
+  if (sep == std::string_view::npos) bad(url, "expected valkey://host:port/db, redis://... or unix:///path");
+  std::string_view scheme = url.substr(0, sep);
+  std::string_view rest = url.substr(sep + 3);
+
+  if (scheme == "unix") {
+    std::size_t query = rest.find('?');
+    std::string_view params = query == std::string_view::npos ? "" : rest.substr(query + 1);
+    rest = take_userinfo(url, rest.substr(0, query), opts);
+    if (rest.empty() || rest[0] != '/') bad(url, "the socket path must be absolute (unix:///run/valkey.sock)");
+    opts.unix_path = std::string(rest);
+    while (!params.empty()) {
+      std::size_t amp = params.find('&');
+      std::string_view kv = params.substr(0, amp);
+      if (kv.substr(0, 3) == "db=") {
+        opts.db = parse_number(url, kv.substr(3), "db", 0, 65535);
+      } else if (!kv.empty()) {
+        bad(url, "unknown parameter '" + std::string(kv.substr(0, kv.find('='))) + "' (only db=N)");
+      }
+      params = amp == std::string_view::npos ? "" : params.substr(amp + 1);
+    }
+    return opts;
+  }
+  if (scheme != "valkey" && scheme != "redis") {
+    bad(url, "unknown scheme; use valkey://, redis:// or unix://");
+  }
+
+  std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  authority = take_userinfo(url, authority, opts);
+
+  std::string_view host = authority;
+  if (!authority.empty() && authority[0] == '[') {  // [::1]:6379
+    std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) bad(url, "an IPv6 host needs a closing ]");
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') bad(url, "expected :port after the IPv6 host");
+      opts.port = parse_number(url, after.substr(1), "port", 1, 65535);
+    }
+  } else if (std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    opts.port = parse_number(url, authority.substr(colon + 1), "port", 1, 65535);
+  }
+  if (host.empty()) bad(url, "the host is missing");
+  opts.host = std::string(host);
+  if (!path.empty()) opts.db = parse_number(url, path, "db", 0, 65535);
+  return opts;
+}
+
+}  // namespace echomq

@@ -1,0 +1,87 @@
+--[[ claim: promote due delayed jobs, then lease up to max_count pending jobs.
+  Claim order is the pending set's order: lowest lane first, then byte order
+  of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
+  of this lease), state active, and an active score of now+lease_ms.
+  A paused queue (meta paused = 1) claims nothing and changes nothing.
+
+  KEYS[1]  emq:{q}:pending    zset  member id, score lane
+  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
+  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
+  KEYS[5]  emq:{q}:stats      hash  counter claimed
+  KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
+  ARGV[1]  lease_ms           integer > 0
+  ARGV[2]  max_count          integer > 0, jobs to claim at most
+  ARGV[3]  promote_limit      integer >= 0, due delayed jobs to move first
+
+  Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
+           empty when paused or nothing is due. attempts and lease_epoch
+           are integers.
+  Errors:  EMQARG when an argument is not an integer in range
+]]
+local pending, active, delayed, meta, stats, row_root =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+
+local function int_arg(s)
+  return string.match(s or '', '^-?%d+$') and tonumber(s)
+end
+local lease_ms, max_count, promote_limit = int_arg(ARGV[1]), int_arg(ARGV[2]), int_arg(ARGV[3])
+if not lease_ms or lease_ms <= 0 then
+  return redis.error_reply('EMQARG lease_ms must be an integer > 0')
+end
+if not max_count or max_count <= 0 then
+  return redis.error_reply('EMQARG max_count must be an integer > 0')
+end
+if not promote_limit or promote_limit < 0 then
+  return redis.error_reply('EMQARG promote_limit must be an integer >= 0')
+end
+
+if redis.call('HGET', meta, 'paused') == '1' then
+  return {}
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+if promote_limit > 0 then
+  local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, promote_limit)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', delayed, id)
+    local row = row_root .. id
+    if redis.call('EXISTS', row) == 1 then
+      redis.call('HSET', row, 'state', 'pending')
+      redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+    end
+  end
+end
+
+local jobs = {}
+local claimed = 0
+local deadline = now + lease_ms
+-- Pop in rounds so that ids whose row is gone do not shorten the batch.
+while claimed < max_count do
+  local popped = redis.call('ZPOPMIN', pending, max_count - claimed)
+  if #popped == 0 then
+    break
+  end
+  for i = 1, #popped, 2 do
+    local id = popped[i]
+    local row = row_root .. id
+    if redis.call('EXISTS', row) == 1 then
+      local attempts = redis.call('HINCRBY', row, 'attempts', 1)
+      local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
+      redis.call('HSET', row, 'state', 'active')
+      redis.call('ZADD', active, deadline, id)
+      jobs[#jobs + 1] = id
+      jobs[#jobs + 1] = redis.call('HGET', row, 'payload') or ''
+      jobs[#jobs + 1] = attempts
+      jobs[#jobs + 1] = epoch
+      claimed = claimed + 1
+    end
+  end
+end
+
+if claimed > 0 then
+  redis.call('HINCRBY', stats, 'claimed', claimed)
+end
+return jobs

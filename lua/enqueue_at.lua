@@ -1,0 +1,40 @@
+--[[ enqueue_at: admit a job that becomes due at a given time.
+  The job waits in the delayed set; claim promotes it to pending, at its
+  lane, once due_ms has passed on the server's clock.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:delayed    zset  member id, score due time (ms)
+  ARGV[1]  id                 branded job id, JOB_...
+  ARGV[2]  payload            opaque bytes
+  ARGV[3]  due_ms             integer, epoch milliseconds (server clock)
+  ARGV[4]  lane               integer -1000..1000
+
+  Reply:   1 enqueued (state delayed)
+           0 duplicate (the row exists, whatever its state)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when due_ms is not a non-negative integer, or the lane
+                   is not an integer in -1000..1000
+]]
+local row, delayed = KEYS[1], KEYS[2]
+local id, payload, due_arg, lane_arg = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local due = string.match(due_arg or '', '^%d+$') and tonumber(due_arg)
+if not due then
+  return redis.error_reply('EMQARG due_ms must be a non-negative integer (epoch ms)')
+end
+local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
+if not lane or lane < -1000 or lane > 1000 then
+  return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
+end
+if redis.call('EXISTS', row) == 1 then
+  return 0
+end
+redis.call('HSET', row, 'state', 'delayed', 'attempts', '0', 'payload', payload)
+if lane ~= 0 then
+  redis.call('HSET', row, 'lane', lane)
+end
+redis.call('ZADD', delayed, due, id)
+return 1

@@ -1,0 +1,38 @@
+--[[ trim_dead: delete dead jobs that died long enough ago, or beyond a count.
+  First every dead job older than older_than_ms goes; then, when max_keep
+  is > 0, the oldest are deleted until at most max_keep remain.
+
+  KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
+  KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
+  ARGV[1]  older_than_ms      integer >= 0, age on the server's clock
+  ARGV[2]  max_keep           integer >= 0; 0 sets no count limit
+
+  Reply:   count of dead rows deleted
+  Errors:  EMQARG when an argument is not a non-negative integer
+]]
+local dead, row_root = KEYS[1], KEYS[2]
+
+local older_than = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
+local max_keep = string.match(ARGV[2] or '', '^%d+$') and tonumber(ARGV[2])
+if not older_than or not max_keep then
+  return redis.error_reply('EMQARG older_than_ms and max_keep must be non-negative integers')
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local doomed = redis.call('ZRANGEBYSCORE', dead, '-inf', '(' .. (now - older_than))
+if max_keep > 0 then
+  local beyond = redis.call('ZCARD', dead) - #doomed - max_keep
+  if beyond > 0 then
+    local extra = redis.call('ZRANGE', dead, #doomed, #doomed + beyond - 1)
+    for _, id in ipairs(extra) do
+      doomed[#doomed + 1] = id
+    end
+  end
+end
+
+for _, id in ipairs(doomed) do
+  redis.call('ZREM', dead, id)
+  redis.call('DEL', row_root .. id)
+end
+return #doomed

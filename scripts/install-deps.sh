@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Installs everything emqd needs to build, test and run, on Debian 12
+# (bookworm), as root. Idempotent: a second run changes nothing.
+#
+# valkey-server 8.0 lives in bookworm-backports. We add that suite by reusing
+# the URIs of the system's own Debian source, so this script works behind a
+# mirror or a snapshot and names no archive host of its own.
+#
+#   scripts/install-deps.sh            build + test + run dependencies
+#   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
+set -euo pipefail
+
+mode=${1:-all}
+[ "$(id -u)" -eq 0 ] || { echo "install-deps.sh: run as root (or with sudo)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+
+backports_list=/etc/apt/sources.list.d/echomq-backports.sources
+
+# Prints "URIS<TAB>SIGNED_BY" for the stanza that serves plain "bookworm".
+debian_source() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && [ "$f" != "$backports_list" ] || continue
+    awk -v RS= -F'\n' '
+      {
+        uris = ""; suites = ""; signed = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^URIs:/)      { uris = $i;   sub(/^URIs:[ \t]*/, "", uris) }
+          if ($i ~ /^Suites:/)    { suites = $i; sub(/^Suites:[ \t]*/, "", suites) }
+          if ($i ~ /^Signed-By:/) { signed = $i; sub(/^Signed-By:[ \t]*/, "", signed) }
+        }
+        n = split(suites, s, /[ \t]+/)
+        for (j = 1; j <= n; j++) if (s[j] == "bookworm") { print uris "\t" signed; exit }
+      }' "$f"
+  done
+  # One-line format, as on older installs: "deb [opts] URI bookworm main".
+  if [ -f /etc/apt/sources.list ]; then
+    awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i == "bookworm") { print $(i-1) "\t"; exit } }' \
+      /etc/apt/sources.list
+  fi
+}
+
+add_backports() {
+  if [ -f "$backports_list" ] || grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    return
+  fi
+  local line uris signed
+  line=$(debian_source | head -n 1)
+  uris=${line%%$'\t'*}
+  signed=${line#*$'\t'}
+  if [ -z "$uris" ]; then
+    echo "install-deps.sh: no apt source for 'bookworm' found; add bookworm-backports by hand" >&2
+    exit 1
+  fi
+  {
+    echo "Types: deb"
+    echo "URIs: $uris"
+    echo "Suites: bookworm-backports"
+    echo "Components: main"
+    [ -n "$signed" ] && echo "Signed-By: $signed"
+  } > "$backports_list"
+  echo "install-deps.sh: added bookworm-backports from $uris"
+}
+
+runtime_pkgs=(
+  libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0
+  libprometheus-cpp-pull1.0 libsystemd0 ca-certificates
+)
+build_pkgs=(
+  build-essential cmake pkg-config ninja-build
+  libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
+  libgtest-dev libgmock-dev googletest
+  python3 python3-redis
+)
+
+missing() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+
+add_backports
+case "$mode" in
+  --runtime) want=("${runtime_pkgs[@]}") ;;
+  all)       want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
+  *) echo "usage: install-deps.sh [--runtime]" >&2; exit 2 ;;
+esac
+mapfile -t need < <(missing "${want[@]}")
+# The pool handler examples and tests use Node; keep a newer one if present.
+[ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
+valkey_needed=$(missing valkey-server valkey-tools)
+
+if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then
+  apt-get update -q
+  [ ${#need[@]} -gt 0 ] && apt-get install -y -q --no-install-recommends "${need[@]}"
+  [ -n "$valkey_needed" ] && apt-get install -y -q --no-install-recommends -t bookworm-backports valkey-server valkey-tools
+fi
+# The Debian package starts a system-wide server; tests and the demo start
+# their own, so keep the port free and the machine quiet.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  systemctl disable --now valkey-server >/dev/null 2>&1 || true
+fi
+command -v valkey-server >/dev/null || { echo "install-deps.sh: valkey-server missing after install" >&2; exit 1; }
+echo "install-deps.sh: ready ($(valkey-server --version | head -n 1))"

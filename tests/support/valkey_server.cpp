@@ -1,0 +1,186 @@
+#include "valkey_server.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "echomq/connection.h"
+#include "echomq/errors.h"
+#include "wait_for.h"
+
+namespace echomq::test {
+
+namespace {
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    throw std::runtime_error("cannot find a free loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+}  // namespace
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    std::size_t end = p.find(':', start);
+    std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return "";
+}
+
+ValkeyServer::ValkeyServer() : ValkeyServer(Options{}) {}
+
+ValkeyServer::ValkeyServer(Options options) : options_(std::move(options)) {
+  char tmpl[] = "/tmp/emq-valkey-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  socket_ = dir_ + "/valkey.sock";
+  // A port found free can be taken before the server binds it; try a few.
+  for (int attempt = 0;; ++attempt) {
+    port_ = free_port();
+    try {
+      launch();
+      wait_ready();
+      return;
+    } catch (const std::exception&) {
+      kill9();
+      if (attempt == 4) throw;
+    }
+  }
+}
+
+ValkeyServer::~ValkeyServer() {
+  if (pid_ > 0) {
+    thaw();
+    stop();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+ConnectionOptions ValkeyServer::options() const {
+  ConnectionOptions o;
+  o.host = "127.0.0.1";
+  o.port = port_;
+  o.connect_timeout = std::chrono::milliseconds(2000);
+  o.command_timeout = std::chrono::milliseconds(5000);
+  return o;
+}
+
+void ValkeyServer::launch() {
+  std::string server = find_program("valkey-server");
+  if (server.empty()) throw std::runtime_error("valkey-server is not on PATH: run scripts/install-deps.sh");
+  std::vector<std::string> args = {server,
+                                   "--port", std::to_string(port_),
+                                   "--bind", "127.0.0.1",
+                                   "--unixsocket", socket_,
+                                   "--unixsocketperm", "700",
+                                   "--dir", dir_,
+                                   "--save", "",
+                                   "--appendonly", options_.appendonly ? "yes" : "no",
+                                   "--maxmemory-policy", "noeviction",
+                                   "--logfile", dir_ + "/valkey.log",
+                                   "--daemonize", "no"};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+}
+
+void ValkeyServer::wait_ready() {
+  ConnectionOptions o = options();
+  // A password in extra_args (--requirepass) is the caller's to pass; PING
+  // answers NOAUTH then, which still means "up".
+  bool up = wait_for(
+      [&] {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          throw std::runtime_error("valkey-server exited at start; see " + dir_ + "/valkey.log");
+        }
+        try {
+          Connection c = Connection::open(o);
+          Reply r = c.command({"PING"});
+          return r.type == Reply::Type::Status || (r.is_error() && r.str.rfind("NOAUTH", 0) == 0);
+        } catch (const Error&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(10));
+  if (!up) throw std::runtime_error("valkey-server did not answer PING within 10 s");
+}
+
+void ValkeyServer::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void ValkeyServer::kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void ValkeyServer::start() {
+  if (pid_ > 0) return;
+  launch();
+  wait_ready();
+}
+
+void ValkeyServer::freeze() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void ValkeyServer::thaw() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+std::string ValkeyServer::cli(const std::vector<std::string>& args) const {
+  std::string cmd = "valkey-cli -p " + std::to_string(port_);
+  for (const std::string& a : args) {
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    cmd += " " + quoted + "'";
+  }
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) throw std::runtime_error("popen valkey-cli failed");
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) out.append(buf.data(), n);
+  ::pclose(f);
+  return out;
+}
+
+}  // namespace echomq::test

@@ -1,0 +1,58 @@
+// A real valkey-server for one test or one suite: started on a free
+// loopback port and a unix socket in a private temporary directory, stopped
+// (and the directory removed) by the destructor.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "echomq/url.h"
+
+namespace echomq::test {
+
+class ValkeyServer {
+ public:
+  struct Options {
+    bool appendonly = false;
+    std::vector<std::string> extra_args;  // e.g. {"--requirepass", "s3cret"}
+  };
+
+  ValkeyServer();
+  explicit ValkeyServer(Options options);
+  ~ValkeyServer();
+  ValkeyServer(const ValkeyServer&) = delete;
+  ValkeyServer& operator=(const ValkeyServer&) = delete;
+
+  int port() const { return port_; }
+  const std::string& socket_path() const { return socket_; }
+  const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
+  std::string url() const { return "valkey://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  ConnectionOptions options() const;
+
+  void stop();     // SIGTERM and wait
+  void kill9();    // SIGKILL and wait
+  void start();    // again, same port and directory (data survives with AOF)
+  void freeze();   // SIGSTOP
+  void thaw();     // SIGCONT
+
+  // Runs valkey-cli against this server; returns its stdout.
+  std::string cli(const std::vector<std::string>& args) const;
+
+ private:
+  void launch();
+  void wait_ready();
+
+  Options options_;
+  std::string dir_;
+  std::string socket_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// The path of a program from PATH, or "" when it is not installed.
+std::string find_program(const std::string& name);
+
+}  // namespace echomq::test
