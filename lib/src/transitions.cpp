@@ -50,10 +50,14 @@ EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std:
   return decode_enqueue(x.eval(enqueue_call(q, id, payload, options)));
 }
 
-std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& a) {
-  Reply r = x.eval({Script::Claim,
-                    {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
-                    {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}});
+ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
+  return {Script::Claim,
+          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+          {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+}
+
+std::vector<ClaimedJob> decode_claim(Reply r) {
+  throw_if_error(r, "claim");
   if (r.type != Reply::Type::Array || r.elements.size() % 4 != 0) {
     throw Error(ErrorKind::Protocol, "claim", "expected a flat job list [id, payload, attempts, lease_epoch, ...]");
   }
@@ -70,8 +74,11 @@ std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& 
   return jobs;
 }
 
-std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases) {
-  if (leases.empty()) return {};
+std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& a) {
+  return decode_claim(x.eval(claim_call(q, a)));
+}
+
+ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases) {
   ScriptCall call{Script::Extend, {q.active, q.row_root}, {num(lease_ms)}};
   call.args.reserve(1 + 2 * leases.size());
   for (const Lease& l : leases) {
@@ -79,14 +86,23 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
     call.args.push_back(l.id);
     call.args.push_back(num(l.epoch));
   }
-  Reply r = x.eval(call);
-  if (r.type != Reply::Type::Array || r.elements.size() != leases.size()) {
+  return call;
+}
+
+std::vector<bool> decode_extend(const Reply& r, std::size_t leases) {
+  throw_if_error(r, "extend");
+  if (r.type != Reply::Type::Array || r.elements.size() != leases) {
     throw Error(ErrorKind::Protocol, "extend", "expected one 0/1 per lease");
   }
   std::vector<bool> kept;
-  kept.reserve(leases.size());
+  kept.reserve(leases);
   for (const Reply& e : r.elements) kept.push_back(integer_of(e, "extend") == 1);
   return kept;
+}
+
+std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases) {
+  if (leases.empty()) return {};
+  return decode_extend(x.eval(extend_call(q, lease_ms, leases)), leases.size());
 }
 
 ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result) {

@@ -75,9 +75,13 @@ EnqueueResult decode_enqueue(const Reply& r);
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                       const EnqueueOptions& options = {});
 
+ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& args);
+std::vector<ClaimedJob> decode_claim(Reply r);
 std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& args);
 
 // One result per lease, in order: true extended, false lost.
+ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
+std::vector<bool> decode_extend(const Reply& r, std::size_t leases);
 std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
 
 ScriptCall complete_call(const QueueKeys& q, const Lease& lease, std::int64_t keep_ms, std::string_view result);

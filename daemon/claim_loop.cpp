@@ -1,0 +1,241 @@
+#include "claim_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "echomq/job_id.h"
+
+namespace echomq::daemon {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kMinIdleDelay{1};
+constexpr milliseconds kHeartbeat{1000};
+constexpr milliseconds kMinServerBackoff{50};
+constexpr std::int64_t kPromoteLimit = 100;
+
+std::int64_t epoch_ms() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics)
+    : queue_(queue),
+      keys_(queue.name),
+      executor_(server, {}, &metrics),
+      metrics_(metrics),
+      qm_(metrics.queue(queue.name)),
+      settler_(queue_, keys_),
+      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }) {}
+
+ClaimLoop::~ClaimLoop() {
+  request_stop(milliseconds(0));
+  join();
+}
+
+void ClaimLoop::start() {
+  runner_.start();
+  last_turn_ns_ = Clock::now().time_since_epoch().count();
+  thread_ = std::thread([this] { main(); });
+}
+
+void ClaimLoop::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_ = true;
+  }
+  cv_.notify_one();
+}
+
+void ClaimLoop::stop_claiming() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    claiming_ = false;
+  }
+  cv_.notify_one();
+}
+
+void ClaimLoop::request_stop(milliseconds flush_for) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_) flush_until_ = Clock::now() + flush_for;
+    claiming_ = false;
+    stopping_ = true;
+  }
+  cv_.notify_one();
+}
+
+void ClaimLoop::join() {
+  if (thread_.joinable()) thread_.join();
+  runner_.request_stop();
+  runner_.join();
+}
+
+Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
+
+void ClaimLoop::deliver(std::optional<Settlement> s) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s) outbox_.push_back(std::move(*s));
+  }
+  cv_.notify_one();  // a slot is free either way
+}
+
+bool ClaimLoop::ready(Clock::time_point now) const {
+  if (now < backoff_until_) return false;  // the server is in trouble: wait
+  if (!outbox_.empty()) return true;
+  if (stopping_) return runner_.busy() == 0;
+  return claiming_ && runner_.free_slots() > 0 && (wake_ || now >= next_claim_at_);
+}
+
+Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
+  Clock::time_point deadline = now + kHeartbeat;
+  if (backoff_until_ > now) return std::min(deadline, backoff_until_);
+  if (claiming_ && runner_.free_slots() > 0) deadline = std::min(deadline, next_claim_at_);
+  return deadline;
+}
+
+void ClaimLoop::main() {
+  while (true) {
+    std::deque<Settlement> batch;
+    bool claim_now = false;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      Clock::time_point now = Clock::now();
+      while (!ready(now)) {
+        if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
+        cv_.wait_until(lock, next_deadline(now));
+        now = Clock::now();
+        last_turn_ns_ = now.time_since_epoch().count();
+      }
+      last_turn_ns_ = now.time_since_epoch().count();
+      if (stopping_ && runner_.busy() == 0 && (outbox_.empty() || now >= flush_until_)) {
+        if (!outbox_.empty()) {
+          spdlog::error("queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
+                        "they will run again",
+                        queue_.name, outbox_.size());
+        }
+        return;
+      }
+      if (now < backoff_until_) continue;
+      batch.swap(outbox_);
+      claim_now = claiming_ && runner_.free_slots() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
+      wake_ = false;
+    }
+    if (batch.empty() && !claim_now) continue;
+    turn(std::move(batch), claim_now);
+  }
+}
+
+void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
+  const int free = claim_now ? runner_.free_slots() : 0;
+  std::vector<ScriptCall> calls;
+  calls.reserve(batch.size() + 1);
+  for (const Settlement& s : batch) calls.push_back(settler_.call(s));
+  if (free > 0) calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
+
+  std::vector<Reply> replies;
+  try {
+    replies = executor_.eval_batch(calls);
+    metrics_.set_valkey_up(true);
+  } catch (const Error& e) {
+    on_server_trouble(e, std::move(batch));
+    return;
+  }
+
+  std::deque<Settlement> keep;
+  book(batch, replies, keep);
+  std::vector<ClaimedJob> jobs;
+  if (free > 0) {
+    try {
+      jobs = decode_claim(std::move(replies.back()));
+    } catch (const Error& e) {
+      if (e.transient()) {
+        on_server_trouble(e, std::move(keep));
+        return;
+      }
+      spdlog::error("queue={} claim refused: {}", queue_.name, e.what());
+    }
+  }
+  if (!keep.empty()) {
+    on_server_trouble(Error(ErrorKind::ReadOnly, "settle", "the server refused writes"), std::move(keep));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free > 0) {
+      // Idle: back off towards poll_max_ms; busy: claim again as soon as a
+      // slot frees (the next settle brings the next claim).
+      idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
+      next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
+    }
+  }
+  dispatch(std::move(jobs));
+}
+
+void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    Settlement& s = batch[i];
+    Settled how;
+    try {
+      how = Settler::decode(s, replies[i]);
+    } catch (const Error& e) {
+      if (e.transient()) {
+        keep.push_back(std::move(s));
+        continue;
+      }
+      // A refusal that retrying cannot mend: the lease will expire and the
+      // reaper will hand the job out again.
+      spdlog::error("queue={} job={} could not be settled: {}", queue_.name, s.lease.id, e.what());
+      running_.remove(s.lease.id);
+      continue;
+    }
+    switch (how) {
+      case Settled::Completed: qm_.completed->Increment(); break;
+      case Settled::Retried: qm_.failed_retry->Increment(); break;
+      case Settled::Dead: qm_.failed_dead->Increment(); break;
+      case Settled::Released: qm_.released->Increment(); break;
+      case Settled::LeaseLost:
+        // The renewer may have found it lost first and counted it then.
+        if (running_.reason(s.lease.id) != StopReason::LeaseLost) qm_.lease_lost->Increment();
+        break;
+    }
+    if (how == Settled::LeaseLost) {
+      spdlog::warn("queue={} job={} attempt={} lease lost before its outcome counted", queue_.name, s.lease.id,
+                   s.attempt);
+    } else if (how == Settled::Dead) {
+      spdlog::warn("queue={} job={} attempt={} dead: {}", queue_.name, s.lease.id, s.attempt, s.text);
+    } else {
+      spdlog::debug("queue={} job={} attempt={} {}", queue_.name, s.lease.id, s.attempt, to_string(how));
+    }
+    running_.remove(s.lease.id);
+  }
+}
+
+void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
+  const std::int64_t now_ms = epoch_ms();
+  for (ClaimedJob& job : jobs) {
+    qm_.claimed->Increment();
+    if (auto minted = minted_at_ms(job.id)) {
+      qm_.job_wait->Observe(std::max<double>(0, static_cast<double>(now_ms - static_cast<std::int64_t>(*minted))) / 1e3);
+    }
+    spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
+    RunningJob* held = running_.add({job.id, job.lease_epoch});
+    runner_.submit(std::move(job), held);
+  }
+}
+
+void ClaimLoop::on_server_trouble(const Error& e, std::deque<Settlement> unsent) {
+  metrics_.set_valkey_up(false);
+  const milliseconds wait = std::max(executor_.retry_after(), kMinServerBackoff);
+  spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms: {}", queue_.name, unsent.size(),
+               wait.count(), e.what());
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Older outcomes go first again, ahead of any that arrived meanwhile.
+  outbox_.insert(outbox_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
+  backoff_until_ = Clock::now() + wait;
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,84 @@
+// The claim loop of one queue: claims as many jobs as there are free handler
+// slots, hands them to the slots, and settles finished jobs, all over one
+// connection. Settlements and the next claim travel in one pipelined round
+// trip. Idle, it polls with a growing interval up to poll_max_ms, and wakes
+// at once when the wakeup subscriber reports new work.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "config_types.h"
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+#include "job_runner.h"
+#include "metrics.h"
+#include "running_jobs.h"
+#include "settle.h"
+
+namespace echomq::daemon {
+
+class ClaimLoop {
+ public:
+  ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics);
+  ~ClaimLoop();
+  ClaimLoop(const ClaimLoop&) = delete;
+  ClaimLoop& operator=(const ClaimLoop&) = delete;
+
+  void start();
+  // New work may be pending: claim now instead of at the next poll.
+  void wake();
+  // Stop claiming; keep settling what runs (the drain).
+  void stop_claiming();
+  // Jobs leased and not yet settled.
+  std::size_t held() const { return running_.size(); }
+  RunningJobs& running() { return running_; }
+  // Settle what is left, giving up on the server after `flush_for`, then end.
+  void request_stop(std::chrono::milliseconds flush_for);
+  void join();
+
+  const QueueConfig& queue() const { return queue_; }
+  const QueueKeys& keys() const { return keys_; }
+  // When the loop last went round (for /healthz); it turns at least once
+  // a second while it lives.
+  std::chrono::steady_clock::time_point last_turn() const;
+
+ private:
+  void main();
+  bool ready(std::chrono::steady_clock::time_point now) const;
+  std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
+  void turn(std::deque<Settlement> batch, bool claim_now);
+  void book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep);
+  void dispatch(std::vector<ClaimedJob> jobs);
+  void deliver(std::optional<Settlement> s);
+  void on_server_trouble(const Error& e, std::deque<Settlement> unsent);
+
+  const QueueConfig& queue_;
+  QueueKeys keys_;
+  Executor executor_;
+  Metrics& metrics_;
+  QueueMetrics& qm_;
+  RunningJobs running_;
+  Settler settler_;
+  JobRunner runner_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Settlement> outbox_;  // outcomes the server has not taken yet
+  bool wake_ = false;
+  bool claiming_ = true;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point flush_until_{};
+  std::chrono::steady_clock::time_point next_claim_at_{};
+  std::chrono::steady_clock::time_point backoff_until_{};
+  std::chrono::milliseconds idle_delay_{1};
+  std::atomic<std::int64_t> last_turn_ns_{0};
+  std::thread thread_;
+};
+
+}  // namespace echomq::daemon

@@ -1,0 +1,85 @@
+// The daemon's configuration as plain values, with DESIGN.md's defaults in
+// place. config.cpp fills them from YAML and refuses anything else.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "echomq/backoff.h"
+
+namespace echomq::daemon {
+
+struct HandlerConfig {
+  enum class Type { Exec, Pool, Plugin };
+
+  Type type = Type::Exec;
+  std::vector<std::string> command;  // exec, pool: argv, run without a shell
+  std::string path;                  // plugin: the shared library
+  std::string plugin_config_json = "{}";  // plugin: the `config` mapping, as JSON text
+  double timeout_s = 0;              // 0: no limit (the lease still fences the job)
+  double kill_grace_s = 5;           // SIGTERM to SIGKILL
+  std::map<std::string, std::string> env;  // added to the scrubbed environment
+  std::string cwd;                   // empty: the daemon's
+  bool inherit_env = false;          // pass the daemon's whole environment
+  std::int64_t max_output_bytes = 1 << 20;
+  std::vector<int> permanent_exit_codes = {65};  // EX_DATAERR
+  std::int64_t max_jobs_per_process = 0;         // pool: 0 never recycles
+};
+
+struct QueueConfig {
+  std::string name;
+  int concurrency = 1;
+  std::int64_t lease_ms = 30000;
+  std::int64_t max_attempts = 5;
+  BackoffPolicy backoff{1000, 2.0, 3600000, 0.2};
+  std::int64_t keep_completed_s = 0;  // 0 deletes a completed row at once
+  std::int64_t keep_dead_s = 604800;
+  std::int64_t poll_max_ms = 100;
+  HandlerConfig handler;
+};
+
+struct ValkeyConfig {
+  std::string url = "valkey://127.0.0.1:6379/0";
+  bool embedded = false;        // url: embedded
+  std::string embedded_dir;     // state directory of the embedded server
+  std::string username;
+  std::string password_env;
+  std::string password_file;
+  std::string password;         // resolved from env or file; never logged
+  std::int64_t connect_timeout_ms = 2000;
+  std::int64_t command_timeout_ms = 5000;
+  bool keyspace_events = false;
+  bool require_noeviction = false;
+};
+
+struct MetricsConfig {
+  std::string listen = "127.0.0.1:9464";  // "" turns the endpoint off
+};
+
+struct LogConfig {
+  std::string level = "info";   // trace debug info warn error critical off
+  std::string format = "text";  // text | json
+};
+
+struct ReaperConfig {
+  std::int64_t interval_ms = 1000;
+  std::int64_t batch = 500;
+};
+
+struct ShutdownConfig {
+  double drain_timeout_s = 30;
+};
+
+struct Config {
+  std::string path;  // the file it came from
+  ValkeyConfig valkey;
+  MetricsConfig metrics;
+  LogConfig log;
+  ReaperConfig reaper;
+  ShutdownConfig shutdown;
+  std::vector<QueueConfig> queues;
+};
+
+}  // namespace echomq::daemon

@@ -1,0 +1,208 @@
+#include "daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+#include "echomq/keyspace.h"
+#include "echomq/stats.h"
+#include "handlers/handler_factory.h"
+#include "signals.h"
+
+namespace echomq::daemon {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How long the final settle may wait for an unreachable server after the
+// drain; past it, unsettled leases expire and the jobs run again elsewhere.
+constexpr milliseconds kFlushTimeout{5000};
+constexpr milliseconds kStatusEvery{5000};
+
+std::vector<std::string> queue_names(const Config& c) {
+  std::vector<std::string> names;
+  for (const QueueConfig& q : c.queues) names.push_back(q.name);
+  return names;
+}
+}  // namespace
+
+Daemon::Daemon(Config config) : config_(std::move(config)) {}
+
+Daemon::~Daemon() { stop_parts(); }
+
+ConnectionOptions Daemon::server_options() const {
+  ConnectionOptions o = embedded_ ? embedded_->options() : parse_url(config_.valkey.url);
+  if (!config_.valkey.username.empty()) o.username = config_.valkey.username;
+  if (!config_.valkey.password.empty()) o.password = config_.valkey.password;
+  o.connect_timeout = milliseconds(config_.valkey.connect_timeout_ms);
+  o.command_timeout = milliseconds(config_.valkey.command_timeout_ms);
+  o.client_name = "emqd";
+  return o;
+}
+
+// Waits for the server (a daemon may start before it), then checks what
+// must hold before any job is claimed. Returns false when stopped meanwhile.
+bool Daemon::connect_and_check(Executor& x) {
+  while (true) {
+    try {
+      x.ensure_connected();
+      break;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Wire) throw;
+      spdlog::warn("waiting for the server at {}: {}", x.options().redacted(), e.what());
+    }
+    if (wait_signal(std::max(x.retry_after(), milliseconds(100)))) return false;
+  }
+
+  Reply policy = x.command({"CONFIG", "GET", "maxmemory-policy"});
+  if (policy.type == Reply::Type::Array && policy.elements.size() == 2 && policy.elements[1].str != "noeviction") {
+    const std::string msg = "the server's maxmemory-policy is '" + policy.elements[1].str +
+                            "': under memory pressure it may evict job rows and leases, losing jobs. Set "
+                            "maxmemory-policy noeviction on the server";
+    if (config_.valkey.require_noeviction) throw Error(ErrorKind::Reply, "startup", msg);
+    spdlog::warn("{}", msg);
+  }
+
+  register_queues(x, queue_names(config_));
+  // Published for other speakers (and operators) to read.
+  std::vector<Command> publish;
+  for (const QueueConfig& q : config_.queues) {
+    publish.push_back({"HSET", QueueKeys(q.name).meta, "max_attempts", std::to_string(q.max_attempts), "lease_ms",
+                       std::to_string(q.lease_ms)});
+  }
+  for (const Reply& r : x.pipeline(publish)) {
+    if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);
+  }
+  return true;
+}
+
+void Daemon::start_parts() {
+  const ConnectionOptions server = server_options();
+  std::vector<std::string> secret_env;
+  if (!config_.valkey.password_env.empty()) secret_env.push_back(config_.valkey.password_env);
+
+  for (const QueueConfig& q : config_.queues) {
+    handlers_.push_back(make_handler(q, secret_env));
+    handlers_.back()->start();
+    metrics_->queue(q.name).concurrency->Set(q.concurrency);
+  }
+  std::vector<ClaimLoop*> loops;
+  for (std::size_t i = 0; i < config_.queues.size(); ++i) {
+    loops_.push_back(std::make_unique<ClaimLoop>(config_.queues[i], server, *handlers_[i], *metrics_));
+    loops.push_back(loops_.back().get());
+  }
+  // The renewer starts before the first claim so no lease goes unrenewed.
+  renewer_ = std::make_unique<LeaseRenewer>(loops, server, *metrics_);
+  renewer_->start();
+  for (auto& l : loops_) l->start();
+  reaper_ = std::make_unique<Reaper>(config_, server, *metrics_);
+  reaper_->start();
+  wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events);
+  wakeup_->start();
+}
+
+std::string Daemon::summary() const {
+  std::size_t held = 0;
+  for (const auto& l : loops_) held += l->held();
+  return std::to_string(loops_.size()) + " queues, " + std::to_string(held) + " jobs in flight";
+}
+
+// The shutdown order, and why:
+// 1. Claim loops stop claiming; they keep settling what finishes.
+// 2. The lease renewer keeps running through the drain: a draining job
+//    whose lease lapsed would be reaped and run twice.
+// 3. After drain_timeout_s (or a second signal) every job still running is
+//    stopped and released, so another daemon picks it up at once instead
+//    of after its lease expires.
+// 4. The loops flush their last settlements, then the renewer, the reaper
+//    and the handlers stop, and the embedded server last of all.
+void Daemon::drain() {
+  for (auto& l : loops_) l->stop_claiming();
+  if (wakeup_) wakeup_->request_stop();
+  notify_.stopping("draining: " + summary());
+  spdlog::info("draining: {} (up to {} s)", summary(), config_.shutdown.drain_timeout_s);
+
+  const auto until = Clock::now() + milliseconds(static_cast<std::int64_t>(config_.shutdown.drain_timeout_s * 1000));
+  auto held = [&] {
+    std::size_t n = 0;
+    for (auto& l : loops_) n += l->held();
+    return n;
+  };
+  while (held() > 0 && Clock::now() < until && !second_signal_) {
+    if (wait_signal(milliseconds(20))) {
+      second_signal_ = true;
+      spdlog::warn("second signal: stopping running jobs now");
+    }
+  }
+  if (held() > 0) {
+    spdlog::info("stopping and releasing {} jobs still running", held());
+    for (auto& l : loops_) l->running().stop_all(StopReason::Shutdown);
+  }
+  for (auto& l : loops_) l->request_stop(kFlushTimeout);
+  for (auto& l : loops_) l->join();
+}
+
+void Daemon::stop_parts() {
+  if (wakeup_) {
+    wakeup_->request_stop();
+    wakeup_->join();
+  }
+  for (auto& l : loops_) {
+    l->request_stop(milliseconds(0));
+    l->join();
+  }
+  renewer_.reset();
+  reaper_.reset();
+  wakeup_.reset();
+  loops_.clear();
+  for (auto& h : handlers_) h->shutdown();
+  handlers_.clear();
+  if (embedded_) embedded_->stop();
+}
+
+int Daemon::run() {
+  if (config_.valkey.embedded) {
+    embedded_ = std::make_unique<EmbeddedValkey>(config_.valkey.embedded_dir);
+    embedded_->start();
+  }
+  metrics_ = std::make_unique<Metrics>(queue_names(config_), EMQ_VERSION);
+
+  Executor control(server_options(), {}, metrics_.get());
+  try {
+    if (!connect_and_check(control)) {
+      stop_parts();
+      return 0;
+    }
+  } catch (const Error& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    stop_parts();
+    return 1;
+  }
+  metrics_->set_valkey_up(true);
+  spdlog::info("connected to {}; {} queues", control.options().redacted(), config_.queues.size());
+
+  start_parts();
+  notify_.ready(summary());
+  spdlog::info("ready: {}", summary());
+
+  const milliseconds tick = notify_.watchdog_interval() ? std::min(*notify_.watchdog_interval(), kStatusEvery)
+                                                         : kStatusEvery;
+  while (true) {
+    std::optional<Signal> sig = wait_signal(tick);
+    if (sig == Signal::Stop) break;
+    if (sig == Signal::Reload) {
+      spdlog::warn("SIGHUP: emqd does not reload its configuration; restart it to apply changes");
+    }
+    if (notify_.watchdog_interval()) notify_.watchdog();
+    notify_.status(summary());
+  }
+
+  drain();
+  stop_parts();
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace echomq::daemon

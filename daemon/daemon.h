@@ -1,0 +1,50 @@
+// emqd itself: owns every part, starts them in order, and stops them in the
+// reverse order with the drain in between.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "claim_loop.h"
+#include "config_types.h"
+#include "embedded_valkey.h"
+#include "handlers/handler.h"
+#include "lease_renewer.h"
+#include "metrics.h"
+#include "reaper.h"
+#include "systemd_notify.h"
+#include "wakeup.h"
+
+namespace echomq::daemon {
+
+class Daemon {
+ public:
+  explicit Daemon(Config config);
+  ~Daemon();
+
+  // Runs until SIGTERM or SIGINT, then drains and stops. Returns the exit
+  // code: 0 after a clean stop, 1 when the daemon cannot work at all (for
+  // example a server that speaks another wire). Call block_signals() first.
+  int run();
+
+ private:
+  ConnectionOptions server_options() const;
+  bool connect_and_check(Executor& x);
+  void start_parts();
+  void drain();
+  void stop_parts();
+  std::string summary() const;
+
+  Config config_;
+  SystemdNotify notify_;
+  std::unique_ptr<EmbeddedValkey> embedded_;
+  std::unique_ptr<Metrics> metrics_;
+  std::vector<std::unique_ptr<Handler>> handlers_;
+  std::vector<std::unique_ptr<ClaimLoop>> loops_;
+  std::unique_ptr<LeaseRenewer> renewer_;
+  std::unique_ptr<Reaper> reaper_;
+  std::unique_ptr<Wakeup> wakeup_;
+  bool second_signal_ = false;
+};
+
+}  // namespace echomq::daemon

@@ -1,0 +1,53 @@
+// What every handler kind (exec, pool, plugin) offers the claim loop: run
+// one job to its end and say how it ended. The loops know nothing else of
+// handlers, so a new kind slots in here without touching them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config_types.h"
+#include "handlers/stop_token.h"
+
+namespace echomq::daemon {
+
+// The job as every handler sees it.
+struct Job {
+  std::string queue;
+  std::string id;
+  std::string payload;     // bytes
+  std::int64_t attempt = 1;
+  std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
+};
+
+struct Outcome {
+  enum class Verdict {
+    Complete,  // done; result is the output
+    Retry,     // failed; try again after the queue's backoff
+    Dead,      // failed for good (a permanent error)
+  };
+  Verdict verdict = Verdict::Retry;
+  std::string result;  // Complete
+  std::string error;   // Retry, Dead: what went wrong, for the row's error field
+};
+
+class Handler {
+ public:
+  virtual ~Handler() = default;
+
+  // Called once before the first job (a pool starts its processes here).
+  // Throws std::runtime_error with an actionable message when the handler
+  // cannot work at all.
+  virtual void start() {}
+  // Runs one job to its end. Called from up to `concurrency` slot threads
+  // at once. When `stop` is requested the handler ends the job as fast as
+  // it safely can (the caller discards the outcome). Never throws: every
+  // failure of the handler is an Outcome.
+  virtual Outcome run(const Job& job, const StopToken& stop) = 0;
+  // Called once after the last job has returned (a pool closes its
+  // processes' stdin and waits for them here).
+  virtual void shutdown() {}
+};
+
+}  // namespace echomq::daemon

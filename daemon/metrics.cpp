@@ -1,0 +1,114 @@
+#include "metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <stdexcept>
+
+namespace echomq::daemon {
+
+namespace {
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+// 1 ms to 1 h, roughly x2.5 apart: job handlers span that whole range.
+const prometheus::Histogram::BucketBoundaries kDurationBuckets = {
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+}  // namespace
+
+Metrics::Metrics(const std::vector<std::string>& queues, const std::string& version)
+    : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  auto& claimed = BuildCounter().Name("emq_jobs_claimed_total").Help("Jobs claimed by this daemon.").Register(r);
+  auto& completed = BuildCounter().Name("emq_jobs_completed_total").Help("Jobs completed by this daemon.").Register(r);
+  auto& failed =
+      BuildCounter().Name("emq_jobs_failed_total").Help("Failed attempts, by what became of the job.").Register(r);
+  auto& lost = BuildCounter()
+                   .Name("emq_jobs_lease_lost_total")
+                   .Help("Jobs whose lease was lost before their outcome could count.")
+                   .Register(r);
+  auto& reaped = BuildCounter()
+                     .Name("emq_jobs_reaped_total")
+                     .Help("Jobs with an expired lease recovered by this daemon's reaper.")
+                     .Register(r);
+  auto& released =
+      BuildCounter().Name("emq_jobs_released_total").Help("Running jobs given back at shutdown.").Register(r);
+  auto& in_flight = BuildGauge().Name("emq_jobs_in_flight").Help("Jobs this daemon is running now.").Register(r);
+  auto& duration = BuildHistogram()
+                       .Name("emq_handler_duration_seconds")
+                       .Help("Time a handler took for one job.")
+                       .Register(r);
+  auto& depth = BuildGauge()
+                    .Name("emq_queue_jobs")
+                    .Help("Jobs in each set of the queue, read from the server (same from every daemon).")
+                    .Register(r);
+  auto& latency = BuildGauge()
+                      .Name("emq_queue_latency_seconds")
+                      .Help("Age of the job a claim would take next, from its minted id.")
+                      .Register(r);
+  auto& wait = BuildHistogram()
+                   .Name("emq_job_wait_seconds")
+                   .Help("Time from mint to claim, for minted ids.")
+                   .Register(r);
+  auto& concurrency =
+      BuildGauge().Name("emq_queue_concurrency").Help("Handler slots configured for the queue.").Register(r);
+  auto& restarts = BuildCounter()
+                       .Name("emq_handler_restarts_total")
+                       .Help("Handler processes replaced after they died or were recycled.")
+                       .Register(r);
+
+  for (const std::string& q : queues) {
+    QueueMetrics m;
+    m.claimed = &claimed.Add({{"queue", q}});
+    m.completed = &completed.Add({{"queue", q}});
+    m.failed_retry = &failed.Add({{"queue", q}, {"outcome", "retry"}});
+    m.failed_dead = &failed.Add({{"queue", q}, {"outcome", "dead"}});
+    m.lease_lost = &lost.Add({{"queue", q}});
+    m.reaped_requeued = &reaped.Add({{"queue", q}, {"outcome", "requeued"}});
+    m.reaped_dead = &reaped.Add({{"queue", q}, {"outcome", "dead"}});
+    m.released = &released.Add({{"queue", q}});
+    m.handler_restarts = &restarts.Add({{"queue", q}});
+    m.in_flight = &in_flight.Add({{"queue", q}});
+    m.concurrency = &concurrency.Add({{"queue", q}});
+    m.latency = &latency.Add({{"queue", q}});
+    m.pending = &depth.Add({{"queue", q}, {"state", "pending"}});
+    m.active = &depth.Add({{"queue", q}, {"state", "active"}});
+    m.delayed = &depth.Add({{"queue", q}, {"state", "delayed"}});
+    m.dead = &depth.Add({{"queue", q}, {"state", "dead"}});
+    m.handler_duration = &duration.Add({{"queue", q}}, kDurationBuckets);
+    m.job_wait = &wait.Add({{"queue", q}}, kDurationBuckets);
+    queues_.emplace(q, m);
+  }
+
+  valkey_up_ = &BuildGauge().Name("emq_valkey_up").Help("1 while the server answers, else 0.").Register(r).Add({});
+  script_loads_ = &BuildCounter()
+                       .Name("emq_valkey_script_loads_total")
+                       .Help("SCRIPT LOAD calls: at every connect, and after the server lost its script cache.")
+                       .Register(r)
+                       .Add({});
+  errors_ = &BuildCounter().Name("emq_valkey_errors_total").Help("Failed server calls, by kind.").Register(r);
+  BuildGauge().Name("emq_build_info").Help("The emqd version; always 1.").Register(r).Add({{"version", version}}).Set(1);
+}
+
+QueueMetrics& Metrics::queue(const std::string& name) {
+  auto it = queues_.find(name);
+  if (it == queues_.end()) throw std::logic_error("no metrics for queue " + name);
+  return it->second;
+}
+
+void Metrics::set_valkey_up(bool up) { valkey_up_->Set(up ? 1 : 0); }
+
+void Metrics::on_script_loads(int count) { script_loads_->Increment(count); }
+
+void Metrics::on_error(ErrorKind kind) {
+  // Family::Add returns the existing child for known labels; it locks, but
+  // errors are rare.
+  errors_->Add({{"kind", to_string(kind)}}).Increment();
+}
+
+std::string Metrics::scrape() const {
+  prometheus::TextSerializer serializer;
+  return serializer.Serialize(registry_->Collect());
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,63 @@
+// Every emq_* metric family of DESIGN.md, kept in one prometheus-cpp
+// registry. Hot paths hold a QueueMetrics of plain pointers, so counting a
+// job is an atomic add, not a map lookup.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "echomq/executor.h"
+
+namespace echomq::daemon {
+
+struct QueueMetrics {
+  prometheus::Counter* claimed = nullptr;
+  prometheus::Counter* completed = nullptr;
+  prometheus::Counter* failed_retry = nullptr;
+  prometheus::Counter* failed_dead = nullptr;
+  prometheus::Counter* lease_lost = nullptr;
+  prometheus::Counter* reaped_requeued = nullptr;
+  prometheus::Counter* reaped_dead = nullptr;
+  prometheus::Counter* released = nullptr;
+  prometheus::Counter* handler_restarts = nullptr;
+  prometheus::Gauge* in_flight = nullptr;
+  prometheus::Gauge* concurrency = nullptr;
+  prometheus::Gauge* latency = nullptr;
+  prometheus::Gauge* pending = nullptr;
+  prometheus::Gauge* active = nullptr;
+  prometheus::Gauge* delayed = nullptr;
+  prometheus::Gauge* dead = nullptr;
+  prometheus::Histogram* handler_duration = nullptr;
+  prometheus::Histogram* job_wait = nullptr;
+};
+
+class Metrics : public ExecutorObserver {
+ public:
+  Metrics(const std::vector<std::string>& queues, const std::string& version);
+
+  QueueMetrics& queue(const std::string& name);
+  void set_valkey_up(bool up);
+
+  void on_script_loads(int count) override;
+  void on_error(ErrorKind kind) override;
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+  // The text exposition format of everything, for /metrics.
+  std::string scrape() const;
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::map<std::string, QueueMetrics> queues_;
+  prometheus::Gauge* valkey_up_ = nullptr;
+  prometheus::Counter* script_loads_ = nullptr;
+  prometheus::Family<prometheus::Counter>* errors_ = nullptr;
+};
+
+}  // namespace echomq::daemon

@@ -1,0 +1,48 @@
+#include "periodic.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+namespace echomq::daemon {
+
+Periodic::~Periodic() {
+  // Derived classes must stop the thread in their own destructor, while
+  // tick() still exists; this only catches a forgotten join.
+  request_stop();
+  join();
+}
+
+void Periodic::start() {
+  thread_ = std::thread([this] { main(); });
+}
+
+void Periodic::request_stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Periodic::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Periodic::main() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    std::chrono::milliseconds wait;
+    try {
+      wait = tick();
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {}", name_, e.what());
+      wait = std::chrono::seconds(1);
+    }
+    lock.lock();
+    cv_.wait_for(lock, wait, [&] { return stopping_; });
+  }
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,60 @@
+#include "running_jobs.h"
+
+namespace echomq::daemon {
+
+RunningJob* RunningJobs::add(const Lease& lease) {
+  auto job = std::make_unique<RunningJob>();
+  job->lease = lease;
+  job->claimed_at = std::chrono::steady_clock::now();
+  RunningJob* raw = job.get();
+  std::lock_guard<std::mutex> lock(mutex_);
+  jobs_[lease.id] = std::move(job);
+  return raw;
+}
+
+void RunningJobs::remove(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  jobs_.erase(id);
+}
+
+std::vector<Lease> RunningJobs::leases() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Lease> out;
+  out.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) {
+    if (job->reason != StopReason::LeaseLost) out.push_back(job->lease);
+  }
+  return out;
+}
+
+std::size_t RunningJobs::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return jobs_.size();
+}
+
+bool RunningJobs::stop(const std::string& id, StopReason reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return false;
+  // A lost lease outranks a shutdown: a job another worker may hold must
+  // not be released in its name.
+  if (it->second->reason == StopReason::None || reason == StopReason::LeaseLost) it->second->reason = reason;
+  it->second->stop.request();
+  return true;
+}
+
+void RunningJobs::stop_all(StopReason reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [id, job] : jobs_) {
+    if (job->reason == StopReason::None) job->reason = reason;
+    job->stop.request();
+  }
+}
+
+StopReason RunningJobs::reason(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? StopReason::None : it->second->reason;
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,19 @@
+// Signals, the usbguard way: blocked in every thread before any starts, then
+// taken synchronously in one place, so no handler runs at a random point.
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+namespace echomq::daemon {
+
+enum class Signal { Stop, Reload };
+
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every
+// thread it starts afterwards), and ignores SIGPIPE: a handler that closes
+// its stdin early is an EPIPE to handle, not a reason to die.
+void block_signals();
+// Waits up to `wait` for one of them.
+std::optional<Signal> wait_signal(std::chrono::milliseconds wait);
+
+}  // namespace echomq::daemon

@@ -1,0 +1,47 @@
+// Wakes idle claim loops the moment new work lands, from keyspace events
+// on each queue's pending set (`__keyspace@<db>__:emq:{q}:pending`). Polling
+// stays the safety net: a lost event costs at most poll_max_ms.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "claim_loop.h"
+#include "echomq/url.h"
+
+namespace echomq::daemon {
+
+class Wakeup {
+ public:
+  // enable: set notify-keyspace-events to include what we need
+  // (valkey.keyspace_events: true); otherwise only subscribe when the
+  // server already publishes them.
+  Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable);
+  ~Wakeup();
+  Wakeup(const Wakeup&) = delete;
+  Wakeup& operator=(const Wakeup&) = delete;
+
+  void start();
+  void request_stop();
+  void join();
+  // True while subscribed to a server that publishes the events we need.
+  bool active() const { return active_.load(); }
+
+ private:
+  void main();
+  bool events_on(Connection& c);
+  void listen(Connection& c);
+  void wake_all();
+
+  std::map<std::string, ClaimLoop*> by_channel_;
+  ConnectionOptions server_;
+  bool enable_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> active_{false};
+  std::thread thread_;
+};
+
+}  // namespace echomq::daemon
