@@ -8,9 +8,11 @@ namespace echomq {
 
 namespace {
 [[noreturn]] void bad(std::string_view url, const std::string& why) {
-  // The URL may hold a password: show only its scheme.
-  std::string shown(url.substr(0, url.find("://")));
-  throw Error(ErrorKind::Invalid, "url", "cannot use the " + shown + ":// URL: " + why);
+  // The URL may hold a password: show only its scheme, and nothing of a
+  // string that has none (it may be a password pasted in the wrong place).
+  std::size_t sep = url.find("://");
+  std::string shown = sep == std::string_view::npos ? "given" : "'" + std::string(url.substr(0, sep)) + "://'";
+  throw Error(ErrorKind::Invalid, "url", "cannot use the " + shown + " URL: " + why);
 }
 
 int hex_value(char c) {

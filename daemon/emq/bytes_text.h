@@ -1,0 +1,31 @@
+// Showing opaque bytes (payloads, results, error texts) to people and to
+// JSON: as text when they are text, else as base64, and never cut inside a
+// UTF-8 character.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace echomq::cli {
+
+// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// past U+10FFFF): exactly what a JSON string may hold.
+bool is_utf8(std::string_view bytes);
+// UTF-8 with no control characters but tab, newline and carriage return:
+// safe to print on a terminal as it is.
+bool is_printable_text(std::string_view bytes);
+
+std::string base64(std::string_view bytes);
+
+// The longest prefix of at most max_bytes that does not split a UTF-8
+// character (for text that is_utf8 accepted).
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
+// obj[name] = bytes when they are UTF-8, else obj[name + "_b64"] = base64:
+// the same rule the pool handler protocol uses for payloads.
+void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes);
+
+}  // namespace echomq::cli

@@ -1,0 +1,116 @@
+// emq stats [QUEUE...] [--json]
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "echomq/stats.h"
+#include "emq/output.h"
+#include "emq/tool.h"
+
+namespace echomq::cli {
+
+namespace {
+
+// The counters of emq:{q}:stats, in the order the table shows them. In the
+// table the "dead" counter is headed DIED, apart from the DEAD depth.
+constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
+
+struct StatsArgs {
+  std::vector<std::string> queues;
+  bool json = false;
+};
+
+std::int64_t counter(const QueueStats& s, const char* name) {
+  auto it = s.counters.find(name);
+  return it == s.counters.end() ? 0 : it->second;
+}
+
+void print_json(const std::vector<QueueStats>& all) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const QueueStats& s : all) {
+    nlohmann::ordered_json counters = nlohmann::ordered_json::object();
+    for (const char* name : kCounters) counters[name] = counter(s, name);
+    out.push_back({{"queue", s.queue},
+                   {"paused", s.paused},
+                   {"pending", s.pending},
+                   {"active", s.active},
+                   {"delayed", s.delayed},
+                   {"dead", s.dead},
+                   {"counters", counters}});
+  }
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_table(const std::vector<QueueStats>& all) {
+  Table t({{"QUEUE", false},
+           {"PAUSED", false},
+           {"PENDING", true},
+           {"ACTIVE", true},
+           {"DELAYED", true},
+           {"DEAD", true},
+           {"CLAIMED", true},
+           {"COMPLETED", true},
+           {"RETRIED", true},
+           {"DIED", true},
+           {"REAPED", true},
+           {"RELEASED", true}});
+  for (const QueueStats& s : all) {
+    std::vector<std::string> row = {s.queue,
+                                    s.paused ? "yes" : "no",
+                                    std::to_string(s.pending),
+                                    std::to_string(s.active),
+                                    std::to_string(s.delayed),
+                                    std::to_string(s.dead)};
+    for (const char* name : kCounters) row.push_back(std::to_string(counter(s, name)));
+    t.add(std::move(row));
+  }
+  t.print(std::cout);
+}
+
+int run_stats(Tool& tool, const StatsArgs& a) {
+  std::vector<QueueKeys> keys;
+  for (const std::string& name : a.queues) keys.emplace_back(name);  // checks each name first
+  Executor x(tool.options());
+  if (keys.empty()) {
+    for (const std::string& name : known_queues(x)) {
+      // A peer may have registered a name this tool would refuse; skip it
+      // rather than refuse to show the others.
+      if (valid_queue_name(name)) {
+        keys.emplace_back(name);
+      } else {
+        say("skipping '" + name.substr(0, 80) + "' in " + std::string(kQueuesKey) + ": not a valid queue name");
+      }
+    }
+    if (keys.empty()) {
+      if (a.json) {
+        std::cout << "[]\n";
+        return kExitOk;
+      }
+      say("no queues are known yet (" + std::string(kQueuesKey) + " is empty); name them: emq stats QUEUE...");
+      return kExitOk;
+    }
+  }
+  std::vector<QueueStats> all = stats(x, keys);
+  if (a.json) {
+    print_json(all);
+  } else {
+    print_table(all);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_stats(CLI::App& app, Tool& tool) {
+  auto a = std::make_shared<StatsArgs>();
+  CLI::App* sub = app.add_subcommand("stats", "depth per state and counters per queue");
+  sub->add_option("queues", a->queues, "the queues; default: every queue in {emq}:queues")->type_name("QUEUE...");
+  sub->add_flag("--json", a->json, "print a JSON array, one object per queue");
+  sub->footer(
+      "Columns: PENDING ACTIVE DELAYED DEAD are the jobs in each state now; CLAIMED COMPLETED RETRIED\n"
+      "DIED REAPED RELEASED count transitions since the queue began (DIED is the 'dead' counter).");
+  sub->callback([&tool, a] { tool.run = [&tool, a] { return run_stats(tool, *a); }; });
+}
+
+}  // namespace echomq::cli

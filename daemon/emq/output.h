@@ -1,0 +1,44 @@
+// What emq prints and how it ends: the exit codes scripts rely on, messages
+// on stderr, aligned tables and times on stdout.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace echomq::cli {
+
+// The exit codes are an interface (docs/cli.md): never renumber them.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitNotFound = 1,  // no such job (inspect, cancel)
+  kExitUsage = 2,     // bad arguments, queue name, job id, lane or URL
+  kExitServer = 3,    // server unreachable, login refused, or a server error
+  kExitRunning = 4,   // cancel refused: the job is running
+};
+
+// One line on stderr, prefixed "emq: ".
+void say(const std::string& message);
+
+// Epoch milliseconds as UTC ISO 8601: 2024-05-01T12:00:00.123Z.
+std::string iso_time(std::int64_t epoch_ms);
+
+// A plain text table with a header row; columns are padded to their widest
+// cell, numbers (right-aligned columns) line up on their last digit.
+class Table {
+ public:
+  struct Column {
+    std::string name;
+    bool right_aligned = false;
+  };
+  explicit Table(std::vector<Column> columns);
+  void add(std::vector<std::string> cells);
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace echomq::cli

@@ -1,0 +1,35 @@
+// What every emq command shares: where the server is, and the one command
+// the command line chose. Each cmd_*.cpp adds its subcommand to the app and,
+// when it is the one chosen, sets run.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "echomq/url.h"
+
+namespace echomq::cli {
+
+inline constexpr const char* kDefaultUrl = "valkey://127.0.0.1:6379/0";
+inline constexpr const char* kUrlEnv = "EMQ_URL";
+inline constexpr const char* kPasswordEnv = "EMQ_PASSWORD";
+
+struct Tool {
+  std::string url = kDefaultUrl;  // --url, else EMQ_URL, else the default
+  std::function<int()> run;       // the chosen command; returns the exit code
+
+  // The URL parsed, with the password from EMQ_PASSWORD when that is set
+  // (it wins over one in the URL, so a URL can be shared without its
+  // secret). Throws Error{Invalid} for a bad URL.
+  ConnectionOptions options() const;
+};
+
+void add_enqueue(CLI::App& app, Tool& tool);
+void add_stats(CLI::App& app, Tool& tool);
+void add_inspect(CLI::App& app, Tool& tool);
+void add_dead(CLI::App& app, Tool& tool);
+void add_control(CLI::App& app, Tool& tool);  // pause, resume, cancel
+
+}  // namespace echomq::cli

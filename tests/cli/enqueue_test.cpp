@@ -1,0 +1,139 @@
+// emq enqueue: ids, payloads (argument and stdin, binary-safe), lanes,
+// delays by the server's clock, duplicates, and the arguments it refuses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cli_fixture.h"
+#include "echomq/job_id.h"
+#include "echomq/stats.h"
+
+namespace echomq::test {
+namespace {
+
+class EnqueueCli : public CliTest {
+ protected:
+  std::string row_field(const std::string& id, const std::string& name) {
+    auto row = inspect(x(), keys(), id);
+    if (!row) return "<no row>";
+    auto it = row->fields.find(name);
+    return it == row->fields.end() ? "<absent>" : it->second;
+  }
+  std::string score(const std::string& set, const std::string& id) {
+    return x().command({"ZSCORE", set, id}).str;
+  }
+};
+
+TEST_F(EnqueueCli, PrintsMintedIdAndWritesTheRow) {
+  EmqResult r = emq({"enqueue", queue(), "hello"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(lines_of(r.out).size(), 1u) << r.out;
+  const std::string id = lines_of(r.out)[0];
+  EXPECT_TRUE(minted_at_ms(id).has_value()) << id << " is not JOB_ + a ULID";
+  EXPECT_EQ(row_field(id, "state"), "pending");
+  EXPECT_EQ(row_field(id, "attempts"), "0");
+  EXPECT_EQ(row_field(id, "payload"), "hello");
+  EXPECT_EQ(score(keys().pending, id), "0");
+  // Registered, so that emq stats with no queue lists it.
+  std::vector<std::string> known = known_queues(x());
+  EXPECT_NE(std::find(known.begin(), known.end(), queue()), known.end());
+}
+
+TEST_F(EnqueueCli, GivenIdAndLane) {
+  EmqResult r = emq({"enqueue", queue(), "low", "--id", "JOB_order-42", "--lane", "-7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "JOB_order-42\n");
+  EXPECT_EQ(score(keys().pending, "JOB_order-42"), "-7");
+  EXPECT_EQ(row_field("JOB_order-42", "lane"), "-7");
+
+  r = emq({"enqueue", queue(), "high", "--id", "JOB_order-43", "--lane=1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(score(keys().pending, "JOB_order-43"), "1000");
+}
+
+TEST_F(EnqueueCli, DuplicateExitsZeroSaysSoAndChangesNothing) {
+  ASSERT_EQ(emq({"enqueue", queue(), "first", "--id", "JOB_dup"}).exit_code, 0);
+  EmqResult r = emq({"enqueue", queue(), "second", "--id", "JOB_dup"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "JOB_dup\n");
+  EXPECT_EQ(r.err.rfind("emq: duplicate: JOB_dup already exists", 0), 0u) << r.err;
+  EXPECT_EQ(row_field("JOB_dup", "payload"), "first");
+}
+
+TEST_F(EnqueueCli, StdinPayloadIsBinarySafe) {
+  // Every byte value, NULs and invalid UTF-8 included, and more than one
+  // pipe buffer's worth, so a short read would show.
+  std::string payload;
+  for (int round = 0; round < 1200; ++round) {
+    for (int b = 0; b < 256; ++b) payload += static_cast<char>(b);
+  }
+  EmqResult r = emq({"enqueue", queue(), "-", "--id", "JOB_dash"}, payload);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string stored = row_field("JOB_dash", "payload");
+  EXPECT_EQ(stored.size(), payload.size());
+  EXPECT_TRUE(stored == payload) << "the stored payload differs from the bytes sent on stdin";
+
+  // No PAYLOAD argument reads stdin too.
+  r = emq({"enqueue", queue(), "--id", "JOB_nopayload"}, std::string("a\0b\xff", 4));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_nopayload", "payload"), std::string("a\0b\xff", 4));
+
+  // Empty stdin is an empty payload, not an error.
+  r = emq({"enqueue", queue(), "--id", "JOB_empty"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_empty", "payload"), "");
+}
+
+TEST_F(EnqueueCli, DelayUsesTheServerClock) {
+  const std::int64_t before = x().server_time_ms();
+  EmqResult r = emq({"enqueue", queue(), "later", "--id", "JOB_later", "--delay-ms", "60000", "--lane", "3"});
+  const std::int64_t after = x().server_time_ms();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_later", "state"), "delayed");
+  EXPECT_EQ(row_field("JOB_later", "lane"), "3");
+  EXPECT_TRUE(x().command({"ZSCORE", keys().pending, "JOB_later"}).is_nil());
+  const std::int64_t due = std::stoll(score(keys().delayed, "JOB_later"));
+  EXPECT_GE(due, before + 60000);
+  EXPECT_LE(due, after + 60000);
+}
+
+TEST_F(EnqueueCli, RefusesBadArgumentsWithExit2BeforeTouchingTheServer) {
+  const std::string dbsize = server().cli({"DBSIZE"});
+  const std::vector<std::vector<std::string>> bad = {
+      {"enqueue", "bad{queue}", "x"},
+      {"enqueue", "has space", "x"},
+      {"enqueue", std::string(65, 'q'), "x"},
+      {"enqueue", queue(), "x", "--id", "order-1"},      // not JOB-namespaced
+      {"enqueue", queue(), "x", "--id", "JOB_a/b"},      // a byte ids may not hold
+      {"enqueue", queue(), "x", "--id", "JOB_"},         // empty after the brand
+      {"enqueue", queue(), "x", "--lane", "1001"},
+      {"enqueue", queue(), "x", "--lane", "-1001"},
+      {"enqueue", queue(), "x", "--lane", "low"},
+      {"enqueue", queue(), "x", "--delay-ms", "-1"},
+      {"enqueue", queue(), "x", "--no-such-flag"},
+      {"enqueue"},
+  };
+  for (const auto& args : bad) {
+    EmqResult r = emq(args);
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << shown;
+    EXPECT_EQ(r.out, "") << shown;
+    EXPECT_EQ(r.err.rfind("emq: ", 0), 0u) << shown << ": " << r.err;
+  }
+  EXPECT_EQ(server().cli({"DBSIZE"}), dbsize) << "a refused enqueue wrote to the server";
+}
+
+TEST_F(EnqueueCli, MessagesNameTheRule) {
+  EmqResult r = emq({"enqueue", queue(), "x", "--lane", "5000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-1000..1000"), std::string::npos) << r.err;
+  r = emq({"enqueue", "a:b", "x"});
+  EXPECT_NE(r.err.find("A-Z a-z 0-9 _ . -"), std::string::npos) << r.err;
+  r = emq({"enqueue", queue(), "x", "--id", "order-1"});
+  EXPECT_NE(r.err.find("JOB_"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace echomq::test

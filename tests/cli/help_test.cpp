@@ -1,0 +1,61 @@
+// emq --version, emq --help, emq COMMAND --help, and emq with no command.
+#include <gtest/gtest.h>
+
+#include "cli_fixture.h"
+#include "echomq/keyspace.h"
+
+namespace echomq::test {
+namespace {
+
+TEST(HelpCli, VersionNamesTheToolAndTheWire) {
+  EmqResult r = run_emq({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("emq ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(std::string(kWireVersion)), std::string::npos) << r.out;
+}
+
+TEST(HelpCli, HelpListsEveryCommandAndExitCode) {
+  EmqResult r = run_emq({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"enqueue", "stats", "inspect", "dead", "pause", "resume", "cancel", "EMQ_URL",
+                           "EMQ_PASSWORD", "--url", "Exit codes"}) {
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+  }
+  for (const char* code : {"  0  ", "  1  ", "  2  ", "  3  ", "  4  "}) {
+    EXPECT_NE(r.out.find(code), std::string::npos) << "exit code" << code;
+  }
+}
+
+TEST(HelpCli, EachCommandHasItsHelp) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"enqueue", "--help"}, {"Usage: emq enqueue", "--id", "--lane", "--delay-ms", "stdin"}},
+      {{"stats", "--help"}, {"Usage: emq stats", "--json"}},
+      {{"inspect", "--help"}, {"Usage: emq inspect", "--json", "payload_b64"}},
+      {{"dead", "--help"}, {"Usage: emq dead", "list", "retry"}},
+      {{"dead", "list", "--help"}, {"Usage: emq dead list", "--limit", "--json"}},
+      {{"dead", "retry", "--help"}, {"Usage: emq dead retry", "--limit"}},
+      {{"pause", "--help"}, {"Usage: emq pause"}},
+      {{"resume", "--help"}, {"Usage: emq resume"}},
+      {{"cancel", "--help"}, {"Usage: emq cancel", "4"}},
+  };
+  for (const auto& [args, words] : cases) {
+    EmqResult r = run_emq(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0];
+    for (const std::string& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << args[0] << ": " << w;
+  }
+}
+
+TEST(HelpCli, NoCommandIsUsage) {
+  EmqResult r = run_emq({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("enqueue"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("emq: a command is required"), std::string::npos) << r.err;
+
+  r = run_emq({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("emq: ", 0), 0u) << r.err;
+}
+
+}  // namespace
+}  // namespace echomq::test
