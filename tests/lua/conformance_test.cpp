@@ -1,0 +1,156 @@
+// The three descriptions of the transitions agree: the lua/ files (their
+// headers and their text), the library's table (all_scripts), and the
+// transition table of PROTOCOL.md. docs/protocol.md describes each of them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "echomq/scripts.h"
+
+namespace echomq {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kLuaDir = EMQ_LUA_DIR;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The comment block a file opens with: "--[[ name: ..." up to "]]".
+std::string header_of(const std::string& text) {
+  if (text.rfind("--[[", 0) != 0) return "";
+  std::size_t end = text.find("]]");
+  return end == std::string::npos ? "" : text.substr(0, end);
+}
+
+std::vector<int> declared_keys(const std::string& header) {
+  std::vector<int> keys;
+  static const std::regex line(R"(^\s*KEYS\[(\d+)\])");
+  std::istringstream lines(header);
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) keys.push_back(std::stoi(m[1]));
+  }
+  return keys;
+}
+
+// Where PROTOCOL.md is: $EMQ_PROTOCOL_MD, else the shared folder beside the
+// repository.
+fs::path protocol_md() {
+  if (const char* p = std::getenv("EMQ_PROTOCOL_MD")) return p;
+  return kLuaDir / ".." / ".." / "shared" / "PROTOCOL.md";
+}
+
+// The rows of the "## L2: transitions" table: name -> its KEYS column.
+std::map<std::string, std::string> protocol_transitions(const std::string& md) {
+  std::map<std::string, std::string> rows;
+  static const std::regex row(R"(^\| `([a-z_]+)` \| ([^|]*) \|)");
+  bool in_l2 = false;
+  std::istringstream lines(md);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("## ", 0) == 0) in_l2 = l.rfind("## L2", 0) == 0;
+    std::smatch m;
+    if (in_l2 && std::regex_search(l, m, row)) rows[m[1]] = m[2];
+  }
+  return rows;
+}
+
+int count_listed(const std::string& keys_column) {
+  int n = 1;
+  for (char c : keys_column) n += c == ',';
+  return n;
+}
+
+TEST(Conformance, TheTableFollowsTheScriptEnum) {
+  for (std::size_t i = 0; i < kScriptCount; ++i) {
+    const ScriptInfo& s = all_scripts()[i];
+    EXPECT_EQ(static_cast<std::size_t>(s.script), i) << s.name;
+    EXPECT_STREQ(script_info(s.script).name, s.name);
+  }
+}
+
+TEST(Conformance, EachScriptIsItsFileByteForByte) {
+  for (const ScriptInfo& s : all_scripts()) {
+    fs::path file = kLuaDir / (std::string(s.name) + ".lua");
+    ASSERT_TRUE(fs::exists(file)) << file;
+    std::string text = read_file(file);
+    EXPECT_EQ(std::strlen(script_source(s.script)), text.size()) << s.name;
+    EXPECT_TRUE(text == script_source(s.script)) << s.name << ".lua differs from the embedded text: rebuild";
+  }
+}
+
+TEST(Conformance, EachHeaderDeclaresExactlyNumKeysKeys) {
+  for (const ScriptInfo& s : all_scripts()) {
+    std::string text = read_file(kLuaDir / (std::string(s.name) + ".lua"));
+    std::string header = header_of(text);
+    ASSERT_FALSE(header.empty()) << s.name << ".lua does not open with a --[[ ... ]] header";
+    EXPECT_EQ(header.rfind("--[[ " + std::string(s.name) + ":", 0), 0u) << s.name << ": header must start with its name";
+    std::vector<int> want;
+    for (int k = 1; k <= s.num_keys; ++k) want.push_back(k);
+    EXPECT_EQ(declared_keys(header), want) << s.name << ".lua: KEYS lines must be KEYS[1].." << s.num_keys;
+    EXPECT_NE(header.find("Reply:"), std::string::npos) << s.name << ": header must state the reply";
+  }
+}
+
+TEST(Conformance, NoScriptUsesAKeyItDidNotDeclare) {
+  static const std::regex use(R"(KEYS\[(\d+)\])");
+  for (const ScriptInfo& s : all_scripts()) {
+    std::string text = read_file(kLuaDir / (std::string(s.name) + ".lua"));
+    std::string body = text.substr(header_of(text).size());
+    for (std::sregex_iterator it(body.begin(), body.end(), use), end; it != end; ++it) {
+      EXPECT_LE(std::stoi((*it)[1]), s.num_keys) << s.name << " uses " << it->str();
+    }
+  }
+}
+
+TEST(Conformance, EveryLuaFileIsInTheTable) {
+  std::set<std::string> known;
+  for (const ScriptInfo& s : all_scripts()) known.insert(s.name);
+  for (const auto& entry : fs::directory_iterator(kLuaDir)) {
+    if (entry.path().extension() != ".lua") continue;
+    EXPECT_TRUE(known.count(entry.path().stem().string())) << entry.path() << " is not in all_scripts()";
+  }
+}
+
+TEST(Conformance, EveryTransitionOfProtocolMdHasAScriptWithItsKeys) {
+  fs::path md = protocol_md();
+  if (!fs::exists(md)) GTEST_SKIP() << md << " not found; set EMQ_PROTOCOL_MD to the path of PROTOCOL.md";
+  std::map<std::string, std::string> rows = protocol_transitions(read_file(md));
+  ASSERT_EQ(rows.size(), kScriptCount) << "the L2 table of " << md << " should list " << kScriptCount << " transitions";
+  std::map<std::string, const ScriptInfo*> by_name;
+  for (const ScriptInfo& s : all_scripts()) by_name[s.name] = &s;
+  for (const auto& [name, keys] : rows) {
+    auto it = by_name.find(name);
+    ASSERT_NE(it, by_name.end()) << "PROTOCOL.md names `" << name << "` but there is no lua/" << name << ".lua";
+    EXPECT_EQ(count_listed(keys), it->second->num_keys) << name << ": PROTOCOL.md lists KEYS '" << keys << "'";
+  }
+  for (const ScriptInfo& s : all_scripts()) EXPECT_TRUE(rows.count(s.name)) << s.name << " is not in PROTOCOL.md";
+}
+
+TEST(Conformance, DocsProtocolMdDescribesEveryTransition) {
+  std::string doc = read_file(kLuaDir / ".." / "docs" / "protocol.md");
+  ASSERT_FALSE(doc.empty()) << "docs/protocol.md is missing";
+  for (const ScriptInfo& s : all_scripts()) {
+    EXPECT_NE(doc.find("### `" + std::string(s.name) + "`"), std::string::npos)
+        << "docs/protocol.md has no section for " << s.name;
+    EXPECT_NE(doc.find("EVALSHA <sha1 of lua/" + std::string(s.name) + ".lua>"), std::string::npos)
+        << "docs/protocol.md has no worked EVALSHA example for " << s.name;
+  }
+}
+
+}  // namespace
+}  // namespace echomq
