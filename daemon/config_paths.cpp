@@ -74,14 +74,16 @@ ProgramLookup find_program(const std::string& program, const std::string& base, 
 
 std::string check_directory(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return errno == ENOENT ? path + " does not exist" : path + ": " + errno_text(errno);
+  if (::stat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? path + " does not exist" : path + ": " + errno_text(errno);
   if (!S_ISDIR(st.st_mode)) return path + " is not a directory";
   return "";
 }
 
 std::string check_readable_file(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return errno == ENOENT ? path + " does not exist" : path + ": " + errno_text(errno);
+  if (::stat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? path + " does not exist" : path + ": " + errno_text(errno);
   if (!S_ISREG(st.st_mode)) return path + " is not a regular file";
   if (::access(path.c_str(), R_OK) != 0) return "cannot read " + path + ": " + errno_text(errno);
   return "";

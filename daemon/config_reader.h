@@ -14,7 +14,7 @@ namespace echomq::daemon {
 
 // One key of a mapping, or one element of a list, and where it sits.
 struct Field {
-  std::string key;   // dotted path: "queues[2].handler.command"; "" is the document
+  std::string key;  // dotted path: "queues[2].handler.command"; "" is the document
   YAML::Node value;
   int key_line = 0;  // 1-based line of the key; 0 for list elements
 
@@ -51,8 +51,7 @@ class ConfigReader {
   // the nearest allowed one or the `misplaced` advice, duplicates with the
   // line of the first. An empty value is an empty mapping. Returns false,
   // having reported it, when the value is not a mapping.
-  bool mapping(const Field& f, const std::vector<std::string>& allowed, Mapping& out,
-               const Misplaced& misplaced = {});
+  bool mapping(const Field& f, const std::vector<std::string>& allowed, Mapping& out, const Misplaced& misplaced = {});
   // The elements of a list, as fields "key[i]". False (reported) otherwise.
   bool sequence(const Field& f, const std::string& expected, std::vector<Field>& out);
 

@@ -1,0 +1,131 @@
+// describe(): the resolved configuration as `emqd --check-config` prints it.
+// Stable line by line, so operators can diff two of them. It shows where a
+// password comes from, never the password, and names env variables without
+// their values (they carry secrets too).
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "echomq/url.h"
+
+namespace echomq::daemon {
+
+namespace {
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+std::string on_off(bool v) { return v ? "on" : "off"; }
+
+std::string address(const ValkeyConfig& v) {
+  if (v.embedded) return "embedded valkey-server in " + v.embedded_dir;
+  try {
+    ConnectionOptions o = parse_url(v.url);
+    if (!v.username.empty()) o.username = v.username;
+    return o.redacted();
+  } catch (const std::exception&) {
+    return "(an invalid url)";  // load_config refuses these; a hand-built Config may not
+  }
+}
+
+std::string password_source(const ValkeyConfig& v) {
+  if (!v.password_env.empty()) return "from $" + v.password_env;
+  if (!v.password_file.empty()) return "from " + v.password_file;
+  if (!v.embedded) {
+    try {
+      if (!parse_url(v.url).password.empty()) return "in the url";
+    } catch (const std::exception&) {
+    }
+  }
+  return "none";
+}
+
+const char* kind_name(HandlerConfig::Type type) {
+  switch (type) {
+    case HandlerConfig::Type::Exec: return "exec";
+    case HandlerConfig::Type::Pool: return "pool";
+    case HandlerConfig::Type::Plugin: return "plugin";
+  }
+  return "?";
+}
+
+// One "label  value" line; labels are padded so the values line up.
+void row(std::ostream& out, const std::string& label, const std::string& value) {
+  constexpr std::size_t kWidth = 16;
+  out << label << std::string(label.size() < kWidth ? kWidth - label.size() : 1, ' ') << value << "\n";
+}
+
+std::string ms(std::int64_t v) { return std::to_string(v) + " ms"; }
+std::string seconds(double v) { return number(v) + " s"; }
+
+void describe_handler(std::ostream& out, const HandlerConfig& h) {
+  if (h.type == HandlerConfig::Type::Plugin) {
+    row(out, "  handler", "plugin " + h.path);
+    std::string keys;
+    const nlohmann::json config = nlohmann::json::parse(h.plugin_config_json, nullptr, false);
+    for (const auto& item : config.items()) keys += (keys.empty() ? "" : ", ") + item.key();
+    row(out, "  config keys", keys.empty() ? "none" : keys);
+    return;
+  }
+  row(out, "  handler", std::string(kind_name(h.type)) + " " + nlohmann::json(h.command).dump());
+  row(out, "  timeout",
+      h.timeout_s > 0 ? seconds(h.timeout_s) + ", then SIGTERM, SIGKILL after " + seconds(h.kill_grace_s)
+                      : "none (the lease still fences the job)");
+  row(out, "  cwd", h.cwd.empty() ? "emqd's" : h.cwd);
+  std::string names;
+  for (const auto& entry : h.env) names += (names.empty() ? "" : ", ") + entry.first;
+  row(out, "  env",
+      (h.inherit_env ? "emqd's whole environment" : "scrubbed (EMQ_*, PATH, LANG)") +
+          (names.empty() ? "" : " + " + names));
+  row(out, "  output", "up to " + std::to_string(h.max_output_bytes) + " bytes");
+  if (h.type == HandlerConfig::Type::Exec) {
+    std::string codes;
+    for (int c : h.permanent_exit_codes) codes += (codes.empty() ? "" : ", ") + std::to_string(c);
+    row(out, "  permanent", codes.empty() ? "no exit code" : "exit " + codes + " (dead at once)");
+  } else {
+    row(out, "  recycle",
+        h.max_jobs_per_process > 0 ? "after " + std::to_string(h.max_jobs_per_process) + " jobs per process" : "never");
+  }
+}
+
+}  // namespace
+
+std::string describe(const Config& config) {
+  std::ostringstream out;
+  const ValkeyConfig& v = config.valkey;
+  row(out, "configuration", config.path);
+  row(out, "valkey", address(v));
+  row(out, "  password", password_source(v));
+  row(out, "  timeouts",
+      "connect " + ms(v.connect_timeout_ms) + ", command " +
+          (v.command_timeout_ms > 0 ? ms(v.command_timeout_ms) : "none"));
+  row(out, "  keyspace", "events " + on_off(v.keyspace_events));
+  row(out, "  noeviction", v.require_noeviction ? "required" : "not checked");
+  row(out, "metrics", config.metrics.listen.empty() ? "off" : config.metrics.listen);
+  row(out, "log", config.log.level + ", " + config.log.format);
+  row(out, "reaper",
+      "every " + ms(config.reaper.interval_ms) + ", up to " + std::to_string(config.reaper.batch) + " jobs");
+  row(out, "shutdown", "drain up to " + seconds(config.shutdown.drain_timeout_s));
+  for (const QueueConfig& q : config.queues) {
+    out << "\n";
+    row(out, "queue", q.name);
+    row(out, "  concurrency", std::to_string(q.concurrency));
+    row(out, "  lease", ms(q.lease_ms));
+    row(out, "  attempts", std::to_string(q.max_attempts));
+    row(out, "  backoff",
+        ms(q.backoff.initial_ms) + " x" + number(q.backoff.multiplier) + ", at most " + ms(q.backoff.max_ms) +
+            ", jitter " + number(q.backoff.jitter));
+    row(out, "  keep",
+        "completed " + std::to_string(q.keep_completed_s) + " s, dead " + std::to_string(q.keep_dead_s) + " s");
+    row(out, "  idle poll", "up to " + ms(q.poll_max_ms));
+    describe_handler(out, q.handler);
+  }
+  return out.str();
+}
+
+}  // namespace echomq::daemon
