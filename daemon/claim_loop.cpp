@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "echomq/job_id.h"
+#include "clock.h"
 
 namespace echomq::daemon {
 
@@ -16,10 +17,6 @@ constexpr milliseconds kMinIdleDelay{1};
 constexpr milliseconds kHeartbeat{1000};
 constexpr milliseconds kMinServerBackoff{50};
 constexpr std::int64_t kPromoteLimit = 100;
-
-std::int64_t epoch_ms() {
-  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics)

@@ -4,14 +4,9 @@
 
 #include <chrono>
 
-namespace echomq::daemon {
+#include "clock.h"
 
-namespace {
-std::int64_t epoch_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
+namespace echomq::daemon {
 
 JobRunner::JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics,
                      Deliver deliver)
