@@ -1,0 +1,53 @@
+// The `exec` kind: one process per job, run from argv without a shell, in
+// its own process group. The payload goes to its stdin, its stdout (up to
+// max_output_bytes) is the result, its stderr is logged line by line and
+// its last 4 KiB are the error text; the exit status decides the verdict.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config_types.h"
+#include "handlers/handler.h"
+#include "process/handler_env.h"
+
+namespace echomq::daemon {
+
+class ExecHandler : public Handler {
+ public:
+  struct Params {
+    std::string queue;
+    HandlerConfig handler;
+    // Never passed on from the daemon's environment (password_env's name).
+    std::vector<std::string> secret_env_names;
+  };
+
+  // Once the direct child has exited, how long the job waits for EOF on
+  // its stdout and stderr before killing the group. Everything the child
+  // itself wrote is already in the pipes when it exits, so the wait only
+  // serves processes it left behind, which the contract does not cover; a
+  // short fixed grace (rather than kill_grace_s, 5 s by default) keeps a
+  // handler that backgrounds a daemon from costing seconds on every job.
+  static constexpr std::chrono::milliseconds kPipeGrace{100};
+
+  // Reads the daemon's environment once, here.
+  explicit ExecHandler(Params params);
+
+  // Throws std::runtime_error when the command cannot run at all (empty,
+  // program missing or not executable, cwd missing).
+  void start() override;
+  Outcome run(const Job& job, const StopToken& stop) override;
+
+ private:
+  Params params_;
+  HandlerEnv env_;
+};
+
+// secret_env_names: the daemon's variables a handler must never see, even
+// with inherit_env (the daemon passes valkey.password_env's name).
+std::unique_ptr<Handler> make_exec_handler(const QueueConfig& queue,
+                                           std::vector<std::string> secret_env_names);
+
+}  // namespace echomq::daemon

@@ -1,0 +1,85 @@
+// HandlerEnv: the scrubbed environment, exactly; the daemon's only with
+// inherit_env; the secret names never.
+#include "process/handler_env.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace echomq::daemon {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Not;
+
+const char* const kDaemonEnv[] = {
+    "PATH=/opt/app/bin:/usr/bin",
+    "LANG=fr_FR.UTF-8",
+    "HOME=/var/lib/emqd",
+    "EMQ_VALKEY_PASSWORD=hunter2",
+    "AWS_SECRET_ACCESS_KEY=also-secret",
+    "NOT_A_VARIABLE",
+    nullptr,
+};
+
+Job job() {
+  Job j;
+  j.queue = "emails";
+  j.id = "JOB_01JABCDEF";
+  j.attempt = 3;
+  j.deadline_ms = 1700000000123;
+  return j;
+}
+
+TEST(HandlerEnv, ScrubbedByDefault) {
+  HandlerConfig config;
+  config.env = {{"RELAY_PORT", "25"}};
+  HandlerEnv env(config, {"EMQ_VALKEY_PASSWORD"}, kDaemonEnv);
+  EXPECT_THAT(env.for_job(job()),
+              ElementsAre("EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000123", "EMQ_JOB_ID=JOB_01JABCDEF",
+                          "EMQ_QUEUE=emails", "LANG=fr_FR.UTF-8", "PATH=/opt/app/bin:/usr/bin",
+                          "RELAY_PORT=25"));
+}
+
+TEST(HandlerEnv, DefaultPathAndLangWhenTheDaemonHasNone) {
+  const char* const bare[] = {"HOME=/root", "LANG=", nullptr};
+  HandlerEnv env(HandlerConfig{}, {}, bare);
+  EXPECT_THAT(env.for_job(job()),
+              ElementsAre("EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000123", "EMQ_JOB_ID=JOB_01JABCDEF",
+                          "EMQ_QUEUE=emails", "LANG=C.UTF-8", "PATH=/usr/local/bin:/usr/bin:/bin"));
+  HandlerEnv empty(HandlerConfig{}, {}, nullptr);
+  EXPECT_THAT(empty.for_job(job()), Contains("PATH=/usr/local/bin:/usr/bin:/bin"));
+}
+
+TEST(HandlerEnv, InheritEnvPassesTheDaemonsButNeverTheDroppedNames) {
+  HandlerConfig config;
+  config.inherit_env = true;
+  HandlerEnv env(config, {"EMQ_VALKEY_PASSWORD", "AWS_SECRET_ACCESS_KEY"}, kDaemonEnv);
+  EXPECT_THAT(env.for_job(job()),
+              ElementsAre("EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000123", "EMQ_JOB_ID=JOB_01JABCDEF",
+                          "EMQ_QUEUE=emails", "HOME=/var/lib/emqd", "LANG=fr_FR.UTF-8",
+                          "PATH=/opt/app/bin:/usr/bin"));
+}
+
+TEST(HandlerEnv, ConfiguredEnvOverridesPathButNotTheJobsVariables) {
+  HandlerConfig config;
+  config.env = {{"PATH", "/srv/bin"}, {"EMQ_JOB_ID", "forged"}, {"LANG", "de_DE.UTF-8"}};
+  HandlerEnv env(config, {}, kDaemonEnv);
+  const auto vars = env.for_job(job());
+  EXPECT_THAT(vars, Contains("PATH=/srv/bin"));
+  EXPECT_THAT(vars, Contains("LANG=de_DE.UTF-8"));
+  EXPECT_THAT(vars, Contains("EMQ_JOB_ID=JOB_01JABCDEF"));
+  EXPECT_THAT(vars, Not(Contains("EMQ_JOB_ID=forged")));
+}
+
+TEST(HandlerEnv, BaseHasNoJobVariables) {
+  HandlerEnv env(HandlerConfig{}, {}, kDaemonEnv);
+  EXPECT_EQ(env.base().size(), 2u);
+  EXPECT_EQ(env.base().at("PATH"), "/opt/app/bin:/usr/bin");
+}
+
+}  // namespace
+}  // namespace echomq::daemon
