@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "handlers/plugin_library.h"
 #include "logging.h"
 #include "signals.h"
 
@@ -35,6 +36,12 @@ int main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     for (const std::string& line : e.errors()) std::cerr << line << "\n";
     std::cerr << "emqd: " << e.errors().size() << " problem(s) in " << config_path << "; nothing was started\n";
+    return 2;
+  }
+  // A plugin's ABI is checked by loading it, which load_config does not do.
+  if (const auto problems = plugin_library_problems(config); !problems.empty()) {
+    for (const std::string& line : problems) std::cerr << line << "\n";
+    std::cerr << "emqd: " << problems.size() << " problem(s) in " << config_path << "; nothing was started\n";
     return 2;
   }
   if (check_only) {

@@ -1,0 +1,185 @@
+#include "handlers/plugin_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+namespace echomq::daemon {
+namespace {
+
+// The size of the buffer create() may write its error message into.
+constexpr std::size_t kCreateErrorBytes = 1024;
+
+Outcome failure(Outcome::Verdict verdict, std::string error) {
+  Outcome out;
+  out.verdict = verdict;
+  out.error = std::move(error);
+  return out;
+}
+
+// What one handle() call wrote through its emq_result. The writers are
+// called by foreign code: they never throw, and they check what they are
+// given.
+struct Answer {
+  std::size_t result_limit = 0;
+  std::string result;
+  std::string error;
+  bool result_over_limit = false;
+  bool null_result = false;
+
+  static int write_result(void* ctx, const void* bytes, std::size_t len) noexcept {
+    auto* self = static_cast<Answer*>(ctx);
+    if (len == 0) return 0;
+    if (bytes == nullptr) {
+      self->null_result = true;
+      return -1;
+    }
+    if (self->result_over_limit || len > self->result_limit - self->result.size()) {
+      self->result_over_limit = true;
+      return -1;
+    }
+    try {
+      self->result.append(static_cast<const char*>(bytes), len);
+    } catch (...) {  // out of memory: as good as over the limit
+      self->result_over_limit = true;
+      return -1;
+    }
+    return 0;
+  }
+
+  static int write_error(void* ctx, const char* text, std::size_t len) noexcept {
+    auto* self = static_cast<Answer*>(ctx);
+    if (len == 0) return 0;
+    if (text == nullptr) return -1;
+    const std::size_t room = PluginHandler::kMaxErrorBytes - self->error.size();
+    try {
+      self->error.append(text, std::min(len, room));
+    } catch (...) {
+      return -1;
+    }
+    return len <= room ? 0 : -1;
+  }
+};
+
+}  // namespace
+
+PluginHandler::PluginHandler(Params params) : params_(std::move(params)) {}
+
+PluginHandler::~PluginHandler() { shutdown(); }
+
+void PluginHandler::start() {
+  const std::string where = "queue " + params_.queue + ": plugin handler: ";
+  try {
+    library_.emplace(params_.handler.path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(where + e.what());
+  }
+  const std::string& config = params_.handler.plugin_config_json;
+  char err[kCreateErrorBytes] = {};
+  void* state = nullptr;
+  try {
+    state = library_->create()(config.c_str(), config.size(), err, sizeof err);
+  } catch (const std::exception& e) {
+    library_.reset();
+    throw std::runtime_error(where + "emq_plugin_create threw (a plugin must not let exceptions out): " +
+                             e.what());
+  } catch (...) {
+    library_.reset();
+    throw std::runtime_error(where + "emq_plugin_create threw (a plugin must not let exceptions out)");
+  }
+  if (state == nullptr) {
+    err[sizeof err - 1] = '\0';  // the plugin may have filled the buffer to the end
+    library_.reset();
+    const std::string why = err[0] != '\0' ? err : "it gave no reason";
+    throw std::runtime_error(where + "emq_plugin_create failed for " + params_.handler.path + ": " + why +
+                             " (check the queue's handler.config)");
+  }
+  state_ = state;
+}
+
+Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
+  if (stop.requested()) return failure(Outcome::Verdict::Retry, "stopped by the daemon");
+  if (state_ == nullptr) return failure(Outcome::Verdict::Retry, "plugin handler is not started");
+
+  emq_job in{};
+  in.queue = job.queue.data();
+  in.queue_len = job.queue.size();
+  in.id = job.id.data();
+  in.id_len = job.id.size();
+  in.payload = job.payload.empty() ? nullptr : reinterpret_cast<const unsigned char*>(job.payload.data());
+  in.payload_len = job.payload.size();
+  in.attempt = job.attempt;
+  in.deadline_ms = job.deadline_ms;
+
+  Answer answer;
+  answer.result_limit = static_cast<std::size_t>(std::max<std::int64_t>(params_.handler.max_output_bytes, 0));
+  emq_result out{&answer, &Answer::write_result, &Answer::write_error};
+
+  int code = -1;
+  std::string thrown;
+  try {
+    code = library_->handle()(state_, &in, &out);
+  } catch (const std::exception& e) {
+    thrown = std::string("emq_plugin_handle threw: ") + e.what();
+  } catch (...) {
+    thrown = "emq_plugin_handle threw an exception that is not a std::exception";
+  }
+
+  // The call could not be interrupted; its answer no longer counts.
+  if (stop.requested()) {
+    return failure(Outcome::Verdict::Retry, "stopped by the daemon (the plugin's answer was discarded)");
+  }
+  if (!thrown.empty()) {
+    spdlog::warn("queue={} job={}: plugin {}: {} (a plugin must not let exceptions out)", job.queue, job.id,
+                 params_.handler.path, thrown);
+    return failure(Outcome::Verdict::Retry, thrown);
+  }
+  switch (code) {
+    case EMQ_PLUGIN_OK:
+      break;
+    case EMQ_PLUGIN_RETRY:
+      return failure(Outcome::Verdict::Retry, answer.error.empty() ? "the plugin failed the job" : answer.error);
+    case EMQ_PLUGIN_PERMANENT:
+      return failure(Outcome::Verdict::Dead,
+                     answer.error.empty() ? "the plugin failed the job permanently" : answer.error);
+    default: {
+      const std::string error = "emq_plugin_handle returned " + std::to_string(code) +
+                                ", which is none of EMQ_PLUGIN_OK (0), EMQ_PLUGIN_RETRY (1), EMQ_PLUGIN_PERMANENT (2)";
+      spdlog::warn("queue={} job={}: plugin {}: {}", job.queue, job.id, params_.handler.path, error);
+      return failure(Outcome::Verdict::Retry, error);
+    }
+  }
+  if (answer.null_result) {
+    spdlog::warn("queue={} job={}: plugin {} passed a NULL result with a length", job.queue, job.id,
+                 params_.handler.path);
+    return failure(Outcome::Verdict::Retry, "the plugin wrote its result from a NULL pointer");
+  }
+  if (answer.result_over_limit) {
+    return failure(Outcome::Verdict::Retry,
+                   "the plugin's result exceeded max_output_bytes (" +
+                       std::to_string(params_.handler.max_output_bytes) + ")");
+  }
+  Outcome done;
+  done.verdict = Outcome::Verdict::Complete;
+  done.result = std::move(answer.result);
+  return done;
+}
+
+void PluginHandler::shutdown() {
+  if (state_ == nullptr) return;
+  void* state = std::exchange(state_, nullptr);
+  try {
+    library_->destroy()(state);
+  } catch (...) {
+    spdlog::warn("queue={}: plugin {}: emq_plugin_destroy threw; ignored", params_.queue, params_.handler.path);
+  }
+}
+
+std::unique_ptr<Handler> make_plugin_handler(const QueueConfig& queue) {
+  return std::make_unique<PluginHandler>(PluginHandler::Params{queue.name, queue.handler});
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,427 @@
+#include "handlers/pool_handler.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "process/sigpipe_block.h"
+
+namespace echomq::daemon {
+namespace {
+
+using Clock = PoolHandler::Clock;
+
+// How often a run() waiting for a free process looks at its stop token
+// (a condition variable cannot wait on the token's eventfd).
+constexpr std::chrono::milliseconds kWaitTick{20};
+// Without a pidfd, how often the watcher looks for exits.
+constexpr std::chrono::milliseconds kExitTick{10};
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+Outcome failure(Outcome::Verdict verdict, std::string error) {
+  Outcome out;
+  out.verdict = verdict;
+  out.error = std::move(error);
+  return out;
+}
+
+long long ms_until(Clock::time_point t) {
+  return std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count());
+}
+
+// The environment of a pool's processes: the scrubbed one, plus the queue.
+// No job variables: a process outlives its jobs, and each frame says which
+// job it carries.
+std::vector<std::string> pool_env(const HandlerEnv& env, const std::string& queue) {
+  std::map<std::string, std::string> vars = env.base();
+  vars["EMQ_QUEUE"] = queue;
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto& [name, value] : vars) out.push_back(name + "=" + value);
+  return out;
+}
+
+}  // namespace
+
+PoolHandler::PoolHandler(Params params)
+    : params_(std::move(params)), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), rng_(std::random_device{}()) {
+  if (!wake_) throw std::system_error(errno, std::generic_category(), "eventfd");
+  const HandlerEnv env(params_.handler, params_.secret_env_names, ::environ);
+  process_params_ = {params_.handler.command, pool_env(env, params_.queue), params_.handler.cwd};
+  slots_.resize(static_cast<std::size_t>(std::max(params_.concurrency, 1)));
+}
+
+PoolHandler::~PoolHandler() { shutdown(); }
+
+void PoolHandler::start() {
+  const std::string where = "queue " + params_.queue + ": pool handler: ";
+  try {
+    ChildProcess::check_runnable(process_params_);
+  } catch (const SpawnError& e) {
+    throw std::runtime_error(where + e.what());
+  }
+  std::string pids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Slot& slot : slots_) {
+      try {
+        slot.process = std::make_unique<PoolProcess>(process_params_, params_.queue);
+      } catch (const std::exception& e) {
+        // The ones already started are killed and reaped with their slots.
+        for (Slot& started : slots_) started = Slot{};
+        throw std::runtime_error(where + e.what());
+      }
+      slot.state = Slot::State::Idle;
+      slot.pid = slot.process->pid();
+      slot.started_before = true;
+      pids += (pids.empty() ? "" : ", ") + std::to_string(slot.pid);
+    }
+  }
+  watcher_ = std::thread([this] { watch(); });
+  spdlog::info("queue={}: pool of {} processes started (pids {})", params_.queue, slots_.size(), pids);
+}
+
+Outcome PoolHandler::run(const Job& job, const StopToken& stop) {
+  if (stop.requested()) return failure(Outcome::Verdict::Retry, "stopped by the daemon");
+  std::optional<Clock::time_point> timeout_at;
+  if (params_.handler.timeout_s > 0) timeout_at = Clock::now() + seconds(params_.handler.timeout_s);
+
+  std::size_t index = 0;
+  Outcome failed;
+  std::unique_ptr<PoolProcess> process = take_process(index, stop, timeout_at, failed);
+  if (!process) return failed;
+
+  const SigpipeBlock sigpipe_block;
+  PoolProcess::Turn turn;
+  try {
+    turn = process->run_job(job, params_.handler, stop, timeout_at);
+  } catch (const std::exception& e) {
+    // Out of memory or descriptors: the process's state is unknown.
+    turn.outcome = failure(Outcome::Verdict::Retry, std::string("pool handler failed: ") + e.what());
+    turn.then = PoolProcess::Turn::Then::Broken;
+    turn.why = turn.outcome.error;
+  }
+  give_back(index, std::move(process), turn);
+  return std::move(turn.outcome);
+}
+
+std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const StopToken& stop,
+                                                       std::optional<Clock::time_point> timeout_at,
+                                                       Outcome& failed) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].state != Slot::State::Idle || slots_[i].process->stdout_closed()) continue;
+      index = i;
+      slots_[i].state = Slot::State::Busy;
+      return std::move(slots_[i].process);
+    }
+    if (closing_) {
+      failed = failure(Outcome::Verdict::Retry, "the pool is shutting down");
+      return nullptr;
+    }
+    // Every free slot waiting out a backoff delay: the handler keeps
+    // failing. Failing the job now, rather than holding it, lets its
+    // retries and max_attempts run their course where operators see them.
+    const Slot* next = nullptr;
+    bool all_backing_off = true;
+    const Clock::time_point now = Clock::now();
+    for (const Slot& slot : slots_) {
+      if (slot.state == Slot::State::Busy) continue;
+      if (slot.state != Slot::State::Waiting || slot.start_at <= now) {
+        all_backing_off = false;
+        break;
+      }
+      if (next == nullptr || slot.start_at < next->start_at) next = &slot;
+    }
+    if (all_backing_off && next != nullptr) {
+      failed = failure(Outcome::Verdict::Retry,
+                       "the pool's processes keep failing (last: " + next->last_failure + "); the next starts in " +
+                           std::to_string(ms_until(next->start_at)) + " ms");
+      return nullptr;
+    }
+    if (stop.requested()) {
+      failed = failure(Outcome::Verdict::Retry, "stopped by the daemon");
+      return nullptr;
+    }
+    if (timeout_at && now >= *timeout_at) {
+      failed = failure(Outcome::Verdict::Retry, fmt::format("timed out after {}s (no pool process was free)",
+                                                            params_.handler.timeout_s));
+      return nullptr;
+    }
+    changed_.wait_for(lock, kWaitTick);
+  }
+}
+
+void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> process,
+                            const PoolProcess::Turn& turn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[index];
+  if (turn.answered) slot.failures = 0;
+  const pid_t pid = process->pid();
+  const std::int64_t max_jobs = params_.handler.max_jobs_per_process;
+  switch (turn.then) {
+    case PoolProcess::Turn::Then::Keep:
+      if (closing_) {
+        end_process(std::move(process), How::CloseStdin);
+        replace_later(slot, false, "");
+      } else if (max_jobs > 0 && process->jobs() >= max_jobs) {
+        spdlog::info("queue={} pid={}: recycling the pool process after {} jobs (max_jobs_per_process)",
+                     params_.queue, pid, process->jobs());
+        end_process(std::move(process), How::CloseStdin);
+        replace_later(slot, false, "");
+      } else {
+        slot.process = std::move(process);
+        slot.state = Slot::State::Idle;
+      }
+      break;
+    case PoolProcess::Turn::Then::Replace:
+      if (!turn.why.empty()) {
+        spdlog::warn("queue={} pid={}: the pool process {}; replacing it", params_.queue, pid, turn.why);
+      }
+      end_process(std::move(process), How::Terminate);
+      replace_later(slot, false, "");
+      break;
+    case PoolProcess::Turn::Then::Broken:
+      end_process(std::move(process), How::Terminate);
+      replace_later(slot, true, "pool process " + std::to_string(pid) + " " + turn.why);
+      spdlog::warn("queue={} pid={}: the pool process {}; replacing it{}", params_.queue, pid, turn.why,
+                   slot.state == Slot::State::Waiting && slot.start_at > Clock::now()
+                       ? " in " + std::to_string(ms_until(slot.start_at)) + " ms"
+                       : "");
+      break;
+  }
+  // The watcher polls idle processes and starts replacements: it must
+  // see the change.
+  wake_watcher();
+  changed_.notify_all();
+}
+
+void PoolHandler::end_process(std::unique_ptr<PoolProcess> process, How how) {
+  if (how == How::CloseStdin) {
+    process->close_stdin();
+  } else {
+    process->terminate();
+  }
+  Clock::time_point kill_at = Clock::now() + seconds(params_.handler.kill_grace_s);
+  if (params_.handler.kill_grace_s <= 0) {
+    process->kill();
+    kill_at = Clock::time_point::max();
+  }
+  ending_.push_back(Ending{std::move(process), kill_at});
+  wake_watcher();
+}
+
+void PoolHandler::replace_later(Slot& slot, bool failed, const std::string& why) {
+  slot.process.reset();
+  slot.pid = 0;
+  if (closing_) {
+    slot.state = Slot::State::Closed;
+    return;
+  }
+  if (failed) {
+    ++slot.failures;
+    slot.last_failure = why;
+  }
+  // The first replacement after a failure is immediate: one crash is not
+  // a pattern. From the second in a row on, each waits longer.
+  std::int64_t delay_ms = 0;
+  if (slot.failures >= 2) delay_ms = backoff_delay_ms(params_.restart_backoff, slot.failures - 1, rng_);
+  slot.state = Slot::State::Waiting;
+  slot.start_at = Clock::now() + std::chrono::milliseconds(delay_ms);
+}
+
+void PoolHandler::start_due(std::unique_lock<std::mutex>& lock) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (closing_) return;
+    if (slots_[i].state != Slot::State::Waiting || slots_[i].start_at > Clock::now()) continue;
+    slots_[i].state = Slot::State::Spawning;
+    lock.unlock();
+    std::unique_ptr<PoolProcess> process;
+    std::string error;
+    try {
+      process = std::make_unique<PoolProcess>(process_params_, params_.queue);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    lock.lock();
+    // slots_ never changes size, so the slot is still slots_[i].
+    Slot& slot = slots_[i];
+    if (!process) {
+      slot.state = Slot::State::Waiting;
+      replace_later(slot, true, "could not be started: " + error);
+      spdlog::error("queue={}: cannot start a pool process: {}; trying again in {} ms", params_.queue, error,
+                    ms_until(slot.start_at));
+      continue;
+    }
+    if (closing_) {
+      end_process(std::move(process), How::CloseStdin);
+      slot.state = Slot::State::Closed;
+      continue;
+    }
+    slot.pid = process->pid();
+    slot.process = std::move(process);
+    slot.state = Slot::State::Idle;
+    if (slot.started_before) {
+      const std::uint64_t n = ++restarts_;
+      spdlog::info("queue={} pid={}: pool process started (restart {} of this pool)", params_.queue, slot.pid, n);
+      if (params_.on_restart) params_.on_restart();
+    }
+    slot.started_before = true;
+    changed_.notify_all();
+  }
+}
+
+void PoolHandler::tend(const std::vector<PoolProcess*>& ready, bool tick) {
+  for (Slot& slot : slots_) {
+    if (slot.state != Slot::State::Idle) continue;
+    PoolProcess* p = slot.process.get();
+    const auto deadline = p->idle_deadline();
+    const bool due = deadline && Clock::now() >= *deadline;
+    if (!tick && !due && std::find(ready.begin(), ready.end(), p) == ready.end()) continue;
+    const PoolProcess::Idle idle = p->pump_idle();
+    if (!idle.broken) continue;
+    const pid_t pid = slot.pid;
+    end_process(std::move(slot.process), How::Terminate);
+    replace_later(slot, true, "pool process " + std::to_string(pid) + " " + idle.why);
+    spdlog::warn("queue={} pid={}: the pool process {}; replacing it{}", params_.queue, pid, idle.why,
+                 slot.start_at > Clock::now() ? " in " + std::to_string(ms_until(slot.start_at)) + " ms" : "");
+  }
+  const Clock::time_point now = Clock::now();
+  for (auto it = ending_.begin(); it != ending_.end();) {
+    if (it->process->pump_ending()) {
+      it = ending_.erase(it);
+      continue;
+    }
+    if (now >= it->kill_at) {
+      spdlog::warn("queue={} pid={}: the pool process did not exit within kill_grace_s ({}s); killing it",
+                   params_.queue, it->process->pid(), params_.handler.kill_grace_s);
+      it->process->kill();
+      it->kill_at = Clock::time_point::max();
+    }
+    ++it;
+  }
+}
+
+void PoolHandler::watch() {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::vector<pollfd> fds;
+  std::vector<PoolProcess*> owners;  // fds[i]'s process; null for the wake fd
+  std::vector<PoolProcess*> ready;
+  while (true) {
+    start_due(lock);
+    const bool busy = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
+      return s.state == Slot::State::Busy || s.state == Slot::State::Spawning;
+    });
+    if (closing_ && ending_.empty() && !busy) return;
+
+    fds.assign(1, pollfd{wake_.get(), POLLIN, 0});
+    owners.assign(1, nullptr);
+    bool tick = false;
+    std::optional<Clock::time_point> next;
+    const auto consider = [&](Clock::time_point t) {
+      if (!next || t < *next) next = t;
+    };
+    const auto add = [&](PoolProcess* p) {
+      for (int fd : {p->stdout_fd(), p->stderr_fd(), p->exit_fd()}) {
+        if (fd < 0) continue;
+        fds.push_back(pollfd{fd, POLLIN, 0});
+        owners.push_back(p);
+      }
+      if (p->exit_fd() < 0) tick = true;
+    };
+    for (Slot& slot : slots_) {
+      if (slot.state == Slot::State::Idle) {
+        add(slot.process.get());
+        if (auto deadline = slot.process->idle_deadline()) consider(*deadline);
+      }
+      if (slot.state == Slot::State::Waiting) consider(slot.start_at);
+    }
+    for (Ending& e : ending_) {
+      add(e.process.get());
+      if (e.kill_at != Clock::time_point::max()) consider(e.kill_at);
+    }
+    int timeout = next ? static_cast<int>(std::min<long long>(ms_until(*next), 60 * 60 * 1000)) : -1;
+    if (tick && (timeout < 0 || timeout > kExitTick.count())) timeout = static_cast<int>(kExitTick.count());
+
+    lock.unlock();
+    const int n = ::poll(fds.data(), fds.size(), timeout);
+    const int poll_errno = errno;
+    std::uint64_t drained = 0;
+    [[maybe_unused]] const ssize_t r = ::read(wake_.get(), &drained, sizeof drained);
+    lock.lock();
+    if (n < 0 && poll_errno != EINTR) {
+      spdlog::error("queue={}: pool watcher: poll: {}", params_.queue, std::generic_category().message(poll_errno));
+    }
+
+    ready.clear();
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) ready.push_back(owners[i]);
+    }
+    // Entries may be stale (a slot thread took the process meanwhile):
+    // tend() acts only on what is still idle or ending now.
+    tend(ready, tick);
+  }
+}
+
+void PoolHandler::wake_watcher() noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_.get(), &one, sizeof one);
+}
+
+void PoolHandler::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!watcher_.joinable()) return;
+    closing_ = true;
+    for (Slot& slot : slots_) {
+      if (slot.state == Slot::State::Idle) {
+        end_process(std::move(slot.process), How::CloseStdin);
+        slot.pid = 0;
+        slot.state = Slot::State::Closed;
+      } else if (slot.state == Slot::State::Waiting) {
+        slot.state = Slot::State::Closed;
+      }
+      // Busy: its run() hands the process back to be ended; Spawning:
+      // start_due() ends the new one.
+    }
+    wake_watcher();
+    changed_.notify_all();
+  }
+  watcher_.join();
+  spdlog::info("queue={}: pool stopped ({} restarts)", params_.queue, restarts_.load());
+}
+
+std::vector<pid_t> PoolHandler::pids() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<pid_t> out;
+  for (const Slot& slot : slots_) {
+    if (slot.state == Slot::State::Idle || slot.state == Slot::State::Busy) out.push_back(slot.pid);
+  }
+  return out;
+}
+
+std::unique_ptr<Handler> make_pool_handler(const QueueConfig& queue, std::vector<std::string> secret_env_names,
+                                           std::function<void()> on_restart) {
+  PoolHandler::Params params;
+  params.queue = queue.name;
+  params.handler = queue.handler;
+  params.concurrency = queue.concurrency;
+  params.secret_env_names = std::move(secret_env_names);
+  params.on_restart = std::move(on_restart);
+  return std::make_unique<PoolHandler>(std::move(params));
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,41 @@
+// The pool handler's frames: one JSON object per line (NDJSON), one line
+// per job each way (docs/handlers.md has the contract).
+//
+//   to the handler:  {"id":"JOB_…","queue":"q","attempt":1,"deadline_ms":0,"payload":"…"}
+//                    ("payload_b64" instead when the payload is not UTF-8)
+//   back, success:   {"id":"JOB_…","ok":true,"result":"…"}   (or "result_b64", or neither: empty)
+//   back, failure:   {"id":"JOB_…","ok":false,"error":"…","permanent":false}
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "handlers/handler.h"
+
+namespace echomq::daemon {
+
+// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// past U+10FFFF): what a JSON string may carry as it is.
+bool is_utf8(std::string_view bytes);
+std::string base64_encode(std::string_view bytes);
+// Standard alphabet with padding (RFC 4648 section 4); false on anything else.
+bool base64_decode(std::string_view text, std::string& bytes);
+
+// The frame for one job, ending in '\n'. Keys always in this order, no
+// whitespace, so a handler in shell may take it apart with sed.
+std::string encode_job_frame(const Job& job);
+
+struct Reply {
+  std::string id;
+  bool ok = false;
+  std::string result;     // ok: the bytes of result or result_b64
+  std::string error;      // !ok
+  bool permanent = false;  // !ok
+};
+
+// Parses one reply line (without its '\n'). Returns "" and fills `reply`,
+// or says what is wrong with the line. Unknown keys are ignored, so a
+// handler may add its own.
+std::string parse_reply_frame(std::string_view line, Reply& reply);
+
+}  // namespace echomq::daemon

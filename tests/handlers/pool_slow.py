@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+# A pool handler that takes as many seconds as the payload says (a number),
+# then answers "slept". Prints its pid on stderr when it gets SIGTERM.
+import json
+import os
+import signal
+import sys
+import time
+
+
+def on_term(signum, frame):
+    print(f"pool_slow: {os.getpid()} got SIGTERM", file=sys.stderr, flush=True)
+    sys.exit(143)
+
+
+signal.signal(signal.SIGTERM, on_term)
+for line in sys.stdin:
+    job = json.loads(line)
+    time.sleep(float(job["payload"] or "0"))
+    print(json.dumps({"id": job["id"], "ok": True, "result": "slept"}), flush=True)

@@ -1,0 +1,151 @@
+// The pool handler's NDJSON frames: the job line exactly as DESIGN.md
+// gives it (text payloads as "payload", anything else as "payload_b64"),
+// and every way a reply line can be right or wrong.
+#include "handlers/pool_protocol.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace echomq::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+Job job(std::string payload) {
+  Job j;
+  j.queue = "thumbs";
+  j.id = "JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD";
+  j.attempt = 2;
+  j.deadline_ms = 1700000000123;
+  j.payload = std::move(payload);
+  return j;
+}
+
+std::string every_byte() {
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
+  return bytes;
+}
+
+TEST(PoolFrame, TextPayloadIsOneLineWithTheKeysInOrder) {
+  EXPECT_EQ(encode_job_frame(job("make it \"small\"\nplease, é")),
+            "{\"id\":\"JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD\",\"queue\":\"thumbs\",\"attempt\":2,"
+            "\"deadline_ms\":1700000000123,\"payload\":\"make it \\\"small\\\"\\nplease, é\"}\n");
+}
+
+TEST(PoolFrame, ControlCharactersAndNulStayInsideTheOneLine) {
+  const std::string payload = std::string("a\0b\r\n\t\x1f", 7);
+  const std::string frame = encode_job_frame(job(payload));
+  EXPECT_EQ(frame.find('\n'), frame.size() - 1);
+  const auto parsed = nlohmann::json::parse(frame);
+  EXPECT_EQ(parsed.at("payload").get<std::string>(), payload);
+  EXPECT_FALSE(parsed.contains("payload_b64"));
+}
+
+TEST(PoolFrame, BytesThatAreNotUtf8TravelAsBase64) {
+  const std::string frame = encode_job_frame(job(every_byte()));
+  EXPECT_EQ(frame.find('\n'), frame.size() - 1);
+  const auto parsed = nlohmann::json::parse(frame);
+  EXPECT_FALSE(parsed.contains("payload"));
+  std::string decoded;
+  ASSERT_TRUE(base64_decode(parsed.at("payload_b64").get<std::string>(), decoded));
+  EXPECT_EQ(decoded, every_byte());
+  EXPECT_THAT(frame, HasSubstr(",\"deadline_ms\":1700000000123,\"payload_b64\":\"AAECAwQF"));
+}
+
+TEST(PoolFrame, EmptyPayloadIsAnEmptyString) {
+  EXPECT_THAT(encode_job_frame(job("")), HasSubstr(",\"payload\":\"\"}\n"));
+}
+
+TEST(Utf8, AcceptsWellFormedRejectsTheRest) {
+  EXPECT_TRUE(is_utf8(""));
+  EXPECT_TRUE(is_utf8("plain ascii"));
+  EXPECT_TRUE(is_utf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));  // é € 😀
+  EXPECT_TRUE(is_utf8(std::string("\0", 1)));
+  EXPECT_FALSE(is_utf8("\xff"));
+  EXPECT_FALSE(is_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_utf8("\xe0\x80\xaf"));      // overlong, 3 bytes
+  EXPECT_FALSE(is_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(is_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(is_utf8("\xe2\x82"));          // cut short
+  EXPECT_FALSE(is_utf8("\x80"));              // a lone continuation byte
+}
+
+TEST(Base64, RoundTripsEveryLengthAndRejectsBadText) {
+  const std::string bytes = every_byte();
+  for (std::size_t n = 0; n <= 10; ++n) {
+    std::string back;
+    ASSERT_TRUE(base64_decode(base64_encode(bytes.substr(250 - n, n)), back)) << n;
+    EXPECT_EQ(back, bytes.substr(250 - n, n));
+  }
+  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64_encode("fo"), "Zm8=");
+  std::string out;
+  EXPECT_FALSE(base64_decode("Zm8", out));     // no padding
+  EXPECT_FALSE(base64_decode("Zm=v", out));    // padding inside
+  EXPECT_FALSE(base64_decode("Zm9v YmFy", out));
+  EXPECT_FALSE(base64_decode("Zm9-", out));    // the URL alphabet
+}
+
+TEST(PoolReply, SuccessWithTextResult) {
+  Reply r;
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","ok":true,"result":"done é"})", r), "");
+  EXPECT_EQ(r.id, "JOB_1");
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.result, "done é");
+}
+
+TEST(PoolReply, SuccessWithBinaryResultOrNone) {
+  Reply r;
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","ok":true,"result_b64":")" + base64_encode(every_byte()) + "\"}", r),
+            "");
+  EXPECT_EQ(r.result, every_byte());
+  ASSERT_EQ(parse_reply_frame(R"({"ok":true,"id":"JOB_2","extra":[1,2]})", r), "");
+  EXPECT_EQ(r.id, "JOB_2");
+  EXPECT_EQ(r.result, "");
+}
+
+TEST(PoolReply, FailureRetryOrPermanent) {
+  Reply r;
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","ok":false,"error":"no such image","permanent":true})", r), "");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "no such image");
+  EXPECT_TRUE(r.permanent);
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","ok":false,"error":"busy"})", r), "");
+  EXPECT_FALSE(r.permanent);
+}
+
+TEST(PoolReply, EveryMalformedLineSaysWhat) {
+  Reply r;
+  EXPECT_THAT(parse_reply_frame("this is not json", r), HasSubstr("the reply line is not JSON"));
+  EXPECT_THAT(parse_reply_frame("this is not json", r), HasSubstr("\"this is not json\""));
+  EXPECT_THAT(parse_reply_frame("", r), HasSubstr("not JSON"));
+  EXPECT_THAT(parse_reply_frame("[1,2]", r), HasSubstr("the reply is a JSON array, not an object"));
+  EXPECT_THAT(parse_reply_frame(R"({"ok":true})", r), HasSubstr("no \"id\" string"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":7,"ok":true})", r), HasSubstr("no \"id\" string"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":"yes"})", r), HasSubstr("no \"ok\" true or false"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":true,"result":5})", r),
+              HasSubstr("\"result\" is a number, expected a string"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":true,"result":"a","result_b64":"YQ=="})", r),
+              HasSubstr("both \"result\" and \"result_b64\""));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":true,"result_b64":"not base64!"})", r),
+              HasSubstr("\"result_b64\" is not a base64 string"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":false,"permanent":"no"})", r),
+              HasSubstr("\"permanent\" is a string, expected true or false"));
+  EXPECT_THAT(parse_reply_frame("{\"id\":\"J\",\"ok\":true,\"result\":\"\xff\"}", r), HasSubstr("not JSON"));
+  EXPECT_THAT(parse_reply_frame(R"({"id":"J","ok":true} trailing)", r), HasSubstr("not JSON"));
+}
+
+TEST(PoolReply, AQuotedBadLineIsCutAndSafe) {
+  Reply r;
+  const std::string problem = parse_reply_frame(std::string(10000, '\xff'), r);
+  EXPECT_LT(problem.size(), 600u);
+  EXPECT_TRUE(is_utf8(problem));
+}
+
+}  // namespace
+}  // namespace echomq::daemon
