@@ -57,10 +57,19 @@ bool Daemon::connect_and_check(Executor& x) {
   }
 
   Reply policy = x.command({"CONFIG", "GET", "maxmemory-policy"});
-  if (policy.type == Reply::Type::Array && policy.elements.size() == 2 && policy.elements[1].str != "noeviction") {
-    const std::string msg = "the server's maxmemory-policy is '" + policy.elements[1].str +
-                            "': under memory pressure it may evict job rows and leases, losing jobs. Set "
-                            "maxmemory-policy noeviction on the server";
+  std::string msg;
+  if (policy.type != Reply::Type::Array || policy.elements.size() != 2) {
+    // CONFIG is often renamed away on managed servers: say the policy went
+    // unchecked rather than pass over it in silence.
+    msg = "cannot read the server's maxmemory-policy (CONFIG GET answered " +
+          (policy.is_error() ? policy.str : std::string("no value")) +
+          "): if it evicts, it may lose job rows and leases. Make sure it is noeviction";
+  } else if (policy.elements[1].str != "noeviction") {
+    msg = "the server's maxmemory-policy is '" + policy.elements[1].str +
+          "': under memory pressure it may evict job rows and leases, losing jobs. Set "
+          "maxmemory-policy noeviction on the server";
+  }
+  if (!msg.empty()) {
     if (config_.valkey.require_noeviction) throw Error(ErrorKind::Reply, "startup", msg);
     spdlog::warn("{}", msg);
   }
@@ -84,7 +93,8 @@ void Daemon::start_parts() {
   if (!config_.valkey.password_env.empty()) secret_env.push_back(config_.valkey.password_env);
 
   for (const QueueConfig& q : config_.queues) {
-    handlers_.push_back(make_handler(q, secret_env));
+    prometheus::Counter* restarts = metrics_->queue(q.name).handler_restarts;
+    handlers_.push_back(make_handler(q, secret_env, [restarts] { restarts->Increment(); }));
     handlers_.back()->start();
     metrics_->queue(q.name).concurrency->Set(q.concurrency);
   }
@@ -101,6 +111,7 @@ void Daemon::start_parts() {
   reaper_->start();
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events);
   wakeup_->start();
+  endpoint_->watch(loops);
 }
 
 std::string Daemon::summary() const {
@@ -145,6 +156,7 @@ void Daemon::drain() {
 }
 
 void Daemon::stop_parts() {
+  endpoint_.reset();
   if (wakeup_) {
     wakeup_->request_stop();
     wakeup_->join();
@@ -168,6 +180,9 @@ int Daemon::run() {
     embedded_->start();
   }
   metrics_ = std::make_unique<Metrics>(queue_names(config_), EMQ_VERSION);
+  // Serving before the server is reached: a daemon that waits for it shows
+  // emq_valkey_up 0 and a 503, and a taken port fails before any claim.
+  endpoint_ = std::make_unique<MetricsEndpoint>(config_, server_options(), *metrics_);
 
   Executor control(server_options(), {}, metrics_.get());
   try {
@@ -195,7 +210,13 @@ int Daemon::run() {
     if (sig == Signal::Reload) {
       spdlog::warn("SIGHUP: emqd does not reload its configuration; restart it to apply changes");
     }
-    if (notify_.watchdog_interval()) notify_.watchdog();
+    if (notify_.watchdog_interval()) {
+      // No ping while a claim loop is stuck: systemd restarts a daemon that
+      // lives but no longer works. A server outage alone still pings.
+      const HealthVerdict alive = endpoint_->liveness();
+      if (alive.healthy) notify_.watchdog();
+      else spdlog::error("not pinging the systemd watchdog: {}", alive.reason);
+    }
     notify_.status(summary());
   }
 

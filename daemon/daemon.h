@@ -11,6 +11,7 @@
 #include "handlers/handler.h"
 #include "lease_renewer.h"
 #include "metrics.h"
+#include "metrics_endpoint.h"
 #include "reaper.h"
 #include "systemd_notify.h"
 #include "wakeup.h"
@@ -44,6 +45,7 @@ class Daemon {
   std::unique_ptr<LeaseRenewer> renewer_;
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<Wakeup> wakeup_;
+  std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
   bool second_signal_ = false;
 };
 

@@ -8,11 +8,19 @@
 #
 #   scripts/install-deps.sh            build + test + run dependencies
 #   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
+#   ... --list                         print the Debian packages, install nothing
 set -euo pipefail
 
-mode=${1:-all}
-[ "$(id -u)" -eq 0 ] || { echo "install-deps.sh: run as root (or with sudo)" >&2; exit 1; }
-export DEBIAN_FRONTEND=noninteractive
+usage() { echo "usage: install-deps.sh [--runtime] [--list]" >&2; exit 2; }
+mode=all
+list=no
+for arg in "$@"; do
+  case "$arg" in
+    --runtime) mode=--runtime ;;
+    --list) list=yes ;;
+    *) usage ;;
+  esac
+done
 
 backports_list=/etc/apt/sources.list.d/echomq-backports.sources
 
@@ -62,9 +70,13 @@ add_backports() {
   echo "install-deps.sh: added bookworm-backports from $uris"
 }
 
+# The shared libraries emqd and emq link (readelf -d: NEEDED), beyond libc6,
+# libstdc++6 and libgcc-s1 that every Debian image has; tests/ops checks
+# this list against the built binaries. emqd speaks the systemd notify
+# protocol itself and serves /metrics itself: no libsystemd, no civetweb.
 runtime_pkgs=(
   libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0
-  libprometheus-cpp-pull1.0 libsystemd0 ca-certificates
+  ca-certificates
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
@@ -72,7 +84,10 @@ build_pkgs=(
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-redis
+  systemd prometheus
 )
+# systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
+# promtool, which checks the /metrics text (tests/ops).
 
 missing() {
   local p
@@ -81,12 +96,19 @@ missing() {
   done
 }
 
-add_backports
 case "$mode" in
   --runtime) want=("${runtime_pkgs[@]}") ;;
-  all)       want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
-  *) echo "usage: install-deps.sh [--runtime]" >&2; exit 2 ;;
+  *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
 esac
+if [ "$list" = yes ]; then
+  # valkey-server comes from bookworm-backports, for `valkey.url: embedded`.
+  printf '%s\n' "${want[@]}" valkey-server valkey-tools
+  exit 0
+fi
+
+[ "$(id -u)" -eq 0 ] || { echo "install-deps.sh: run as root (or with sudo)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+add_backports
 mapfile -t need < <(missing "${want[@]}")
 # The pool handler examples and tests use Node; keep a newer one if present.
 [ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
@@ -97,10 +119,12 @@ if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then
   [ ${#need[@]} -gt 0 ] && apt-get install -y -q --no-install-recommends "${need[@]}"
   [ -n "$valkey_needed" ] && apt-get install -y -q --no-install-recommends -t bookworm-backports valkey-server valkey-tools
 fi
-# The Debian package starts a system-wide server; tests and the demo start
-# their own, so keep the port free and the machine quiet.
+# The Debian packages start system-wide servers (valkey, and prometheus for
+# promtool's sake); tests and the demo start their own, so keep the ports
+# free and the machine quiet.
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
   systemctl disable --now valkey-server >/dev/null 2>&1 || true
+  if [ "$mode" = all ]; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
 fi
 command -v valkey-server >/dev/null || { echo "install-deps.sh: valkey-server missing after install" >&2; exit 1; }
 echo "install-deps.sh: ready ($(valkey-server --version | head -n 1))"

@@ -1,0 +1,43 @@
+#include "healthz.h"
+
+#include <fmt/format.h>
+
+#include "claim_loop.h"
+
+namespace echomq::daemon {
+
+namespace {
+// The loop's own heartbeat is 1 s; the rest is room for a slow machine.
+constexpr std::chrono::milliseconds kTurnSlack{5000};
+
+double seconds(Health::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+Health::Health(std::vector<Loop> loops, std::function<bool()> server_up)
+    : loops_(std::move(loops)), server_up_(std::move(server_up)) {}
+
+Health::Loop Health::watch(const ClaimLoop& loop, std::chrono::milliseconds server_call_limit) {
+  const ClaimLoop* l = &loop;
+  return {loop.queue().name, [l] { return l->last_turn(); },
+          kTurnSlack + std::chrono::milliseconds(loop.queue().poll_max_ms) + server_call_limit};
+}
+
+HealthVerdict Health::loops(Clock::time_point now) const {
+  std::string stalled;
+  for (const Loop& l : loops_) {
+    const Clock::duration age = now - l.last_turn();
+    if (age <= l.allowed) continue;
+    stalled += fmt::format("{}queue {} ({:.1f} s, limit {:.1f} s)", stalled.empty() ? "" : ", ", l.queue,
+                           seconds(age), seconds(l.allowed));
+  }
+  if (stalled.empty()) return {true, "ok"};
+  return {false, "claim loop not turning: " + stalled};
+}
+
+HealthVerdict Health::check(Clock::time_point now) const {
+  HealthVerdict v = loops(now);
+  if (server_up_()) return v;
+  return {false, "the server does not answer" + (v.healthy ? std::string() : "; " + v.reason)};
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,284 @@
+#include "http_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <vector>
+
+namespace echomq::daemon {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// After the response, how long the lingering close may wait for the client
+// to hang up: closing with unread bytes would reset the connection and can
+// destroy the response before the client read it.
+constexpr milliseconds kLinger{1000};
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Unknown";
+  }
+}
+
+std::string serialize(const HttpResponse& r, bool allow_get) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
+  out += "Content-Type: " + r.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  if (allow_get) out += "Allow: GET\r\n";
+  out += "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
+  out += r.body;
+  return out;
+}
+
+HttpResponse text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+HostPort split_listen(const std::string& listen) {
+  const std::string fix = "metrics.listen '" + listen + "': ";
+  std::string host;
+  std::string port;
+  if (!listen.empty() && listen[0] == '[') {
+    const std::size_t close = listen.find(']');
+    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
+      throw std::runtime_error(fix + "expected [ipv6]:port, for example [::1]:9464");
+    }
+    host = listen.substr(1, close - 1);
+    port = listen.substr(close + 2);
+  } else {
+    const std::size_t colon = listen.rfind(':');
+    if (colon == std::string::npos) throw std::runtime_error(fix + "expected host:port, for example 127.0.0.1:9464");
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+  }
+  if (host.empty()) throw std::runtime_error(fix + "the host is missing; use 0.0.0.0 for every IPv4 address");
+  bool digits = !port.empty() && port.size() <= 5;
+  for (char c : port) digits = digits && c >= '0' && c <= '9';
+  if (!digits || std::stoi(port) > 65535) throw std::runtime_error(fix + "expected a port from 0 to 65535");
+  return {host, port};
+}
+
+Fd bind_listener(const std::string& listen) {
+  const HostPort hp = split_listen(listen);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &found); rc != 0) {
+    throw std::runtime_error("metrics.listen '" + listen + "': cannot resolve the host: " + ::gai_strerror(rc));
+  }
+  std::string why = "no address";
+  Fd fd;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    Fd s(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+    if (!s) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), 64) == 0) {
+      fd = std::move(s);
+      break;
+    }
+    why = std::strerror(errno);
+  }
+  ::freeaddrinfo(found);
+  if (!fd) {
+    throw std::runtime_error("metrics.listen '" + listen + "': cannot listen: " + why +
+                             "; choose a free port, or set metrics.listen to \"\" to turn the endpoint off");
+  }
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+  return 0;
+}
+
+// End of the request head, or npos. Bare LF line ends are accepted too
+// (RFC 9112 section 2.2 allows a recipient to).
+std::size_t head_end(const std::string& buf) {
+  std::size_t crlf = buf.find("\r\n\r\n");
+  std::size_t lf = buf.find("\n\n");
+  return std::min(crlf, lf);
+}
+}  // namespace
+
+struct HttpServer::Connection {
+  enum class Phase { Reading, Writing, Lingering };
+  Fd fd;
+  Phase phase = Phase::Reading;
+  std::string in;
+  std::string out;
+  std::size_t sent = 0;
+  Clock::time_point deadline;
+};
+
+HttpServer::HttpServer(Params params)
+    : params_(std::move(params)), listener_(bind_listener(params_.listen)), wake_(make_pipe()) {
+  port_ = bound_port(listener_.get());
+  set_nonblocking(wake_.read.get());
+}
+
+HttpServer::~HttpServer() {
+  request_stop();
+  join();
+}
+
+void HttpServer::start() {
+  thread_ = std::thread([this] { main(); });
+}
+
+void HttpServer::request_stop() {
+  if (!wake_.write) return;
+  char byte = 1;
+  // A full pipe already holds a wake-up; nothing more to say.
+  [[maybe_unused]] ssize_t n = ::write(wake_.write.get(), &byte, 1);
+}
+
+void HttpServer::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+HttpResponse HttpServer::respond(const std::string& request) const {
+  const std::size_t eol = request.find_first_of("\r\n");
+  const std::string line = request.substr(0, eol);
+  const std::size_t sp1 = line.find(' ');
+  const std::size_t sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string::npos || line.compare(sp2 + 1, 7, "HTTP/1.") != 0) {
+    return text(400, "bad request: expected a request line like 'GET /metrics HTTP/1.1'\n");
+  }
+  const std::string method = line.substr(0, sp1);
+  std::string path = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  path = path.substr(0, path.find('?'));
+  if (method != "GET") return text(405, "method not allowed: only GET is served\n");
+  auto route = params_.routes.find(path);
+  if (route == params_.routes.end()) {
+    std::string known;
+    for (const auto& r : params_.routes) known += (known.empty() ? "" : " ") + r.first;
+    return text(404, "not found: " + path + " (served: " + known + ")\n");
+  }
+  try {
+    return route->second();
+  } catch (const std::exception& e) {
+    spdlog::warn("metrics endpoint: {} failed: {}", path, e.what());
+    return text(500, "internal error while serving " + path + "\n");
+  }
+}
+
+void HttpServer::accept_all(std::map<int, Connection>& conns) {
+  while (conns.size() < params_.max_connections) {
+    Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+        spdlog::warn("metrics endpoint: accept failed: {}", std::strerror(errno));
+      }
+      return;
+    }
+    const int key = fd.get();
+    Connection& c = conns[key];
+    c.fd = std::move(fd);
+    c.deadline = Clock::now() + params_.deadline;
+  }
+}
+
+void HttpServer::main() {
+  std::map<int, Connection> conns;
+  std::vector<pollfd> fds;
+  while (true) {
+    Clock::time_point now = Clock::now();
+    Clock::time_point next = now + std::chrono::hours(1);
+    fds.clear();
+    fds.push_back({wake_.read.get(), POLLIN, 0});
+    // At the connection limit the listener is left alone: new clients wait
+    // in the backlog until a deadline frees a slot.
+    if (conns.size() < params_.max_connections) fds.push_back({listener_.get(), POLLIN, 0});
+    for (auto& [key, c] : conns) {
+      fds.push_back({key, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
+      next = std::min(next, c.deadline);
+    }
+    const auto wait = std::chrono::duration_cast<milliseconds>(next - now).count() + 1;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait)) < 0 && errno != EINTR) {
+      spdlog::error("metrics endpoint: poll failed: {}; the endpoint stops", std::strerror(errno));
+      return;
+    }
+    if (fds[0].revents != 0) return;  // request_stop()
+
+    std::vector<int> done;
+    for (const pollfd& p : fds) {
+      if (p.fd == listener_.get()) {
+        if (p.revents & POLLIN) accept_all(conns);
+        continue;
+      }
+      auto it = conns.find(p.fd);
+      if (p.revents == 0 || it == conns.end()) continue;
+      Connection& c = it->second;
+      if (c.phase == Connection::Phase::Writing) {
+        ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+          done.push_back(p.fd);
+        } else if (n > 0 && (c.sent += static_cast<std::size_t>(n)) == c.out.size()) {
+          ::shutdown(c.fd.get(), SHUT_WR);
+          c.phase = Connection::Phase::Lingering;
+          c.deadline = std::min(c.deadline, Clock::now() + kLinger);
+        }
+        continue;
+      }
+      char buf[4096];
+      ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        done.push_back(p.fd);  // hung up (or, lingering, the normal end)
+        continue;
+      }
+      if (n < 0 || c.phase == Connection::Phase::Lingering) continue;
+      c.in.append(buf, static_cast<std::size_t>(n));
+      const std::size_t end = head_end(c.in);
+      if (end == std::string::npos && c.in.size() < params_.max_request_bytes) continue;
+      const HttpResponse r = end != std::string::npos && end < params_.max_request_bytes
+                                 ? respond(c.in.substr(0, end))
+                                 : text(431, "request too large: at most " +
+                                                 std::to_string(params_.max_request_bytes) + " bytes of headers\n");
+      c.out = serialize(r, r.status == 405);
+      c.in.clear();
+      c.phase = Connection::Phase::Writing;
+    }
+    now = Clock::now();
+    for (auto& [key, c] : conns) {
+      if (now >= c.deadline) done.push_back(key);
+    }
+    for (int key : done) conns.erase(key);
+  }
+}
+
+}  // namespace echomq::daemon

@@ -1,0 +1,63 @@
+// The metrics endpoint's HTTP server: HTTP/1.1, GET only, one request per
+// connection, one thread around poll(). Our own because prometheus-cpp's
+// Exposer cannot serve /healthz next to /metrics. Small on purpose: a
+// bounded request, a deadline per connection (a client that trickles bytes
+// is cut off, not waited for), a bounded number of connections.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "process/fd.h"
+
+namespace echomq::daemon {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+class HttpServer {
+ public:
+  using Route = std::function<HttpResponse()>;
+
+  struct Params {
+    std::string listen;                  // "host:port" or "[v6]:port"; port 0 picks a free one
+    std::map<std::string, Route> routes;  // exact paths, "/metrics"; the query string is ignored
+    std::chrono::milliseconds deadline{5000};  // from accept to the last byte sent
+    std::size_t max_request_bytes = 8192;      // request line and headers
+    std::size_t max_connections = 32;
+  };
+
+  // Binds and listens at once, so a taken port is a startup error. Throws
+  // std::runtime_error naming the address and what to do.
+  explicit HttpServer(Params params);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the chosen one when listen asked for port 0).
+  int port() const { return port_; }
+  void start();
+  void request_stop();
+  void join();
+
+ private:
+  struct Connection;
+  void main();
+  void accept_all(std::map<int, Connection>& conns);
+  HttpResponse respond(const std::string& request) const;
+
+  Params params_;
+  Fd listener_;
+  Pipe wake_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace echomq::daemon

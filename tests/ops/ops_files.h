@@ -1,0 +1,66 @@
+// Files and programs for the ops tests: the source tree, the build tree, a
+// temporary directory, and running a tool found on PATH.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emqd_process.h"
+#include "valkey_server.h"
+
+namespace echomq::test {
+
+namespace fs = std::filesystem;
+
+inline fs::path source_dir() { return EMQ_SOURCE_DIR; }
+// EMQ_BIN_DIR is <build>/bin.
+inline fs::path build_dir() { return fs::path(EMQ_BIN_DIR).parent_path(); }
+
+inline std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "emqd-ops-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs a tool from PATH; throws when it is not installed (callers that can
+// do without it check find_program first and skip, saying so).
+inline RunResult run_tool(const std::string& name, std::vector<std::string> args, const std::string& stdin_data = "",
+                          std::vector<std::string> env = {}) {
+  const std::string path = find_program(name);
+  if (path.empty()) throw std::runtime_error(name + " is not on PATH: run scripts/install-deps.sh");
+  args.insert(args.begin(), path);
+  return run_program(args, stdin_data, std::move(env));
+}
+
+}  // namespace echomq::test
