@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test demo sanitize install clean
+.PHONY: all deps build test soak demo sanitize install clean
 
 all: build
 
@@ -17,8 +17,12 @@ build: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Everything but the soak (a million jobs; `make soak` runs it).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300 -LE soak
+
+soak: build
+	EMQ_SOAK=1 ctest --test-dir $(BUILD) --output-on-failure -L soak
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -186,7 +186,7 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
       // A refusal that retrying cannot mend: the lease will expire and the
       // reaper will hand the job out again.
       spdlog::error("queue={} job={} could not be settled: {}", queue_.name, s.lease.id, e.what());
-      running_.remove(s.lease.id);
+      running_.remove(s.lease);
       continue;
     }
     switch (how) {
@@ -196,7 +196,7 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
       case Settled::Released: qm_.released->Increment(); break;
       case Settled::LeaseLost:
         // The renewer may have found it lost first and counted it then.
-        if (running_.reason(s.lease.id) != StopReason::LeaseLost) qm_.lease_lost->Increment();
+        if (running_.reason(s.lease) != StopReason::LeaseLost) qm_.lease_lost->Increment();
         break;
     }
     if (how == Settled::LeaseLost) {
@@ -207,7 +207,7 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
     } else {
       spdlog::debug("queue={} job={} attempt={} {}", queue_.name, s.lease.id, s.attempt, to_string(how));
     }
-    running_.remove(s.lease.id);
+    running_.remove(s.lease);
   }
 }
 

@@ -130,7 +130,7 @@ bool ConfigReader::mapping(const Field& f, const std::vector<std::string>& allow
   }
   std::map<std::string, int> first_line;
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // a copy: the iterator hands out a temporary
     const int key_line = mark_line(key);
     if (!key.IsScalar()) {
       error(key_line, out.key.empty() ? "(top)" : out.key, "expected a plain key name, got " + describe_value(key));

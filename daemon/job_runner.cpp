@@ -88,20 +88,21 @@ void JobRunner::run_one(Work& w) {
   metrics_.in_flight->Decrement();
 
   std::optional<Settlement> settlement;
-  switch (running_.reason(job.id)) {
+  const Lease lease = w.held->lease;  // w.held ends with remove()
+  switch (running_.reason(lease)) {
     case StopReason::LeaseLost:
       spdlog::warn("queue={} job={} attempt={} lease lost: outcome discarded", queue_.name, job.id, job.attempt);
-      running_.remove(job.id);
+      running_.remove(lease);
       break;
     case StopReason::Shutdown:
-      settlement = Settlement::release(w.held->lease, job.attempt);
+      settlement = Settlement::release(lease, job.attempt);
       break;
     case StopReason::None:
       if (outcome.verdict != Outcome::Verdict::Complete) {
         spdlog::warn("queue={} job={} attempt={} failed after {:.3f}s: {}", queue_.name, job.id, job.attempt, seconds,
                      outcome.error);
       }
-      settlement = Settlement::from_outcome(w.held->lease, job.attempt, std::move(outcome));
+      settlement = Settlement::from_outcome(lease, job.attempt, std::move(outcome));
       break;
   }
   {

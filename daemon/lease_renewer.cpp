@@ -48,7 +48,7 @@ milliseconds LeaseRenewer::tick() {
       for (std::size_t k = 0; k < kept.size(); ++k) {
         if (kept[k]) continue;
         const std::string& id = leases[i][k].id;
-        if (loop.running().stop(id, StopReason::LeaseLost)) {
+        if (loop.running().stop(leases[i][k], StopReason::LeaseLost)) {
           metrics_.queue(loop.queue().name).lease_lost->Increment();
           spdlog::warn("queue={} job={} lease lost (reaped or taken over): stopping its handler", loop.queue().name,
                        id);

@@ -8,20 +8,20 @@ RunningJob* RunningJobs::add(const Lease& lease) {
   job->claimed_at = std::chrono::steady_clock::now();
   RunningJob* raw = job.get();
   std::lock_guard<std::mutex> lock(mutex_);
-  jobs_[lease.id] = std::move(job);
+  jobs_[key_of(lease)] = std::move(job);
   return raw;
 }
 
-void RunningJobs::remove(const std::string& id) {
+void RunningJobs::remove(const Lease& lease) {
   std::lock_guard<std::mutex> lock(mutex_);
-  jobs_.erase(id);
+  jobs_.erase(key_of(lease));
 }
 
 std::vector<Lease> RunningJobs::leases() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Lease> out;
   out.reserve(jobs_.size());
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [key, job] : jobs_) {
     if (job->reason != StopReason::LeaseLost) out.push_back(job->lease);
   }
   return out;
@@ -32,9 +32,9 @@ std::size_t RunningJobs::size() const {
   return jobs_.size();
 }
 
-bool RunningJobs::stop(const std::string& id, StopReason reason) {
+bool RunningJobs::stop(const Lease& lease, StopReason reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = jobs_.find(id);
+  auto it = jobs_.find(key_of(lease));
   if (it == jobs_.end()) return false;
   // A lost lease outranks a shutdown: a job another worker may hold must
   // not be released in its name.
@@ -45,15 +45,15 @@ bool RunningJobs::stop(const std::string& id, StopReason reason) {
 
 void RunningJobs::stop_all(StopReason reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [id, job] : jobs_) {
+  for (auto& [key, job] : jobs_) {
     if (job->reason == StopReason::None) job->reason = reason;
     job->stop.request();
   }
 }
 
-StopReason RunningJobs::reason(const std::string& id) const {
+StopReason RunningJobs::reason(const Lease& lease) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = jobs_.find(id);
+  auto it = jobs_.find(key_of(lease));
   return it == jobs_.end() ? StopReason::None : it->second->reason;
 }
 

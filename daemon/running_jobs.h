@@ -2,6 +2,10 @@
 // leased it until its outcome has been settled on the server. The lease
 // renewer extends exactly these; a lease it finds lost is marked here, and
 // the job's handler is told to stop.
+//
+// Held by lease (id and epoch), not by id alone: a job whose lease was lost
+// may be claimed again by this same daemon while its old run is still
+// ending, and each run must keep its own stop token and books.
 #pragma once
 
 #include <chrono>
@@ -10,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "echomq/transitions.h"
@@ -34,22 +39,25 @@ struct RunningJob {
 class RunningJobs {
  public:
   // Registers a freshly claimed job; the returned pointer stays valid until
-  // remove(id).
+  // remove(lease).
   RunningJob* add(const Lease& lease);
-  void remove(const std::string& id);
+  void remove(const Lease& lease);
 
   std::vector<Lease> leases() const;
   std::size_t size() const;
 
   // Marks the job and requests its stop; false when it is not held (any more).
-  bool stop(const std::string& id, StopReason reason);
+  bool stop(const Lease& lease, StopReason reason);
   // Requests a stop of every held job that was not stopped already.
   void stop_all(StopReason reason);
-  StopReason reason(const std::string& id) const;
+  StopReason reason(const Lease& lease) const;
 
  private:
+  using Key = std::pair<std::string, std::int64_t>;  // id, lease epoch
+  static Key key_of(const Lease& lease) { return {lease.id, lease.epoch}; }
+
   mutable std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<RunningJob>> jobs_;
+  std::map<Key, std::unique_ptr<RunningJob>> jobs_;
 };
 
 }  // namespace echomq::daemon

@@ -3,6 +3,10 @@
   of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
   of this lease), state active, and an active score of now+lease_ms.
   A paused queue (meta paused = 1) claims nothing and changes nothing.
+  An id whose row is gone is dropped from the set and skipped; so is one
+  whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
+  not an integer), which is also named in the server's log. The row stays
+  for an operator to look at.
 
   KEYS[1]  emq:{q}:pending    zset  member id, score lane
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
@@ -21,6 +25,27 @@
 ]]
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+
+-- Scripts are not rolled back: an error half-way (HINCRBY on a row some
+-- other writer broke) would leave every id popped with it in no set at
+-- all. So a row is checked before anything is written for it.
+local function is_row(row)
+  if redis.call('TYPE', row).ok ~= 'hash' then
+    return false
+  end
+  local f = redis.call('HMGET', row, 'attempts', 'lease_epoch')
+  for i = 1, 2 do
+    if f[i] and not (string.match(f[i], '^-?%d+$') and #f[i] <= 18) then
+      return false
+    end
+  end
+  return true
+end
+
+local function skip_malformed(row, set)
+  redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' is not an emq/1 row (a hash with integer attempts and ' ..
+    'lease_epoch); dropped from ' .. set .. ', left in place for an operator')
+end
 
 local function int_arg(s)
   return string.match(s or '', '^-?%d+$') and tonumber(s)
@@ -49,8 +74,12 @@ if promote_limit > 0 then
     redis.call('ZREM', delayed, id)
     local row = row_root .. id
     if redis.call('EXISTS', row) == 1 then
-      redis.call('HSET', row, 'state', 'pending')
-      redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+      if is_row(row) then
+        redis.call('HSET', row, 'state', 'pending')
+        redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+      else
+        skip_malformed(row, delayed)
+      end
     end
   end
 end
@@ -67,7 +96,10 @@ while claimed < max_count do
   for i = 1, #popped, 2 do
     local id = popped[i]
     local row = row_root .. id
-    if redis.call('EXISTS', row) == 1 then
+    local exists = redis.call('EXISTS', row) == 1
+    if exists and not is_row(row) then
+      skip_malformed(row, pending)
+    elseif exists then
       local attempts = redis.call('HINCRBY', row, 'attempts', 1)
       local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
       redis.call('HSET', row, 'state', 'active')

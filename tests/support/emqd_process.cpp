@@ -65,6 +65,7 @@ EmqdProcess::EmqdProcess(const std::string& config_yaml, std::vector<std::string
     int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(log, 2);
     ::dup2(log, 1);
+    if (log > 2) ::close(log);  // emqd should see only its stdout and stderr there
     std::vector<char*> argv = c_strings(args);
     std::vector<char*> envp = c_strings(env);
     ::execve(argv[0], argv.data(), envp.data());

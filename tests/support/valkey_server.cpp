@@ -18,8 +18,7 @@
 
 namespace echomq::test {
 
-namespace {
-int free_port() {
+int free_loopback_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -33,7 +32,6 @@ int free_port() {
   ::close(fd);
   return ntohs(a.sin_port);
 }
-}  // namespace
 
 std::string find_program(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -59,7 +57,7 @@ ValkeyServer::ValkeyServer(Options options) : options_(std::move(options)) {
   socket_ = dir_ + "/valkey.sock";
   // A port found free can be taken before the server binds it; try a few.
   for (int attempt = 0;; ++attempt) {
-    port_ = free_port();
+    port_ = free_loopback_port();
     try {
       launch();
       wait_ready();

@@ -55,4 +55,9 @@ class ValkeyServer {
 // The path of a program from PATH, or "" when it is not installed.
 std::string find_program(const std::string& name);
 
+// A loopback TCP port that was free a moment ago (for metrics.listen, which
+// refuses port 0). The kernel hands ephemeral ports out in turn, so it stays
+// free long enough for the program that binds it next.
+int free_loopback_port();
+
 }  // namespace echomq::test

@@ -1,0 +1,70 @@
+// SIGTERM in the middle of a run: the daemon stops claiming, lets short jobs
+// finish, releases the ones that outlast the drain, and exits 0. The stop is
+// nobody's failure: no job is counted retried or dead because of it, and a
+// second daemon then finishes everything.
+#include "fault_fixture.h"
+
+namespace echomq::test {
+namespace {
+
+class Sigterm : public Faults {};
+
+TEST_F(Sigterm, MidRunEveryJobIsDrainedOrReleasedAndNoneCountsAsFailed) {
+  const int kShort = 400, kLong = 2, kConcurrency = 4;
+  FaultSettings f;
+  f.drain_timeout_s = 1;
+  // Under daemon "a" a "long" job outlasts the drain; anywhere else it is short.
+  const std::string work = "if [ \\\"$DAEMON\\\" = a ] && [ \\\"$(cat)\\\" = long ]; then sleep 60; fi";
+  auto config = [&](const std::string& name) {
+    return fault_config_head(server.url(), f) +
+           ledger_queue("term", kConcurrency, 30000, ledger_path(), name, work);
+  };
+  // The long ones first, so they hold two slots when the signal comes.
+  std::vector<std::string> ids = put_many("term", kLong, "long");
+  for (const std::string& id : put_many("term", kShort, "short")) ids.push_back(id);
+
+  EmqdProcess a(config("a"));
+  ASSERT_TRUE(a.wait_ready()) << a.log();
+  ASSERT_TRUE(wait_for([&] { return completed("term") >= 40; }, seconds(60))) << a.log();
+  ASSERT_EQ(row("term", ids[0])["state"], "active") << "the long jobs should hold their slots";
+  ASSERT_EQ(row("term", ids[1])["state"], "active");
+  const auto began = std::chrono::steady_clock::now();
+  a.signal(SIGTERM);
+  EXPECT_EQ(a.wait_exit(seconds(20)), 0) << a.log();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_LT(took, f.drain_timeout_s + 6) << "drain 1 s, then stop and release";
+
+  QueueStats after = stats_of("term");
+  EXPECT_EQ(after.active, 0) << "a stopped daemon holds no lease";
+  EXPECT_EQ(after.counters["released"], kLong) << "exactly the jobs that outlasted the drain are given back";
+  EXPECT_EQ(after.counters["retried"], 0) << "the stop is not a failure";
+  EXPECT_EQ(after.counters["dead"], 0);
+  EXPECT_EQ(after.counters["reaped"], 0);
+  for (const std::string& id : {ids[0], ids[1]}) {
+    auto r = row("term", id);
+    EXPECT_EQ(r["state"], "pending") << id;
+    EXPECT_EQ(r["attempts"], "0") << id << ": a released attempt does not count";
+    EXPECT_EQ(r.count("failures"), 0u) << id;
+  }
+  const std::int64_t done_by_a = after.counters["completed"];
+
+  EmqdProcess b(config("b"));
+  ASSERT_TRUE(all_completed(x, "term", kShort + kLong, seconds(120))) << b.log();
+  LedgerCounts c = expect_all_completed(x, "term", ids, ledger_path());
+  EXPECT_EQ(c.rerun(), static_cast<std::size_t>(kLong)) << "only the released jobs ran again";
+  EXPECT_EQ(c.runs[ids[0]], 2);
+  EXPECT_EQ(c.runs[ids[1]], 2);
+  QueueStats end = stats_of("term");
+  EXPECT_EQ(end.counters["retried"], 0);
+  EXPECT_EQ(end.counters["dead"], 0);
+  report_figures("SIGTERM mid-run",
+                 "jobs=" + std::to_string(kShort + kLong) + " completed_before_exit=" + std::to_string(done_by_a) +
+                     " released=" + std::to_string(after.counters["released"]) + " ran_twice=" +
+                     std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
+                     " (concurrency) retried=0 dead=0 exit=0 stop_took_s=" + std::to_string(took));
+  b.signal(SIGTERM);
+  EXPECT_EQ(b.wait_exit(seconds(15)), 0) << b.log();
+}
+
+}  // namespace
+}  // namespace echomq::test
