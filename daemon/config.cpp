@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/eventhandler.h>
 
 #include "config_paths.h"
 #include "config_reader.h"
@@ -573,7 +574,14 @@ class Loader {
       }
       bool ok = true;
       nlohmann::json j = to_json(*f, ok);
-      if (ok) h.plugin_config_json = j.dump();
+      if (!ok) return;
+      try {
+        h.plugin_config_json = j.dump();
+      } catch (const nlohmann::json::exception&) {
+        // YAML may carry bytes that are not UTF-8; JSON may not, and dump()
+        // throws on them (found by fuzz/config_fuzz.cpp).
+        r_.error(*f, "expected UTF-8 text (it is handed to the plugin as JSON), but a key or value holds other bytes");
+      }
     }
   }
 
@@ -627,6 +635,61 @@ class Loader {
   }
 };
 
+// Where each YAML document of a text starts: the mark of its first node
+// (where an error about the document points), one entry per document.
+struct DocumentMarks : YAML::EventHandler {
+  std::vector<YAML::Mark> starts;  // OnDocumentStart, for spotting a parser that does not move
+  std::vector<YAML::Mark> nodes;   // its first node, or its start when it is empty
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    starts.push_back(mark);
+    nodes.push_back(mark);
+    first_node_seen_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { node(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& mark) {
+    if (!first_node_seen_ && !nodes.empty()) nodes.back() = mark;
+    first_node_seen_ = true;
+  }
+  bool first_node_seen_ = false;
+};
+
+// Counts the documents of `text` before anything is built from it. Not
+// YAML::LoadAll: on a stray ',' outside [ ] or { } (",\n" is enough),
+// yaml-cpp 0.7 hands out one empty document after another without moving
+// on, and LoadAll collects them until memory runs out (found by
+// fuzz/config_fuzz.cpp). A document that starts where the previous one did
+// means the parser is stuck there. Returns false, having reported it.
+bool count_documents(ConfigReader& r, const std::string& text, DocumentMarks& marks) {
+  std::stringstream stream(text);
+  YAML::Parser parser(stream);
+  while (parser.HandleNextDocument(marks)) {
+    const std::size_t n = marks.starts.size();
+    if (n >= 2 && marks.starts[n - 1].pos == marks.starts[n - 2].pos) {
+      const YAML::Mark& at = marks.starts[n - 1];
+      const bool comma = at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size() && text[at.pos] == ',';
+      r.error(at.line + 1, "(syntax)",
+              "expected valid YAML: the parser cannot get past column " + std::to_string(at.column + 1) +
+                  (comma ? " (a ',' outside [ ] or { }; quote the value if it starts with one)" : ""));
+      return false;
+    }
+  }
+  return true;
+}
+
 // Reads `path` into `root`; reports why not.
 bool read_document(ConfigReader& r, const std::string& path, YAML::Node& root) {
   struct stat st {};
@@ -645,23 +708,24 @@ bool read_document(ConfigReader& r, const std::string& path, YAML::Node& root) {
     r.error(1, "(file)", std::string("expected a readable YAML file: ") + std::strerror(errno));
     return false;
   }
-  std::vector<YAML::Node> documents;
+  DocumentMarks documents;
   try {
-    documents = YAML::LoadAll(text.str());
+    if (!count_documents(r, text.str(), documents)) return false;
+    if (documents.nodes.size() == 1) root = YAML::Load(text.str());
   } catch (const YAML::Exception& e) {
     r.error(e.mark.line >= 0 ? e.mark.line + 1 : 1, "(syntax)", "expected valid YAML: " + e.msg);
     return false;
   }
-  if (documents.empty()) {
+  if (documents.nodes.empty()) {
     r.error(1, "(top)", "the file holds no settings; expected at least queues:");
     return false;
   }
-  if (documents.size() > 1) {
-    r.error(documents[1].Mark().line + 1, "(top)",
-            "expected one YAML document, found " + std::to_string(documents.size()) + "; remove the --- separators");
+  if (documents.nodes.size() > 1) {
+    r.error(documents.nodes[1].line + 1, "(top)",
+            "expected one YAML document, found " + std::to_string(documents.nodes.size()) +
+                "; remove the --- separators");
     return false;
   }
-  root = documents[0];
   return true;
 }
 

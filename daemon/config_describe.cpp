@@ -72,7 +72,9 @@ void describe_handler(std::ostream& out, const HandlerConfig& h) {
     row(out, "  config keys", keys.empty() ? "none" : keys);
     return;
   }
-  row(out, "  handler", std::string(kind_name(h.type)) + " " + nlohmann::json(h.command).dump());
+  // replace: an argument may hold bytes that are not UTF-8, and dump() would throw on them.
+  const std::string argv = nlohmann::json(h.command).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  row(out, "  handler", std::string(kind_name(h.type)) + " " + argv);
   row(out, "  timeout",
       h.timeout_s > 0 ? seconds(h.timeout_s) + ", then SIGTERM, SIGKILL after " + seconds(h.kill_grace_s)
                       : "none (the lease still fences the job)");

@@ -51,6 +51,22 @@ int parse_number(std::string_view url, std::string_view s, const char* what, int
   return value;
 }
 
+// Refuses a host no resolver could take: a space or control byte, one of
+// / ? # @ [ ] %, or (outside brackets) a ':'. A URL mangled in a config file
+// is then caught when it is loaded, not as a resolver error at every
+// reconnect (found by fuzz/url_fuzz.cpp).
+void check_host(std::string_view url, std::string_view host, bool bracketed) {
+  for (const char ch : host) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == ':' && !bracketed) {
+      bad(url, "a host with ':' is an IPv6 address; put it in brackets: valkey://[::1]:6379");
+    }
+    const bool odd = c <= 0x20 || c >= 0x7f || ch == '/' || ch == '?' || ch == '#' || ch == '@' || ch == '[' ||
+                     ch == ']' || (ch == '%' && !bracketed);
+    if (odd) bad(url, "the host holds a character no host name has (a space, a control byte, or / ? # @ [ ] %)");
+  }
+}
+
 // Splits "user:password@rest" into the options; returns rest.
 std::string_view take_userinfo(std::string_view url, std::string_view rest, ConnectionOptions& opts) {
   std::size_t at = rest.rfind('@');
@@ -104,7 +120,8 @@ ConnectionOptions parse_url(std::string_view url) {
   authority = take_userinfo(url, authority, opts);
 
   std::string_view host = authority;
-  if (!authority.empty() && authority[0] == '[') {  // [::1]:6379
+  const bool bracketed = !authority.empty() && authority[0] == '[';
+  if (bracketed) {  // [::1]:6379
     std::size_t close = authority.find(']');
     if (close == std::string_view::npos) bad(url, "an IPv6 host needs a closing ]");
     host = authority.substr(1, close - 1);
@@ -118,6 +135,7 @@ ConnectionOptions parse_url(std::string_view url) {
     opts.port = parse_number(url, authority.substr(colon + 1), "port", 1, 65535);
   }
   if (host.empty()) bad(url, "the host is missing");
+  check_host(url, host, bracketed);
   opts.host = std::string(host);
   if (!path.empty()) opts.db = parse_number(url, path, "db", 0, 65535);
   return opts;

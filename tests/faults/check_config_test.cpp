@@ -33,7 +33,7 @@ std::vector<std::string> loader_errors(const std::string& path) {
   return {};
 }
 
-TEST(CheckConfig, EveryBadFileIsRefusedWithExitTwoNamingFileLineAndKey) {
+TEST(CheckConfigCorpus, EveryBadFileIsRefusedWithExitTwoNamingFileLineAndKey) {
   // password_env_unset.yaml names a variable that must not be set.
   ::unsetenv("EMQ_TEST_SURELY_UNSET_PASSWORD");
   const std::vector<std::string> files = bad_files();

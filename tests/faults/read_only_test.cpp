@@ -32,6 +32,12 @@ std::string info_text(Executor& on, const std::string& field) {
   return info.substr(from, info.find_first_of("\r\n", from) - from);
 }
 
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
 class ReadOnly : public Faults {};
 
 TEST_F(ReadOnly, AServerTurnedReplicaMidRunIsRiddenOutAndTheRunResumes) {
@@ -74,15 +80,7 @@ TEST_F(ReadOnly, AServerTurnedReplicaMidRunIsRiddenOutAndTheRunResumes) {
                  "jobs=" + std::to_string(kJobs) + " completed_at_switch=" + std::to_string(done_at_switch) +
                      " ran_twice=" + std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
                      " (jobs in flight) retried=0 readonly_log_lines=" +
-                     std::to_string([&] {
-                       std::size_t n = 0;
-                       const std::string log = d.log();
-                       for (std::size_t at = log.find("READONLY"); at != std::string::npos;
-                            at = log.find("READONLY", at + 1)) {
-                         ++n;
-                       }
-                       return n;
-                     }()));
+                     std::to_string(occurrences(d.log(), "READONLY")));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

@@ -2,7 +2,7 @@
 // process per job), watched from /proc: resident memory stays flat and no
 // descriptor leaks. Long, so it runs only on request:
 //
-//   EMQ_SOAK=1 ctest --test-dir build -L soak --output-on-failure
+//   make soak     (or: EMQ_SOAK=1 ctest --test-dir build -L soak --output-on-failure)
 //
 // EMQ_SOAK_JOBS overrides the count (for a quicker look).
 #include <cstdlib>
