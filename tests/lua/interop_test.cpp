@@ -4,7 +4,7 @@
 // the file text, tests/lua/peer_speaker.py); peer two is valkey-cli --eval.
 #include <nlohmann/json.hpp>
 
-#include "run_program.h"
+#include "emqd_process.h"
 #include "wire_fixture.h"
 
 namespace echomq::test {
@@ -32,23 +32,23 @@ std::string every_byte() {
 
 class Interop : public WireTest {
  protected:
-  ProgramResult python(std::vector<std::string> args) {
+  RunResult python(std::vector<std::string> args) {
     std::vector<std::string> argv{kPython, kPeer, "--port", std::to_string(server().port()), "--lua-dir", kLuaDir};
     argv.insert(argv.end(), args.begin(), args.end());
-    ProgramResult r = run_program(argv);
-    EXPECT_EQ(r.exit_code, 0) << "peer_speaker.py failed: " << r.err;
+    RunResult r = run_program(argv);
+    EXPECT_EQ(r.code, 0) << "peer_speaker.py failed: " << r.err;
     return r;
   }
   // valkey-cli --eval FILE key... , arg...: EVAL of the file's text.
-  ProgramResult cli_eval(const std::string& script, const std::vector<std::string>& keys,
+  RunResult cli_eval(const std::string& script, const std::vector<std::string>& keys,
                          const std::vector<std::string>& args) {
     std::vector<std::string> argv{find_program("valkey-cli"), "-p", std::to_string(server().port()), "--eval",
                                   kLuaDir + "/" + script + ".lua"};
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.push_back(",");
     argv.insert(argv.end(), args.begin(), args.end());
-    ProgramResult r = run_program(argv);
-    EXPECT_EQ(r.exit_code, 0) << "valkey-cli failed: " << r.err;
+    RunResult r = run_program(argv);
+    EXPECT_EQ(r.code, 0) << "valkey-cli failed: " << r.err;
     return r;
   }
   static std::vector<std::string> lines(const std::string& text) {
@@ -71,7 +71,7 @@ class Interop : public WireTest {
 TEST_F(Interop, PythonEnqueuesOurLibraryClaimsAndCompletes) {
   const std::string id = "JOB_py-" + q.queue.substr(0, 40);
   const std::string payload = every_byte();
-  ProgramResult r = python({"enqueue", q.queue, id, hex(payload)});
+  RunResult r = python({"enqueue", q.queue, id, hex(payload)});
   EXPECT_EQ(r.out, "1\n");
   // The peer wrote exactly the seed's three-field row.
   EXPECT_EQ(row(id), (Row{{"state", "pending"}, {"attempts", "0"}, {"payload", payload}}));
@@ -95,7 +95,7 @@ TEST_F(Interop, PythonEnqueuesOurLibraryClaimsAndCompletes) {
 TEST_F(Interop, OurLibraryEnqueuesPythonClaimsAndCompletes) {
   const std::string payload = std::string("from C++\0", 9) + every_byte();
   std::string id = enqueue_new(payload);
-  ProgramResult r = python({"claim-complete", q.queue, "60000", "done by python"});
+  RunResult r = python({"claim-complete", q.queue, "60000", "done by python"});
   nlohmann::json reply = nlohmann::json::parse(r.out);
   EXPECT_EQ(reply["id"], id);
   EXPECT_EQ(reply["payload_hex"], hex(payload));
@@ -117,7 +117,7 @@ TEST_F(Interop, OurLibraryEnqueuesPythonClaimsAndCompletes) {
 
 TEST_F(Interop, ValkeyCliEnqueuesOurLibraryClaims) {
   const std::string id = "JOB_cli-" + q.queue.substr(0, 40);
-  ProgramResult r = cli_eval("enqueue", {q.row_root + id, q.pending}, {id, "from the shell"});
+  RunResult r = cli_eval("enqueue", {q.row_root + id, q.pending}, {id, "from the shell"});
   EXPECT_EQ(r.out, "1\n");
   std::vector<ClaimedJob> jobs = claim(x, q, {30000, 1, 0});
   ASSERT_EQ(jobs.size(), 1u);
@@ -128,12 +128,12 @@ TEST_F(Interop, ValkeyCliEnqueuesOurLibraryClaims) {
 
 TEST_F(Interop, OurLibraryEnqueuesValkeyCliClaimsAndCompletes) {
   std::string id = enqueue_new("for the shell");
-  ProgramResult claimed =
+  RunResult claimed =
       cli_eval("claim", {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root}, {"30000", "1", "0"});
   EXPECT_EQ(lines(claimed.out), (std::vector<std::string>{id, "for the shell", "1", "1"}));
   EXPECT_EQ(row(id).at("state"), "active");
 
-  ProgramResult done = cli_eval("complete", {q.row_root + id, q.active, q.stats}, {id, "1", "0", "shell result"});
+  RunResult done = cli_eval("complete", {q.row_root + id, q.active, q.stats}, {id, "1", "0", "shell result"});
   EXPECT_EQ(done.out, "1\n");
   EXPECT_FALSE(exists(q.row_root + id));
   EXPECT_EQ(counters(), counters_with({{"claimed", 1}, {"completed", 1}}));
