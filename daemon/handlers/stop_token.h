@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 
 #include "process/fd.h"
 
@@ -10,14 +11,17 @@ namespace echomq::daemon {
 
 class StopToken {
  public:
-  StopToken();  // an eventfd; throws std::system_error
   void request() noexcept;
   bool requested() const noexcept { return requested_.load(std::memory_order_acquire); }
-  // Readable once requested; for poll() next to a handler's own fds.
-  int fd() const noexcept { return fd_.get(); }
+  // Readable once requested; for poll() next to a handler's own fds. The
+  // eventfd is opened on the first call, because plugin jobs never poll:
+  // an eventfd and its close for every job were a tenth of the daemon's
+  // CPU at no-op rates. Throws std::system_error when none can be opened.
+  int fd() const;
 
  private:
-  Fd fd_;
+  mutable std::mutex mutex_;  // orders the fd's creation against request()
+  mutable Fd fd_;
   std::atomic<bool> requested_{false};
 };
 
