@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "echomq/errors.h"
@@ -52,6 +53,28 @@ struct ReplyDeleter {
   void operator()(void* r) const noexcept { freeReplyObject(r); }
 };
 using ReplyPtr = std::unique_ptr<void, ReplyDeleter>;
+
+constexpr std::size_t kKeepBuffer = 1 << 20;
+
+void append_decimal(std::size_t n, std::string& out) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, end);
+}
+
+// One command as a RESP array of bulk strings, the form every server takes.
+void append_resp(const Command& argv, std::string& out) {
+  out += '*';
+  append_decimal(argv.size(), out);
+  out += "\r\n";
+  for (const std::string& a : argv) {
+    out += '$';
+    append_decimal(a.size(), out);
+    out += "\r\n";
+    out += a;
+    out += "\r\n";
+  }
+}
 
 void expect_ok(Connection& c, const Command& argv, const char* what) {
   Reply r = c.command(argv);
@@ -111,19 +134,13 @@ void Connection::fail(const char* op) {
   throw Error(ErrorKind::Io, op, "lost the connection to " + address_ + ": " + text);
 }
 
-void Connection::append(const Command& argv) {
+void Connection::append(const Command* commands, std::size_t count) {
   if (broken_) throw Error(ErrorKind::Io, "send", "the connection to " + address_ + " is broken");
-  std::vector<const char*> ptrs;
-  std::vector<std::size_t> lens;
-  ptrs.reserve(argv.size());
-  lens.reserve(argv.size());
-  for (const std::string& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK) {
-    fail("send");
-  }
+  outbuf_.clear();
+  for (std::size_t i = 0; i < count; ++i) append_resp(commands[i], outbuf_);
+  const int rc = redisAppendFormattedCommand(ctx_.get(), outbuf_.data(), outbuf_.size());
+  if (outbuf_.capacity() > kKeepBuffer) std::string().swap(outbuf_);  // a big payload's buffer is not kept
+  if (rc != REDIS_OK) fail("send");
 }
 
 Reply Connection::read_reply() {
@@ -134,12 +151,12 @@ Reply Connection::read_reply() {
 }
 
 Reply Connection::command(const Command& argv) {
-  append(argv);
+  append(&argv, 1);
   return read_reply();
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
-  for (const Command& c : commands) append(c);
+  append(commands.data(), commands.size());
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
@@ -147,7 +164,7 @@ std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
 }
 
 void Connection::send(const Command& argv) {
-  append(argv);
+  append(&argv, 1);
   int done = 0;
   while (!done) {
     if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("send");

@@ -50,12 +50,16 @@ class Connection {
   };
   explicit Connection(std::unique_ptr<redisContext, ContextDeleter> ctx, std::string op_name);
 
-  void append(const Command& argv);
+  // Formats each command as RESP into one buffer and hands it to hiredis
+  // whole: hiredis 0.14's own formatting (sdscatfmt) was 40 % of a
+  // producer's CPU and a quarter of the claim loop's.
+  void append(const Command* commands, std::size_t count);
   Reply read_reply();
   [[noreturn]] void fail(const char* op);
 
   std::unique_ptr<redisContext, ContextDeleter> ctx_;
   std::string address_;  // redacted, for messages
+  std::string outbuf_;   // reused, so a busy connection formats without allocating
   bool broken_ = false;
 };
 
