@@ -85,13 +85,13 @@ bool ClaimLoop::ready(Clock::time_point now) const {
   if (now < backoff_until_) return false;  // the server is in trouble: wait
   if (!outbox_.empty()) return true;
   if (stopping_) return runner_.busy() == 0;
-  return claiming_ && runner_.free_slots() > 0 && (wake_ || now >= next_claim_at_);
+  return claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_);
 }
 
 Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kHeartbeat;
   if (backoff_until_ > now) return std::min(deadline, backoff_until_);
-  if (claiming_ && runner_.free_slots() > 0) deadline = std::min(deadline, next_claim_at_);
+  if (claiming_ && runner_.room() > 0) deadline = std::min(deadline, next_claim_at_);
   return deadline;
 }
 
@@ -101,10 +101,12 @@ void ClaimLoop::main() {
     bool claim_now = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      if (!claiming_) release_unstarted();
       Clock::time_point now = Clock::now();
       while (!ready(now)) {
         if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
         cv_.wait_until(lock, next_deadline(now));
+        if (!claiming_) release_unstarted();
         now = Clock::now();
         last_turn_ns_ = now.time_since_epoch().count();
       }
@@ -119,7 +121,7 @@ void ClaimLoop::main() {
       }
       if (now < backoff_until_) continue;
       batch.swap(outbox_);
-      claim_now = claiming_ && runner_.free_slots() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
+      claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
       wake_ = false;
     }
     if (batch.empty() && !claim_now) continue;
@@ -128,7 +130,7 @@ void ClaimLoop::main() {
 }
 
 void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
-  const int free = claim_now ? runner_.free_slots() : 0;
+  const int free = claim_now ? runner_.room() : 0;
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
   for (const Settlement& s : batch) calls.push_back(settler_.call(s));
@@ -212,7 +214,10 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
 }
 
 void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
+  if (jobs.empty()) return;
   const std::int64_t now_ms = epoch_ms();
+  std::vector<JobRunner::Assignment> batch;
+  batch.reserve(jobs.size());
   for (ClaimedJob& job : jobs) {
     qm_.claimed->Increment();
     if (auto minted = minted_at_ms(job.id)) {
@@ -220,8 +225,18 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
     }
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
     RunningJob* held = running_.add({job.id, job.lease_epoch});
-    runner_.submit(std::move(job), held);
+    batch.push_back({std::move(job), held});
   }
+  runner_.submit(std::move(batch));
+}
+
+// At the drain, jobs claimed ahead that no slot has started go back to the
+// queue at once instead of waiting behind the running ones.
+void ClaimLoop::release_unstarted() {
+  std::vector<JobRunner::Assignment> unstarted = runner_.take_waiting();
+  if (unstarted.empty()) return;
+  spdlog::info("queue={} releasing {} jobs claimed ahead and not started", queue_.name, unstarted.size());
+  for (JobRunner::Assignment& a : unstarted) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
 }
 
 void ClaimLoop::on_server_trouble(const Error& e, std::deque<Settlement> unsent) {

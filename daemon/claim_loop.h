@@ -1,5 +1,5 @@
 // The claim loop of one queue: claims as many jobs as there are free handler
-// slots, hands them to the slots, and settles finished jobs, all over one
+// slots (plus the queue's prefetch), hands them to the slots, and settles finished jobs, all over one
 // connection. Settlements and the next claim travel in one pipelined round
 // trip. Idle, it polls with a growing interval up to poll_max_ms, and wakes
 // at once when the wakeup subscriber reports new work.
@@ -55,6 +55,7 @@ class ClaimLoop {
   void turn(std::deque<Settlement> batch, bool claim_now);
   void book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep);
   void dispatch(std::vector<ClaimedJob> jobs);
+  void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(const Error& e, std::deque<Settlement> unsent);
 

@@ -44,11 +44,11 @@ const std::vector<KeySection>& key_sections() {
       {"reaper", {"interval_ms", "batch"}},
       {"shutdown", {"drain_timeout_s"}},
       {"defaults",
-       {"concurrency", "lease_ms", "max_attempts", "backoff", "keep_completed_s", "keep_dead_s", "poll_max_ms",
+       {"concurrency", "prefetch", "lease_ms", "max_attempts", "backoff", "keep_completed_s", "keep_dead_s", "poll_max_ms",
         "timeout_s", "kill_grace_s", "max_output_bytes", "permanent_exit_codes", "inherit_env", "env"}},
       {"defaults.backoff", {"initial_ms", "multiplier", "max_ms", "jitter"}},
       {"queues[]",
-       {"name", "concurrency", "lease_ms", "max_attempts", "backoff", "keep_completed_s", "keep_dead_s", "poll_max_ms",
+       {"name", "concurrency", "prefetch", "lease_ms", "max_attempts", "backoff", "keep_completed_s", "keep_dead_s", "poll_max_ms",
         "handler"}},
       {"queues[].backoff", {"initial_ms", "multiplier", "max_ms", "jitter"}},
       {"queues[].handler",
@@ -326,6 +326,7 @@ class Loader {
   // The keys a queue shares with defaults; each one present overrides.
   void read_policy(const Mapping& m, const std::string& backoff_section, QueueConfig& q) {
     if (auto f = m.get("concurrency")) r_.integer(*f, 1, 4096, q.concurrency);
+    if (auto f = m.get("prefetch")) r_.integer(*f, 0, 4096, q.prefetch);
     if (auto f = m.get("lease_ms")) {
       r_.integer(*f, std::int64_t{100}, kDayMs, q.lease_ms,
                  "86400000 is 24 h, and a lease under 100 ms cannot be renewed in time");

@@ -117,6 +117,7 @@ std::string describe(const Config& config) {
     out << "\n";
     row(out, "queue", q.name);
     row(out, "  concurrency", std::to_string(q.concurrency));
+    if (q.prefetch > 0) row(out, "  prefetch", std::to_string(q.prefetch) + " claimed ahead");
     row(out, "  lease", ms(q.lease_ms));
     row(out, "  attempts", std::to_string(q.max_attempts));
     row(out, "  backoff",

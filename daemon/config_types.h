@@ -31,6 +31,10 @@ struct HandlerConfig {
 struct QueueConfig {
   std::string name;
   int concurrency = 1;
+  // Jobs claimed ahead of free slots, so a slot that ends one finds the next
+  // without waiting for a round trip. 0 for jobs that take long: a job
+  // claimed ahead waits behind running ones while another daemon may idle.
+  int prefetch = 0;
   std::int64_t lease_ms = 30000;
   std::int64_t max_attempts = 5;
   BackoffPolicy backoff{1000, 2.0, 3600000, 0.2};

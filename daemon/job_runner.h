@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -26,6 +27,12 @@ class JobRunner {
   // nullopt when there is nothing to send (the slot is free all the same).
   using Deliver = std::function<void(std::optional<Settlement>)>;
 
+  // A claimed job and its entry in RunningJobs.
+  struct Assignment {
+    ClaimedJob job;
+    RunningJob* held;
+  };
+
   JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics,
             Deliver deliver);
   ~JobRunner();
@@ -33,22 +40,28 @@ class JobRunner {
   JobRunner& operator=(const JobRunner&) = delete;
 
   void start();
-  // Hands a claimed job to a free slot; the caller sized its claim to
-  // free_slots(), so there always is one.
-  void submit(ClaimedJob job, RunningJob* held);
-  int free_slots() const;
+  // Queues claimed jobs for the slots; the caller sized its claim to room().
+  void submit(std::vector<Assignment> jobs);
+  // How many more jobs may be claimed: the free slots plus the queue's
+  // prefetch, less the jobs already waiting for a slot.
+  int room() const;
+  // Jobs handed over and not ended yet: running, or waiting for a slot.
   int busy() const;
-  // No new jobs; each slot ends after its current one.
+  // Takes back the jobs no slot has started, for release at the drain.
+  std::vector<Assignment> take_waiting();
+  // No new jobs; each slot ends once nothing waits.
   void request_stop();
   void join();
 
  private:
-  struct Work {
-    ClaimedJob job;
-    RunningJob* held;
+  // A slot thread's own wake-up, so the runner chooses which one wakes.
+  struct Slot {
+    std::condition_variable cv;
+    bool woken = false;
   };
-  void slot_main();
-  void run_one(Work& w);
+  void slot_main(Slot& me);
+  std::optional<Settlement> run_one(Assignment& a);
+  Slot* wake_target_locked();
 
   const QueueConfig& queue_;
   Handler& handler_;
@@ -57,10 +70,12 @@ class JobRunner {
   Deliver deliver_;
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Work> work_;
-  int busy_ = 0;
+  std::deque<Assignment> waiting_;
+  int running_count_ = 0;
+  std::vector<Slot*> idle_;    // sleeping slots, the most recently idle last
+  bool wake_pending_ = false;  // a slot has been woken and has not taken work yet
   bool stopping_ = false;
+  std::vector<std::unique_ptr<Slot>> slot_state_;  // outlives the threads
   std::vector<std::thread> slots_;
 };
 

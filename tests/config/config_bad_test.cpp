@@ -34,6 +34,7 @@ const BadCase kBadCases[] = {
     // numbers and ranges
     {"concurrency_zero.yaml", 3, "defaults.concurrency", "expected a whole number in 1..4096, got 0"},
     {"concurrency_too_big.yaml", 4, "queues[0].concurrency", "expected a whole number in 1..4096, got 5000"},
+    {"prefetch_negative.yaml", 4, "queues[0].prefetch", "expected a whole number in 0..4096, got -1"},
     {"negative_lease.yaml", 3, "defaults.lease_ms", "expected a whole number in 100..86400000, got -5"},
     {"lease_too_short.yaml", 4, "queues[0].lease_ms",
      "got 50; 86400000 is 24 h, and a lease under 100 ms cannot be renewed in time"},

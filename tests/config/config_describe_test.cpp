@@ -28,6 +28,7 @@ shutdown        drain up to 12.5 s
 
 queue           emails
   concurrency   8
+  prefetch      8 claimed ahead
   lease         20000 ms
   attempts      3
   backoff       500 ms x3, at most 60000 ms, jitter 0.1

@@ -62,6 +62,7 @@ TEST_F(FullConfig, ExecQueueInheritsDefaultsAndOverridesConcurrency) {
   const QueueConfig& q = config_.queues[0];
   EXPECT_EQ(q.name, "emails");
   EXPECT_EQ(q.concurrency, 8);
+  EXPECT_EQ(q.prefetch, 8);
   EXPECT_EQ(q.lease_ms, 20000);
   EXPECT_EQ(q.max_attempts, 3);
   expect_backoff(q.backoff, 500, 3, 60000, 0.1);
@@ -86,6 +87,7 @@ TEST_F(FullConfig, PoolQueueOverridesAndMergesBackoff) {
   const QueueConfig& q = config_.queues[1];
   EXPECT_EQ(q.name, "thumbs.v2");
   EXPECT_EQ(q.concurrency, 2);
+  EXPECT_EQ(q.prefetch, 0) << "nothing is claimed ahead unless asked";
   EXPECT_EQ(q.lease_ms, 60000);
   EXPECT_EQ(q.max_attempts, 10);
   expect_backoff(q.backoff, 2000, 3, 60000, 0.1);  // only initial_ms is its own

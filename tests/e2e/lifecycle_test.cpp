@@ -1,5 +1,6 @@
 // Leases, drains, several daemons and a server that goes away: what emqd
 // promises about every job across them.
+#include <algorithm>
 #include <fstream>
 #include <memory>
 
@@ -131,6 +132,40 @@ TEST_F(Lifecycle, SigtermLetsARunningJobFinish) {
   EXPECT_EQ(s.counters["completed"], 1) << "the running job finishes";
   EXPECT_EQ(s.pending, 1) << "and no new one is claimed during the drain";
   EXPECT_EQ(s.counters["released"], 0);
+}
+
+TEST_F(Lifecycle, PrefetchHoldsConcurrencyPlusPrefetchAndTheDrainReleasesWhatDidNotStart) {
+  EmqdProcess d(config_head(server) +
+                "  - name: ahead\n    concurrency: 1\n    prefetch: 2\n    handler:\n      type: exec\n"
+                "      command: [\"/bin/sleep\", \"4\"]\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  for (int i = 0; i < 6; ++i) put("ahead", std::to_string(i));
+  std::int64_t most_active = 0;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        QueueStats s = stats_of("ahead");
+        most_active = std::max(most_active, s.active);
+        return s.active == 3 && s.pending == 3;
+      },
+      seconds(10)))
+      << d.log();
+  EXPECT_EQ(most_active, 3) << "one running and two claimed ahead, never more";
+
+  d.signal(SIGTERM);
+  // The two waiting go back while the running one still sleeps.
+  EXPECT_TRUE(wait_for(
+      [&] {
+        QueueStats s = stats_of("ahead");
+        return s.counters["released"] == 2 && s.pending == 5 && s.active == 1;
+      },
+      seconds(2)))
+      << d.log();
+  EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+  QueueStats s = stats_of("ahead");
+  EXPECT_EQ(s.counters["completed"], 1) << "the running job finishes within the drain";
+  EXPECT_EQ(s.counters["released"], 2);
+  EXPECT_EQ(s.pending, 5);
+  EXPECT_EQ(s.active, 0);
 }
 
 TEST_F(Lifecycle, ServerStoppedAndRestartedMidRunLosesNothing) {
