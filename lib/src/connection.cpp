@@ -54,26 +54,10 @@ struct ReplyDeleter {
 };
 using ReplyPtr = std::unique_ptr<void, ReplyDeleter>;
 
-constexpr std::size_t kKeepBuffer = 1 << 20;
-
 void append_decimal(std::size_t n, std::string& out) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
   out.append(digits, end);
-}
-
-// One command as a RESP array of bulk strings, the form every server takes.
-void append_resp(const Command& argv, std::string& out) {
-  out += '*';
-  append_decimal(argv.size(), out);
-  out += "\r\n";
-  for (const std::string& a : argv) {
-    out += '$';
-    append_decimal(a.size(), out);
-    out += "\r\n";
-    out += a;
-    out += "\r\n";
-  }
 }
 
 void expect_ok(Connection& c, const Command& argv, const char* what) {
@@ -81,6 +65,36 @@ void expect_ok(Connection& c, const Command& argv, const char* what) {
   if (r.is_error()) throw error_from_reply(what, r.str);
 }
 }  // namespace
+
+void RespBuffer::begin(std::size_t argc) {
+  out_ += '*';
+  append_decimal(argc, out_);
+  out_ += "\r\n";
+  ++commands_;
+}
+
+void RespBuffer::arg(std::string_view a) {
+  out_ += '$';
+  append_decimal(a.size(), out_);
+  out_ += "\r\n";
+  out_ += a;
+  out_ += "\r\n";
+}
+
+void RespBuffer::add(const Command& argv) {
+  begin(argv.size());
+  for (const std::string& a : argv) arg(a);
+}
+
+void RespBuffer::clear() {
+  constexpr std::size_t kKeep = 1 << 20;  // a big payload's buffer is not kept
+  if (out_.capacity() > kKeep) {
+    std::string().swap(out_);
+  } else {
+    out_.clear();
+  }
+  commands_ = 0;
+}
 
 void Connection::ContextDeleter::operator()(redisContext* c) const noexcept { redisFree(c); }
 
@@ -135,12 +149,16 @@ void Connection::fail(const char* op) {
 }
 
 void Connection::append(const Command* commands, std::size_t count) {
-  if (broken_) throw Error(ErrorKind::Io, "send", "the connection to " + address_ + " is broken");
   outbuf_.clear();
-  for (std::size_t i = 0; i < count; ++i) append_resp(commands[i], outbuf_);
-  const int rc = redisAppendFormattedCommand(ctx_.get(), outbuf_.data(), outbuf_.size());
-  if (outbuf_.capacity() > kKeepBuffer) std::string().swap(outbuf_);  // a big payload's buffer is not kept
-  if (rc != REDIS_OK) fail("send");
+  for (std::size_t i = 0; i < count; ++i) outbuf_.add(commands[i]);
+  append(outbuf_);
+  outbuf_.clear();
+}
+
+void Connection::append(const RespBuffer& commands) {
+  if (broken_) throw Error(ErrorKind::Io, "send", "the connection to " + address_ + " is broken");
+  const std::string_view bytes = commands.bytes();
+  if (redisAppendFormattedCommand(ctx_.get(), bytes.data(), bytes.size()) != REDIS_OK) fail("send");
 }
 
 Reply Connection::read_reply() {
@@ -160,6 +178,14 @@ std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
+  return replies;
+}
+
+std::vector<Reply> Connection::pipeline(const RespBuffer& commands) {
+  append(commands);
+  std::vector<Reply> replies;
+  replies.reserve(commands.commands());
+  for (std::size_t i = 0; i < commands.commands(); ++i) replies.push_back(read_reply());
   return replies;
 }
 

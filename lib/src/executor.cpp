@@ -1,6 +1,7 @@
 #include "echomq/executor.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "echomq/keyspace.h"
 
@@ -101,35 +102,33 @@ auto Executor::guarded(F&& f) -> decltype(f(std::declval<Connection&>())) {
   }
 }
 
-Command Executor::evalsha(const ScriptCall& call) const {
-  Command argv;
-  argv.reserve(3 + call.keys.size() + call.args.size());
-  argv.push_back("EVALSHA");
-  argv.push_back(sha_[static_cast<std::size_t>(call.script)]);
-  argv.push_back(std::to_string(call.keys.size()));
-  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
-  argv.insert(argv.end(), call.args.begin(), call.args.end());
-  return argv;
+void Executor::add_evalsha(const ScriptCall& call, RespBuffer& out) const {
+  char numkeys[24];
+  const auto end = std::to_chars(numkeys, numkeys + sizeof numkeys, call.keys.size()).ptr;
+  out.begin(3 + call.keys.size() + call.args.size());
+  out.arg("EVALSHA");
+  out.arg(sha_[static_cast<std::size_t>(call.script)]);
+  out.arg(std::string_view(numkeys, static_cast<std::size_t>(end - numkeys)));
+  for (const std::string& k : call.keys) out.arg(k);
+  for (const std::string& a : call.args) out.arg(a);
 }
 
 Reply Executor::eval(const ScriptCall& call) {
-  return guarded([&](Connection& c) {
-    Reply r = c.command(evalsha(call));
-    if (is_noscript(r)) {
-      load_scripts(c);
-      r = c.command(evalsha(call));
-    }
-    if (r.is_error()) throw error_from_reply(script_info(call.script).name, r.str);
-    return r;
-  });
+  std::vector<Reply> replies = eval_calls(&call, 1);
+  Reply& r = replies.front();
+  if (r.is_error()) throw error_from_reply(script_info(call.script).name, r.str);
+  return std::move(r);
 }
 
 std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
+  return eval_calls(calls.data(), calls.size());
+}
+
+std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count) {
   return guarded([&](Connection& c) {
-    std::vector<Command> cmds;
-    cmds.reserve(calls.size());
-    for (const ScriptCall& call : calls) cmds.push_back(evalsha(call));
-    std::vector<Reply> replies = c.pipeline(cmds);
+    calls_.clear();
+    for (std::size_t i = 0; i < count; ++i) add_evalsha(calls[i], calls_);
+    std::vector<Reply> replies = c.pipeline(calls_);
 
     std::vector<std::size_t> missed;
     for (std::size_t i = 0; i < replies.size(); ++i) {
@@ -137,11 +136,12 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
     }
     if (!missed.empty()) {
       load_scripts(c);
-      std::vector<Command> again;
-      for (std::size_t i : missed) again.push_back(evalsha(calls[i]));
-      std::vector<Reply> retried = c.pipeline(again);
+      calls_.clear();
+      for (std::size_t i : missed) add_evalsha(calls[i], calls_);
+      std::vector<Reply> retried = c.pipeline(calls_);
       for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
     }
+    calls_.clear();
     for (const Reply& r : replies) {
       if (r.is_error()) note_error(error_from_reply("", r.str).kind());
     }

@@ -69,7 +69,9 @@ class Executor {
  private:
   void handshake(Connection& c);
   void load_scripts(Connection& c);
-  Command evalsha(const ScriptCall& call) const;
+  std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
+  // Writes EVALSHA of the call's script, its keys and its arguments.
+  void add_evalsha(const ScriptCall& call, RespBuffer& out) const;
   template <typename F>
   auto guarded(F&& f) -> decltype(f(std::declval<Connection&>()));
   void note_error(ErrorKind kind) noexcept;
@@ -79,6 +81,7 @@ class Executor {
   ExecutorObserver* observer_;
   std::optional<Connection> conn_;
   std::array<std::string, kScriptCount> sha_;
+  RespBuffer calls_;  // reused from call to call
   std::uint64_t script_loads_ = 0;
   std::chrono::milliseconds next_delay_;
   std::chrono::steady_clock::time_point next_attempt_{};
