@@ -54,31 +54,33 @@ struct ReplyDeleter {
 };
 using ReplyPtr = std::unique_ptr<void, ReplyDeleter>;
 
-void append_decimal(std::size_t n, std::string& out) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out.append(digits, end);
-}
-
 void expect_ok(Connection& c, const Command& argv, const char* what) {
   Reply r = c.command(argv);
   if (r.is_error()) throw error_from_reply(what, r.str);
 }
 }  // namespace
 
+namespace {
+// "*3\r\n" or "$12\r\n": a type byte, a decimal, CRLF, written with one append.
+void append_header(char type, std::size_t n, std::string& out) {
+  char head[24];
+  head[0] = type;
+  char* end = std::to_chars(head + 1, head + sizeof head - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out.append(head, static_cast<std::size_t>(end - head));
+}
+}  // namespace
+
 void RespBuffer::begin(std::size_t argc) {
-  out_ += '*';
-  append_decimal(argc, out_);
-  out_ += "\r\n";
+  append_header('*', argc, out_);
   ++commands_;
 }
 
 void RespBuffer::arg(std::string_view a) {
-  out_ += '$';
-  append_decimal(a.size(), out_);
-  out_ += "\r\n";
-  out_ += a;
-  out_ += "\r\n";
+  append_header('$', a.size(), out_);
+  out_.append(a.data(), a.size());
+  out_.append("\r\n", 2);
 }
 
 void RespBuffer::add(const Command& argv) {
