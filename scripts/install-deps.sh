@@ -75,12 +75,12 @@ add_backports() {
 # this list against the built binaries. emqd speaks the systemd notify
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
 runtime_pkgs=(
-  libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0
+  libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2
   ca-certificates
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
-  libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  libhiredis-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-redis
