@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "process/child_process.h"
+#include "process/poll_set.h"
 #include "process/sigpipe_block.h"
 #include "process/stderr_lines.h"
 
@@ -89,28 +90,21 @@ class JobRun {
       child_.terminate_group(SIGKILL);
     }
 
-    pollfd fds[5];
-    nfds_t n = 0;
-    const auto watch = [&](int fd, short events) {
-      if (fd < 0) return -1;
-      fds[n] = pollfd{fd, events, 0};
-      return static_cast<int>(n++);
-    };
-    const int in = watch(child_.stdin_pipe().get(), POLLOUT);
-    const int out = watch(child_.stdout_pipe().get(), POLLIN);
-    const int err = watch(child_.stderr_pipe().get(), POLLIN);
-    const int stop = ending_ == Ending::None ? watch(stop_.fd(), POLLIN) : -1;
-    if (!exited_) watch(child_.exit_fd(), POLLIN);
+    PollSet fds;
+    const int in = fds.watch(child_.stdin_pipe().get(), POLLOUT);
+    const int out = fds.watch(child_.stdout_pipe().get(), POLLIN);
+    const int err = fds.watch(child_.stderr_pipe().get(), POLLIN);
+    const int stop = ending_ == Ending::None ? fds.watch(stop_.fd(), POLLIN) : -1;
+    if (!exited_) fds.watch(child_.exit_fd(), POLLIN);
 
-    if (::poll(fds, n, poll_timeout_ms(now)) < 0) {
+    if (fds.wait(poll_timeout_ms(now)) < 0) {
       if (errno == EINTR) return;
       throw std::system_error(errno, std::generic_category(), "poll");
     }
-    const auto ready = [&](int i, short events) { return i >= 0 && (fds[i].revents & events) != 0; };
-    if (ready(in, POLLOUT | POLLERR | POLLHUP)) write_stdin();
-    if (ready(out, POLLIN | POLLERR | POLLHUP)) read_stdout();
-    if (ready(err, POLLIN | POLLERR | POLLHUP)) read_stderr();
-    if (ready(stop, POLLIN)) begin_ending(Ending::Stopped);
+    if (fds.ready(in, POLLOUT | POLLERR | POLLHUP)) write_stdin();
+    if (fds.ready(out, POLLIN | POLLERR | POLLHUP)) read_stdout();
+    if (fds.ready(err, POLLIN | POLLERR | POLLHUP)) read_stderr();
+    if (fds.ready(stop, POLLIN)) begin_ending(Ending::Stopped);
     if (!exited_ && child_.has_exited()) {
       exited_ = true;
       pipes_until_ = Clock::now() + ExecHandler::kPipeGrace;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "handlers/pool_protocol.h"
+#include "process/poll_set.h"
 
 namespace echomq::daemon {
 namespace {
@@ -183,36 +184,29 @@ PoolProcess::Turn PoolProcess::run_job(const Job& job, const HandlerConfig& conf
       return turn;
     }
     Fd& in = child_.stdin_pipe();
-    pollfd fds[5];
-    nfds_t n = 0;
-    const auto watch = [&](int fd, short events) {
-      if (fd < 0) return -1;
-      fds[n] = pollfd{fd, events, 0};
-      return static_cast<int>(n++);
-    };
-    const int in_i = written < frame.size() && in ? watch(in.get(), POLLOUT) : -1;
-    const int out_i = watch(child_.stdout_pipe().get(), POLLIN);
-    const int err_i = watch(child_.stderr_pipe().get(), POLLIN);
-    const int stop_i = watch(stop.fd(), POLLIN);
-    const int exit_i = watch(child_.exit_fd(), POLLIN);
+    PollSet fds;
+    const int in_i = written < frame.size() && in ? fds.watch(in.get(), POLLOUT) : -1;
+    const int out_i = fds.watch(child_.stdout_pipe().get(), POLLIN);
+    const int err_i = fds.watch(child_.stderr_pipe().get(), POLLIN);
+    const int stop_i = fds.watch(stop.fd(), POLLIN);
+    const int exit_i = fds.watch(child_.exit_fd(), POLLIN);
     std::optional<Clock::time_point> wake_at = timeout_at;
     if (pipe_gone_at && (!wake_at || *pipe_gone_at + kPipeGoneGrace < *wake_at)) {
       wake_at = *pipe_gone_at + kPipeGoneGrace;
     }
-    if (::poll(fds, n, poll_timeout_ms(wake_at, exit_i < 0)) < 0) {
+    if (fds.wait(poll_timeout_ms(wake_at, exit_i < 0)) < 0) {
       if (errno == EINTR) continue;
       const std::string why = std::string("poll failed: ") + std::generic_category().message(errno);
       return broken(Outcome::Verdict::Retry, name() + ": " + why, why);
     }
-    const auto ready = [&](int i, short events) { return i >= 0 && (fds[i].revents & events) != 0; };
 
-    if (ready(stop_i, POLLIN)) {
+    if (fds.ready(stop_i, POLLIN)) {
       Turn turn;
       turn.outcome = failure(Outcome::Verdict::Retry, "stopped by the daemon");
       turn.then = Turn::Then::Replace;
       return turn;
     }
-    if (ready(in_i, POLLOUT | POLLERR | POLLHUP)) {
+    if (fds.ready(in_i, POLLOUT | POLLERR | POLLHUP)) {
       const std::size_t chunk = std::min(frame.size() - written, kWriteChunk);
       const ssize_t w = ::write(in.get(), frame.data() + written, chunk);
       if (w >= 0) {
@@ -225,10 +219,10 @@ PoolProcess::Turn PoolProcess::run_job(const Job& job, const HandlerConfig& conf
         pipe_gone_why = "stopped reading its stdin before job " + job.id + " was written";
       }
     }
-    if (ready(err_i, POLLIN | POLLERR | POLLHUP)) read_stderr();
+    if (fds.ready(err_i, POLLIN | POLLERR | POLLHUP)) read_stderr();
 
-    bool exited = ready(exit_i, POLLIN) || (exit_i < 0 && child_.has_exited());
-    if (ready(out_i, POLLIN | POLLERR | POLLHUP) || exited) {
+    bool exited = fds.ready(exit_i, POLLIN) || (exit_i < 0 && child_.has_exited());
+    if (fds.ready(out_i, POLLIN | POLLERR | POLLHUP) || exited) {
       // Once it has exited, all it wrote is in the pipe: take every byte.
       Read r = read_stdout();
       while (exited && r == Read::Data && buffer_.find('\n', scanned_) == std::string::npos &&
