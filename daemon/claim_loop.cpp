@@ -101,12 +101,12 @@ void ClaimLoop::main() {
     bool claim_now = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (!claiming_) release_unstarted();
       Clock::time_point now = Clock::now();
-      while (!ready(now)) {
+      while (true) {
+        if (!claiming_) release_unstarted();
+        if (ready(now)) break;
         if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
         cv_.wait_until(lock, next_deadline(now));
-        if (!claiming_) release_unstarted();
         now = Clock::now();
         last_turn_ns_ = now.time_since_epoch().count();
       }
