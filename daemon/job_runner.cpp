@@ -20,9 +20,9 @@ JobRunner::~JobRunner() {
 
 void JobRunner::start() {
   for (int i = 0; i < queue_.concurrency; ++i) {
-    slot_state_.push_back(std::make_unique<Slot>());
-    Slot& slot = *slot_state_.back();
-    slots_.emplace_back([this, &slot] { slot_main(slot); });
+    slots_.push_back(std::make_unique<Slot>());
+    Slot& slot = *slots_.back();
+    slot.thread = std::thread([this, &slot] { slot_main(slot); });
   }
 }
 
@@ -58,12 +58,12 @@ void JobRunner::request_stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  for (auto& slot : slot_state_) slot->cv.notify_one();
+  for (auto& slot : slots_) slot->cv.notify_one();
 }
 
 void JobRunner::join() {
-  for (std::thread& t : slots_) {
-    if (t.joinable()) t.join();
+  for (auto& slot : slots_) {
+    if (slot->thread.joinable()) slot->thread.join();
   }
   slots_.clear();
 }

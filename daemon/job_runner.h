@@ -54,10 +54,11 @@ class JobRunner {
   void join();
 
  private:
-  // A slot thread's own wake-up, so the runner chooses which one wakes.
+  // A slot thread and its own wake-up, so the runner chooses which one wakes.
   struct Slot {
     std::condition_variable cv;
     bool woken = false;
+    std::thread thread;
   };
   void slot_main(Slot& me);
   std::optional<Settlement> run_one(Assignment& a);
@@ -75,8 +76,7 @@ class JobRunner {
   std::vector<Slot*> idle_;    // sleeping slots, the most recently idle last
   bool wake_pending_ = false;  // a slot has been woken and has not taken work yet
   bool stopping_ = false;
-  std::vector<std::unique_ptr<Slot>> slot_state_;  // outlives the threads
-  std::vector<std::thread> slots_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // stable addresses: idle_ points into them
 };
 
 }  // namespace echomq::daemon
