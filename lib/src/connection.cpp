@@ -177,17 +177,18 @@ Reply Connection::command(const Command& argv) {
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
   append(commands.data(), commands.size());
-  std::vector<Reply> replies;
-  replies.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
-  return replies;
+  return read_replies(commands.size());
 }
 
 std::vector<Reply> Connection::pipeline(const RespBuffer& commands) {
   append(commands);
+  return read_replies(commands.commands());
+}
+
+std::vector<Reply> Connection::read_replies(std::size_t count) {
   std::vector<Reply> replies;
-  replies.reserve(commands.commands());
-  for (std::size_t i = 0; i < commands.commands(); ++i) replies.push_back(read_reply());
+  replies.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) replies.push_back(read_reply());
   return replies;
 }
 

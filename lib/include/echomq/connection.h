@@ -74,6 +74,7 @@ class Connection {
   void append(const Command* commands, std::size_t count);
   void append(const RespBuffer& commands);
   Reply read_reply();
+  std::vector<Reply> read_replies(std::size_t count);
   [[noreturn]] void fail(const char* op);
 
   std::unique_ptr<redisContext, ContextDeleter> ctx_;
