@@ -13,6 +13,7 @@
 #include "handlers/pool_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace echomq;
   using namespace echomq::daemon;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
 

@@ -9,16 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "echomq/bytes.h"
+
 namespace echomq::cli {
 
-// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-// past U+10FFFF): exactly what a JSON string may hold.
-bool is_utf8(std::string_view bytes);
 // UTF-8 with no control characters but tab, newline and carriage return:
 // safe to print on a terminal as it is.
 bool is_printable_text(std::string_view bytes);
-
-std::string base64(std::string_view bytes);
 
 // The longest prefix of at most max_bytes that does not split a UTF-8
 // character (for text that is_utf8 accepted).

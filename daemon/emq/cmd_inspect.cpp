@@ -82,7 +82,7 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   if (bytes->empty()) return print_label(label, size);
   const bool text = is_printable_text(*bytes);
   std::string shown = text ? std::string(utf8_prefix(*bytes, kShownBytes))
-                           : base64(bytes->substr(0, kShownBytes / 4 * 3));
+                           : base64_encode(bytes->substr(0, kShownBytes / 4 * 3));
   const std::size_t shown_bytes = text ? shown.size() : std::min(bytes->size(), kShownBytes / 4 * 3);
   std::string head = size + (text ? ", text" : ", not text: shown as base64");
   if (shown_bytes < bytes->size()) {

@@ -10,16 +10,10 @@
 #include <string>
 #include <string_view>
 
+#include "echomq/bytes.h"
 #include "handlers/handler.h"
 
 namespace echomq::daemon {
-
-// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-// past U+10FFFF): what a JSON string may carry as it is.
-bool is_utf8(std::string_view bytes);
-std::string base64_encode(std::string_view bytes);
-// Standard alphabet with padding (RFC 4648 section 4); false on anything else.
-bool base64_decode(std::string_view text, std::string& bytes);
 
 // The frame for one job, ending in '\n'. Keys always in this order, no
 // whitespace, so a handler in shell may take it apart with sed.

@@ -1,0 +1,18 @@
+// Opaque bytes (payloads, results) beside JSON and text: whether they may
+// travel as a JSON string, and base64 for when they may not. The pool
+// handler's frames and emq's output follow the same rule with these.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace echomq {
+
+// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// past U+10FFFF): what a JSON string may carry as it is.
+bool is_utf8(std::string_view bytes);
+std::string base64_encode(std::string_view bytes);
+// Standard alphabet with padding (RFC 4648 section 4); false on anything else.
+bool base64_decode(std::string_view text, std::string& bytes);
+
+}  // namespace echomq
