@@ -15,6 +15,10 @@ sigset_t watched() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  // Taken and logged, never acted on: their default action ends the process
+  // with no drain, and a stray `kill -USR1` must not cost running jobs.
+  sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGUSR2);
   return set;
 }
 }  // namespace
@@ -33,6 +37,10 @@ std::optional<Signal> wait_signal(std::chrono::milliseconds wait) {
   int sig = ::sigtimedwait(&set, nullptr, &ts);
   if (sig < 0) return std::nullopt;  // EAGAIN (timeout) or EINTR
   if (sig == SIGHUP) return Signal::Reload;
+  if (sig == SIGUSR1 || sig == SIGUSR2) {
+    spdlog::warn("received {}: emqd takes no action on it (SIGTERM stops it)", sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+    return std::nullopt;
+  }
   spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   return Signal::Stop;
 }
