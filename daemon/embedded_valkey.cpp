@@ -32,6 +32,12 @@ EmbeddedValkey::EmbeddedValkey(std::string state_dir) : dir_(std::move(state_dir
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("embedded valkey: cannot create the state directory " + dir_ + ": " + ec.message());
   dir_ = std::filesystem::canonical(dir_).string();
+  // The directory holds every payload (the AOF): this user's alone, whatever
+  // the umask, and whoever created it before.
+  if (::chmod(dir_.c_str(), 0700) != 0) {
+    throw std::runtime_error("embedded valkey: cannot make the state directory " + dir_ +
+                             " private (chmod 0700): " + std::strerror(errno));
+  }
   lock_ = Fd(::open((dir_ + "/emqd.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!lock_) throw std::runtime_error("embedded valkey: cannot open " + dir_ + "/emqd.lock: " + std::strerror(errno));
   if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
@@ -75,6 +81,7 @@ void EmbeddedValkey::start() {
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     ::setpgid(0, 0);  // a Ctrl-C on the terminal is ours to handle, not the server's
+    ::umask(077);     // the AOF, its manifest and the log: 0600, like the directory
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
