@@ -7,6 +7,9 @@ namespace {
 
 constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 constexpr const char* kDefaultLang = "C.UTF-8";
+// Where the password sits besides password_env: emq's (EMQ_URL may hold it
+// in its user-info) and valkey-cli's / redis-cli's.
+constexpr const char* kServerSecrets[] = {"EMQ_PASSWORD", "EMQ_URL", "VALKEYCLI_AUTH", "REDISCLI_AUTH"};
 
 std::map<std::string, std::string> parse_environ(const char* const* env) {
   std::map<std::string, std::string> vars;
@@ -30,6 +33,7 @@ HandlerEnv::HandlerEnv(const HandlerConfig& handler, const std::vector<std::stri
                        const char* const* daemon_env) {
   std::map<std::string, std::string> daemon = parse_environ(daemon_env);
   for (const auto& name : drop_names) daemon.erase(name);
+  for (const char* name : kServerSecrets) daemon.erase(name);
 
   if (handler.inherit_env) base_ = daemon;
   base_["PATH"] = value_or(daemon, "PATH", kDefaultPath);

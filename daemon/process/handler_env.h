@@ -17,7 +17,8 @@ class HandlerEnv {
   // daemon_env: the daemon's environment (environ), read once here so the
   // job threads never walk it while something else may setenv. drop_names
   // are never passed on from it, not even with inherit_env (the daemon
-  // passes valkey.password_env's name). The configured env is the user's
+  // passes valkey.password_env's name), nor are EMQ_PASSWORD, EMQ_URL,
+  // VALKEYCLI_AUTH and REDISCLI_AUTH. The configured env is the user's
   // explicit choice and is passed as written.
   HandlerEnv(const HandlerConfig& handler, const std::vector<std::string>& drop_names,
              const char* const* daemon_env);

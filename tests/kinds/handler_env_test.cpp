@@ -64,6 +64,17 @@ TEST(HandlerEnv, InheritEnvPassesTheDaemonsButNeverTheDroppedNames) {
                           "PATH=/opt/app/bin:/usr/bin"));
 }
 
+TEST(HandlerEnv, InheritEnvNeverPassesTheServersOtherPasswordCarriers) {
+  const char* const daemon_env[] = {"EMQ_PASSWORD=hunter2", "EMQ_URL=valkey://:hunter2@cache:6379/0",
+                                    "VALKEYCLI_AUTH=hunter2", "REDISCLI_AUTH=hunter2", "HOME=/root", nullptr};
+  HandlerConfig config;
+  config.inherit_env = true;
+  HandlerEnv env(config, {}, daemon_env);
+  EXPECT_THAT(env.base(), ElementsAre(std::pair<const std::string, std::string>("HOME", "/root"),
+                                      std::pair<const std::string, std::string>("LANG", "C.UTF-8"),
+                                      std::pair<const std::string, std::string>("PATH", "/usr/local/bin:/usr/bin:/bin")));
+}
+
 TEST(HandlerEnv, ConfiguredEnvOverridesPathButNotTheJobsVariables) {
   HandlerConfig config;
   config.env = {{"PATH", "/srv/bin"}, {"EMQ_JOB_ID", "forged"}, {"LANG", "de_DE.UTF-8"}};
