@@ -5,34 +5,74 @@
 #include <spdlog/spdlog.h>
 
 #include <stdexcept>
+#include <string_view>
+
+#include "echomq/bytes.h"
 
 namespace echomq::daemon {
 
 namespace {
-// %v escaped for a JSON string: handler stderr lines can hold anything.
-class JsonEscapedMessage : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (char ch : std::string_view(msg.payload.data(), msg.payload.size())) {
-      unsigned char c = static_cast<unsigned char>(ch);
-      switch (c) {
-        case '"': dest.append(std::string_view("\\\"")); break;
-        case '\\': dest.append(std::string_view("\\\\")); break;
+// Every message goes through here, whatever it carries (a job id or a
+// handler's stderr line is anyone's bytes): one event stays one line, no
+// control byte reaches the terminal or the journal, and a JSON line stays
+// valid UTF-8. Control characters become \n \r \t or \u00XX (C0, DEL,
+// C1), which JSON decodes back; a byte that is not UTF-8 becomes the text
+// \xNN, which JSON has no escape for, so there its backslash is escaped.
+enum class Dialect { Text, Json };
+
+void append_escaped(std::string_view in, Dialect dialect, spdlog::memory_buf_t& dest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const bool json = dialect == Dialect::Json;
+  const std::string_view slash = json ? "\\\\" : "\\";  // the backslash of an escape JSON lacks
+  while (!in.empty()) {
+    const auto c = static_cast<unsigned char>(in[0]);
+    const std::size_t len = utf8_char_length(in);
+    if (len == 0) {  // not UTF-8
+      dest.append(slash);
+      const char esc[] = {'x', kHex[c >> 4], kHex[c & 15]};
+      dest.append(esc, esc + sizeof esc);
+      in.remove_prefix(1);
+      continue;
+    }
+    // C1 controls arrive as C2 80..C2 9F.
+    const bool c1 = len == 2 && c == 0xC2 && static_cast<unsigned char>(in[1]) < 0xA0;
+    const unsigned code = c1 ? static_cast<unsigned char>(in[1]) : c;
+    if (len == 1 || c1) {
+      switch (code) {
         case '\n': dest.append(std::string_view("\\n")); break;
         case '\r': dest.append(std::string_view("\\r")); break;
         case '\t': dest.append(std::string_view("\\t")); break;
+        case '"':
+          if (json) dest.append(std::string_view("\\\""));
+          else dest.push_back('"');
+          break;
+        case '\\':
+          if (json) dest.append(std::string_view("\\\\"));
+          else dest.push_back('\\');
+          break;
         default:
-          if (c < 0x20) {
-            const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          if (code < 0x20 || code >= 0x7F) {
+            const char esc[] = {'\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 15]};
             dest.append(esc, esc + sizeof esc);
           } else {
-            dest.push_back(ch);
+            dest.push_back(static_cast<char>(code));
           }
       }
+      in.remove_prefix(len);
+      continue;
     }
+    dest.append(in.data(), in.data() + len);
+    in.remove_prefix(len);
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
+}
+
+template <Dialect D>
+class EscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    append_escaped(std::string_view(msg.payload.data(), msg.payload.size()), D, dest);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessage>(); }
 };
 }  // namespace
 
@@ -42,16 +82,16 @@ void setup_logging(const std::string& level, const std::string& format) {
     throw std::invalid_argument("log level '" + level + "': use trace, debug, info, warn, error, critical or off");
   }
   auto logger = std::make_shared<spdlog::logger>("emqd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == "json") {
-    auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
+    formatter->add_flag<EscapedMessage<Dialect::Json>>('*').set_pattern(
         R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"msg":"%*"})");
-    logger->set_formatter(std::move(formatter));
   } else if (format == "text") {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
+    formatter->add_flag<EscapedMessage<Dialect::Text>>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %*");
   } else {
     throw std::invalid_argument("log format '" + format + "': use text or json");
   }
+  logger->set_formatter(std::move(formatter));
   logger->set_level(lvl);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));

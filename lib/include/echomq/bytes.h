@@ -11,6 +11,9 @@ namespace echomq {
 // Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
 // past U+10FFFF): what a JSON string may carry as it is.
 bool is_utf8(std::string_view bytes);
+// The length of the well-formed UTF-8 character `bytes` starts with (1 to
+// 4), or 0 when it starts with none (or is empty).
+std::size_t utf8_char_length(std::string_view bytes);
 std::string base64_encode(std::string_view bytes);
 // Standard alphabet with padding (RFC 4648 section 4); false on anything else.
 bool base64_decode(std::string_view text, std::string& bytes);
