@@ -73,7 +73,7 @@ const std::vector<std::string>& handler_keys(HandlerConfig::Type type) {
   static const std::vector<std::string> pool = {"type",         "command",          "cwd",
                                                 "env",          "inherit_env",      "timeout_s",
                                                 "kill_grace_s", "max_output_bytes", "max_jobs_per_process"};
-  static const std::vector<std::string> plugin = {"type", "path", "config"};
+  static const std::vector<std::string> plugin = {"type", "path", "config", "max_output_bytes"};
   switch (type) {
     case HandlerConfig::Type::Exec: return exec;
     case HandlerConfig::Type::Pool: return pool;
@@ -481,6 +481,10 @@ class Loader {
       return;
     }
     bool cwd_ok = true;
+    // Without a cwd, the handler runs in the config file's directory, so
+    // `command: [python3, worker.py]` finds worker.py beside the config, as
+    // every other relative path in it is found, wherever emqd was started.
+    h.cwd = dir_;
     if (auto f = m.get("cwd"); f && r_.string(*f, h.cwd) && !h.cwd.empty()) {
       h.cwd = absolute_from(dir_, h.cwd);
       std::string why = check_directory(h.cwd);
@@ -691,7 +695,11 @@ bool count_documents(ConfigReader& r, const std::string& text, DocumentMarks& ma
   return true;
 }
 
-// Reads `path` into `root`; reports why not.
+// Reads `path` into `root`; reports why not. Only a regular file or a pipe
+// (`--config <(...)`) is read, and at most kMaxConfigBytes of it: a device
+// such as /dev/zero would otherwise be read until memory runs out.
+constexpr std::size_t kMaxConfigBytes = 4 << 20;
+
 bool read_document(ConfigReader& r, const std::string& path, YAML::Node& root) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -702,17 +710,36 @@ bool read_document(ConfigReader& r, const std::string& path, YAML::Node& root) {
     r.error(1, "(file)", "expected a YAML file, but this is a directory (see --config)");
     return false;
   }
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    r.error(1, "(file)", "expected a YAML file, but this is a device or socket (see --config)");
+    return false;
+  }
+  const std::string too_big = "expected a YAML file of at most " + std::to_string(kMaxConfigBytes >> 20) +
+                              " MiB; this one is larger (see --config)";
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
+    r.error(1, "(file)", too_big);
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in.is_open() || in.bad()) {
+  if (!in.is_open()) {
     r.error(1, "(file)", std::string("expected a readable YAML file: ") + std::strerror(errno));
+    return false;
+  }
+  std::string bytes(kMaxConfigBytes + 1, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (in.bad()) {
+    r.error(1, "(file)", std::string("expected a readable YAML file: ") + std::strerror(errno));
+    return false;
+  }
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (bytes.size() > kMaxConfigBytes) {
+    r.error(1, "(file)", too_big);
     return false;
   }
   DocumentMarks documents;
   try {
-    if (!count_documents(r, text.str(), documents)) return false;
-    if (documents.nodes.size() == 1) root = YAML::Load(text.str());
+    if (!count_documents(r, bytes, documents)) return false;
+    if (documents.nodes.size() == 1) root = YAML::Load(bytes);
   } catch (const YAML::Exception& e) {
     r.error(e.mark.line >= 0 ? e.mark.line + 1 : 1, "(syntax)", "expected valid YAML: " + e.msg);
     return false;

@@ -50,7 +50,7 @@ queue           thumbs.v2
   idle poll     up to 1000 ms
   handler       pool ["@BIN@/sh","-c","exec cat"]
   timeout       1.5 s, then SIGTERM, SIGKILL after 2 s
-  cwd           emqd's
+  cwd           @GOOD@
   env           emqd's whole environment + LANG, SHARED
   output        up to 1048576 bytes
   recycle       after 10000 jobs per process
@@ -86,7 +86,7 @@ TEST(Describe, EmbeddedServerAndDefaults) {
       << text;
   EXPECT_NE(text.find("metrics         off\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  timeout       none (the lease still fences the job)\n"
-                      "  cwd           emqd's\n"
+                      "  cwd           " + configs_dir() + "/good\n"
                       "  env           scrubbed (EMQ_*, PATH, LANG)\n"
                       "  output        up to 1048576 bytes\n"
                       "  permanent     exit 65 (dead at once)\n"),

@@ -97,7 +97,7 @@ TEST_F(FullConfig, PoolQueueOverridesAndMergesBackoff) {
   const HandlerConfig& h = q.handler;
   EXPECT_EQ(h.type, Type::Pool);
   EXPECT_EQ(h.command, (std::vector<std::string>{sh_, "-c", "exec cat"}));  // found on PATH
-  EXPECT_EQ(h.cwd, "");
+  EXPECT_EQ(h.cwd, configs_dir() + "/good") << "a handler without cwd runs beside its config file";
   EXPECT_DOUBLE_EQ(h.timeout_s, 1.5);
   EXPECT_DOUBLE_EQ(h.kill_grace_s, 2);
   EXPECT_EQ(h.max_output_bytes, 1048576);
