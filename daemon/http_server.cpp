@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -142,7 +143,8 @@ struct HttpServer::Connection {
   std::string in;
   std::string out;
   std::size_t sent = 0;
-  Clock::time_point deadline;
+  Clock::time_point accepted;
+  Clock::time_point deadline;  // Reading: the read deadline; then the whole exchange's
 };
 
 HttpServer::HttpServer(Params params)
@@ -197,8 +199,23 @@ HttpResponse HttpServer::respond(const std::string& request) const {
   }
 }
 
+bool HttpServer::evict_one(std::map<int, Connection>& conns, Clock::time_point before) {
+  auto oldest = conns.end();
+  for (auto it = conns.begin(); it != conns.end(); ++it) {
+    if (it->second.phase == Connection::Phase::Writing || it->second.accepted >= before) continue;
+    if (oldest == conns.end() || it->second.accepted < oldest->second.accepted) oldest = it;
+  }
+  if (oldest == conns.end()) return false;
+  conns.erase(oldest);
+  return true;
+}
+
 void HttpServer::accept_all(std::map<int, Connection>& conns) {
-  while (conns.size() < params_.max_connections) {
+  // Only a connection that has had a turn to send its request may be
+  // evicted: a burst of new clients cannot push out the one just before it.
+  const Clock::time_point batch = Clock::now();
+  while (true) {
+    if (conns.size() >= params_.max_connections && !evict_one(conns, batch)) return;
     Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
@@ -209,7 +226,8 @@ void HttpServer::accept_all(std::map<int, Connection>& conns) {
     const int key = fd.get();
     Connection& c = conns[key];
     c.fd = std::move(fd);
-    c.deadline = Clock::now() + params_.deadline;
+    c.accepted = Clock::now();
+    c.deadline = c.accepted + std::min(params_.read_deadline, params_.deadline);
   }
 }
 
@@ -221,9 +239,13 @@ void HttpServer::main() {
     Clock::time_point next = now + std::chrono::hours(1);
     fds.clear();
     fds.push_back({wake_.read.get(), POLLIN, 0});
-    // At the connection limit the listener is left alone: new clients wait
-    // in the backlog until a deadline frees a slot.
-    if (conns.size() < params_.max_connections) fds.push_back({listener_.get(), POLLIN, 0});
+    // At the connection limit with every connection answering, the
+    // listener is left alone: new clients wait in the backlog a moment.
+    const bool full = conns.size() >= params_.max_connections &&
+                      std::all_of(conns.begin(), conns.end(), [](const auto& kv) {
+                        return kv.second.phase == Connection::Phase::Writing;
+                      });
+    if (!full) fds.push_back({listener_.get(), POLLIN, 0});
     for (auto& [key, c] : conns) {
       fds.push_back({key, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
       next = std::min(next, c.deadline);
@@ -236,9 +258,10 @@ void HttpServer::main() {
     if (fds[0].revents != 0) return;  // request_stop()
 
     std::vector<int> done;
+    bool incoming = false;
     for (const pollfd& p : fds) {
       if (p.fd == listener_.get()) {
-        if (p.revents & POLLIN) accept_all(conns);
+        incoming = (p.revents & POLLIN) != 0;
         continue;
       }
       auto it = conns.find(p.fd);
@@ -272,12 +295,15 @@ void HttpServer::main() {
       c.out = serialize(r, r.status == 405);
       c.in.clear();
       c.phase = Connection::Phase::Writing;
+      c.deadline = c.accepted + params_.deadline;
     }
     now = Clock::now();
     for (auto& [key, c] : conns) {
       if (now >= c.deadline) done.push_back(key);
     }
     for (int key : done) conns.erase(key);
+    // Last: the requests that arrived are read before anyone is evicted.
+    if (incoming) accept_all(conns);
   }
 }
 

@@ -1,8 +1,11 @@
 // The metrics endpoint's HTTP server: HTTP/1.1, GET only, one request per
 // connection, one thread around poll(). Our own because prometheus-cpp's
 // Exposer cannot serve /healthz next to /metrics. Small on purpose: a
-// bounded request, a deadline per connection (a client that trickles bytes
-// is cut off, not waited for), a bounded number of connections.
+// bounded request, a short deadline for the request to arrive and a longer
+// one for the whole exchange (a client that trickles bytes is cut off, not
+// waited for), a bounded number of connections where a new client evicts
+// the oldest one still sending its request, so idle or slow clients can
+// never keep a health probe out.
 #pragma once
 
 #include <chrono>
@@ -29,9 +32,10 @@ class HttpServer {
   struct Params {
     std::string listen;                  // "host:port" or "[v6]:port"; port 0 picks a free one
     std::map<std::string, Route> routes;  // exact paths, "/metrics"; the query string is ignored
-    std::chrono::milliseconds deadline{5000};  // from accept to the last byte sent
-    std::size_t max_request_bytes = 8192;      // request line and headers
-    std::size_t max_connections = 32;
+    std::chrono::milliseconds deadline{5000};       // from accept to the last byte sent
+    std::chrono::milliseconds read_deadline{500};   // from accept to the end of the request head
+    std::size_t max_request_bytes = 8192;           // request line and headers
+    std::size_t max_connections = 64;
   };
 
   // Binds and listens at once, so a taken port is a startup error. Throws
@@ -51,6 +55,10 @@ class HttpServer {
   struct Connection;
   void main();
   void accept_all(std::map<int, Connection>& conns);
+  // Makes room for one more connection: closes the one accepted before
+  // `before` that has waited longest for its request (or is done). False
+  // when there is none.
+  static bool evict_one(std::map<int, Connection>& conns, std::chrono::steady_clock::time_point before);
   HttpResponse respond(const std::string& request) const;
 
   Params params_;
