@@ -17,10 +17,13 @@ constexpr milliseconds kMinIdleDelay{1};
 constexpr milliseconds kHeartbeat{1000};
 constexpr milliseconds kMinServerBackoff{50};
 constexpr std::int64_t kPromoteLimit = 100;
+// While the handler cannot take jobs, how often the loop asks it again.
+constexpr milliseconds kNotReadyRecheck{200};
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics)
     : queue_(queue),
+      handler_(handler),
       keys_(queue.name),
       executor_(server, {}, &metrics),
       metrics_(metrics),
@@ -129,8 +132,31 @@ void ClaimLoop::main() {
   }
 }
 
+std::string ClaimLoop::handler_problem() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return handler_problem_;
+}
+
+bool ClaimLoop::handler_ready() {
+  std::string why = handler_.not_ready();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (why != handler_problem_) {
+    if (why.empty()) {
+      spdlog::info("queue={} the handler is up again: claiming resumes", queue_.name);
+    } else if (handler_problem_.empty()) {
+      spdlog::error("queue={} claiming nothing until the handler can start: {}", queue_.name, why);
+    }
+    qm_.handler_up->Set(why.empty() ? 1 : 0);
+    handler_problem_ = std::move(why);
+  }
+  if (handler_problem_.empty()) return true;
+  next_claim_at_ = Clock::now() + kNotReadyRecheck;
+  return false;
+}
+
 void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
-  const int free = claim_now ? runner_.room() : 0;
+  const int free = claim_now && handler_ready() ? runner_.room() : 0;
+  if (batch.empty() && free == 0) return;
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
   for (const Settlement& s : batch) calls.push_back(settler_.call(s));
@@ -226,6 +252,16 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
     RunningJob* held = running_.add({job.id, job.lease_epoch});
     batch.push_back({std::move(job), held});
+  }
+  {
+    // A claim that was on the wire when the drain began: nothing starts
+    // after the signal, so its jobs go back at once, as unstarted ones do.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!claiming_) {
+      spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
+      for (JobRunner::Assignment& a : batch) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
+      return;
+    }
   }
   runner_.submit(std::move(batch));
 }

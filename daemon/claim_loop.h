@@ -38,6 +38,9 @@ class ClaimLoop {
   // Jobs leased and not yet settled.
   std::size_t held() const { return running_.size(); }
   RunningJobs& running() { return running_; }
+  // Jobs in a handler's hands (running, or claimed ahead and not started):
+  // what the drain waits for. held() less these are outcomes to record.
+  std::size_t running_now() const { return static_cast<std::size_t>(runner_.busy()); }
   // Settle what is left, giving up on the server after `flush_for`, then end.
   void request_stop(std::chrono::milliseconds flush_for);
   void join();
@@ -47,12 +50,17 @@ class ClaimLoop {
   // When the loop last went round (for /healthz); it turns at least once
   // a second while it lives.
   std::chrono::steady_clock::time_point last_turn() const;
+  // Why the loop claims nothing while its handler cannot take jobs, as the
+  // handler said at the last claim; "" when it can (for /healthz).
+  std::string handler_problem() const;
 
  private:
   void main();
   bool ready(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void turn(std::deque<Settlement> batch, bool claim_now);
+  // Asks the handler whether a claim may go out; logs and publishes a change.
+  bool handler_ready();
   void book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep);
   void dispatch(std::vector<ClaimedJob> jobs);
   void release_unstarted();  // under mutex_
@@ -60,6 +68,7 @@ class ClaimLoop {
   void on_server_trouble(const Error& e, std::deque<Settlement> unsent);
 
   const QueueConfig& queue_;
+  Handler& handler_;
   QueueKeys keys_;
   Executor executor_;
   Metrics& metrics_;
@@ -78,6 +87,7 @@ class ClaimLoop {
   std::chrono::steady_clock::time_point next_claim_at_{};
   std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
+  std::string handler_problem_;  // see handler_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::thread thread_;
 };

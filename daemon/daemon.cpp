@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -136,20 +137,29 @@ void Daemon::drain() {
   spdlog::info("draining: {} (up to {} s)", summary(), config_.shutdown.drain_timeout_s);
 
   const auto until = Clock::now() + milliseconds(static_cast<std::int64_t>(config_.shutdown.drain_timeout_s * 1000));
-  auto held = [&] {
+  // The drain waits for handlers, not for the server: an outcome that is
+  // already known waits only for the final flush (kFlushTimeout), so a
+  // frozen server cannot stretch the drain to drain_timeout_s.
+  auto running = [&] {
     std::size_t n = 0;
-    for (auto& l : loops_) n += l->held();
+    for (auto& l : loops_) n += l->running_now();
     return n;
   };
-  while (held() > 0 && Clock::now() < until && !second_signal_) {
+  while (running() > 0 && Clock::now() < until && !second_signal_) {
     if (wait_signal(milliseconds(20))) {
       second_signal_ = true;
       spdlog::warn("second signal: stopping running jobs now");
     }
   }
-  if (held() > 0) {
-    spdlog::info("stopping and releasing {} jobs still running", held());
+  if (const std::size_t n = running(); n > 0) {
+    spdlog::info("stopping and releasing {} jobs still running", n);
     for (auto& l : loops_) l->running().stop_all(StopReason::Shutdown);
+  }
+  std::size_t unsettled = 0;
+  for (auto& l : loops_) unsettled += l->held() - std::min(l->held(), l->running_now());
+  if (unsettled > 0) {
+    spdlog::info("{} outcomes not yet recorded; waiting up to {} s for the server to take them", unsettled,
+                 kFlushTimeout.count() / 1000);
   }
   for (auto& l : loops_) l->request_stop(kFlushTimeout);
   for (auto& l : loops_) l->join();

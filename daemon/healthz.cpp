@@ -19,7 +19,8 @@ Health::Health(std::vector<Loop> loops, std::function<bool()> server_up)
 Health::Loop Health::watch(const ClaimLoop& loop, std::chrono::milliseconds server_call_limit) {
   const ClaimLoop* l = &loop;
   return {loop.queue().name, [l] { return l->last_turn(); },
-          kTurnSlack + std::chrono::milliseconds(loop.queue().poll_max_ms) + server_call_limit};
+          kTurnSlack + std::chrono::milliseconds(loop.queue().poll_max_ms) + server_call_limit,
+          [l] { return l->handler_problem(); }};
 }
 
 HealthVerdict Health::loops(Clock::time_point now) const {
@@ -36,6 +37,12 @@ HealthVerdict Health::loops(Clock::time_point now) const {
 
 HealthVerdict Health::check(Clock::time_point now) const {
   HealthVerdict v = loops(now);
+  for (const Loop& l : loops_) {
+    const std::string why = l.handler_problem ? l.handler_problem() : std::string();
+    if (why.empty()) continue;
+    const std::string line = "queue " + l.queue + " claims nothing, its handler cannot start: " + why;
+    v = {false, v.healthy ? line : v.reason + "; " + line};
+  }
   if (server_up_()) return v;
   return {false, "the server does not answer" + (v.healthy ? std::string() : "; " + v.reason)};
 }

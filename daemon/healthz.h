@@ -26,6 +26,7 @@ class Health {
     std::string queue;
     std::function<Clock::time_point()> last_turn;
     std::chrono::milliseconds allowed;  // a turn older than this is a stall
+    std::function<std::string()> handler_problem;  // "" while its handler can take jobs
   };
 
   // server_up: whether the server answered recently (the sampler knows).
@@ -38,7 +39,9 @@ class Health {
   // Every loop turning: what the systemd watchdog asks. A server outage is
   // not a reason to be killed: the daemon rides it out.
   HealthVerdict loops(Clock::time_point now = Clock::now()) const;
-  // loops() and the server answering: what /healthz answers.
+  // loops(), every handler able to take jobs, and the server answering:
+  // what /healthz answers. A handler that cannot start is no reason for
+  // the watchdog to restart the daemon, but it is one to page someone.
   HealthVerdict check(Clock::time_point now = Clock::now()) const;
 
  private:

@@ -143,7 +143,10 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
       settlement = Settlement::release(lease, job.attempt);
       break;
     case StopReason::None:
-      if (outcome.verdict != Outcome::Verdict::Complete) {
+      if (outcome.verdict == Outcome::Verdict::Release) {
+        spdlog::warn("queue={} job={} attempt={} not run, given back uncounted: {}", queue_.name, job.id, job.attempt,
+                     outcome.error);
+      } else if (outcome.verdict != Outcome::Verdict::Complete) {
         spdlog::warn("queue={} job={} attempt={} failed after {:.3f}s: {}", queue_.name, job.id, job.attempt, seconds,
                      outcome.error);
       }

@@ -57,6 +57,12 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                        .Help("Handler processes replaced after they died or were recycled.")
                        .Register(r);
 
+  auto& handler_up = BuildGauge()
+                         .Name("emq_handler_up")
+                         .Help("1 while the queue's handler can take jobs; 0 while it cannot start and the queue "
+                               "claims nothing.")
+                         .Register(r);
+
   for (const std::string& q : queues) {
     QueueMetrics m;
     m.claimed = &claimed.Add({{"queue", q}});
@@ -68,6 +74,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     m.reaped_dead = &reaped.Add({{"queue", q}, {"outcome", "dead"}});
     m.released = &released.Add({{"queue", q}});
     m.handler_restarts = &restarts.Add({{"queue", q}});
+    m.handler_up = &handler_up.Add({{"queue", q}});
+    m.handler_up->Set(1);
     m.in_flight = &in_flight.Add({{"queue", q}});
     m.concurrency = &concurrency.Add({{"queue", q}});
     m.latency = &latency.Add({{"queue", q}});

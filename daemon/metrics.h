@@ -27,6 +27,7 @@ struct QueueMetrics {
   prometheus::Counter* reaped_dead = nullptr;
   prometheus::Counter* released = nullptr;
   prometheus::Counter* handler_restarts = nullptr;
+  prometheus::Gauge* handler_up = nullptr;
   prometheus::Gauge* in_flight = nullptr;
   prometheus::Gauge* concurrency = nullptr;
   prometheus::Gauge* latency = nullptr;

@@ -17,6 +17,9 @@ Settlement Settlement::from_outcome(const Lease& lease, std::int64_t attempt, Ou
       s.permanent = outcome.verdict == Outcome::Verdict::Dead;
       s.text = std::move(outcome.error);
       break;
+    case Outcome::Verdict::Release:
+      s.action = Action::Release;
+      break;
   }
   return s;
 }

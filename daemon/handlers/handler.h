@@ -26,6 +26,7 @@ struct Outcome {
     Complete,  // done; result is the output
     Retry,     // failed; try again after the queue's backoff
     Dead,      // failed for good (a permanent error)
+    Release,   // never attempted (the handler could not start it): back to pending, no attempt counted
   };
   Verdict verdict = Verdict::Retry;
   std::string result;  // Complete
@@ -45,6 +46,10 @@ class Handler {
   // it safely can (the caller discards the outcome). Never throws: every
   // failure of the handler is an Outcome.
   virtual Outcome run(const Job& job, const StopToken& stop) = 0;
+  // Why no job should be claimed for it now, "" when jobs may be (a pool
+  // with no process up while its starts keep failing). The claim loop
+  // claims nothing meanwhile, and /healthz says why. Any thread, any time.
+  virtual std::string not_ready() const { return {}; }
   // Called once after the last job has returned (a pool closes its
   // processes' stdin and waits for them here).
   virtual void shutdown() {}

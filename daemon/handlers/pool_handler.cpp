@@ -25,6 +25,10 @@ using Clock = PoolHandler::Clock;
 constexpr std::chrono::milliseconds kWaitTick{20};
 // Without a pidfd, how often the watcher looks for exits.
 constexpr std::chrono::milliseconds kExitTick{10};
+// After a failure, a new process gets a job (and counts as up) only once it
+// has lived this long: one of a crash loop (a bad deploy) dies sooner, and
+// a job handed to it would burn an attempt at the loop's pace.
+constexpr std::chrono::milliseconds kProvenAfter{1000};
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
@@ -85,6 +89,7 @@ void PoolHandler::start() {
       }
       slot.state = Slot::State::Idle;
       slot.pid = slot.process->pid();
+      slot.up_since = Clock::now();
       slot.started_before = true;
       pids += (pids.empty() ? "" : ", ") + std::to_string(slot.pid);
     }
@@ -122,8 +127,9 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
                                                        Outcome& failed) {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
+    const Clock::time_point seen = Clock::now();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].state != Slot::State::Idle || slots_[i].process->stdout_closed()) continue;
+      if (!usable(slots_[i], seen) || slots_[i].process->stdout_closed()) continue;
       index = i;
       slots_[i].state = Slot::State::Busy;
       return std::move(slots_[i].process);
@@ -133,8 +139,9 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
       return nullptr;
     }
     // Every free slot waiting out a backoff delay: the handler keeps
-    // failing. Failing the job now, rather than holding it, lets its
-    // retries and max_attempts run their course where operators see them.
+    // failing. The job goes back to pending now, uncounted (it never ran),
+    // rather than holding a slot; the claim loop claims no more meanwhile
+    // (not_ready()), and another daemon may take it.
     const Slot* next = nullptr;
     bool all_backing_off = true;
     const Clock::time_point now = Clock::now();
@@ -147,7 +154,7 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
       if (next == nullptr || slot.start_at < next->start_at) next = &slot;
     }
     if (all_backing_off && next != nullptr) {
-      failed = failure(Outcome::Verdict::Retry,
+      failed = failure(Outcome::Verdict::Release,
                        "the pool's processes keep failing (last: " + next->last_failure + "); the next starts in " +
                            std::to_string(ms_until(next->start_at)) + " ms");
       return nullptr;
@@ -274,6 +281,7 @@ void PoolHandler::start_due(std::unique_lock<std::mutex>& lock) {
     slot.pid = process->pid();
     slot.process = std::move(process);
     slot.state = Slot::State::Idle;
+    slot.up_since = Clock::now();
     if (slot.started_before) {
       const std::uint64_t n = ++restarts_;
       spdlog::info("queue={} pid={}: pool process started (restart {} of this pool)", params_.queue, slot.pid, n);
@@ -402,6 +410,26 @@ void PoolHandler::shutdown() {
   }
   watcher_.join();
   spdlog::info("queue={}: pool stopped ({} restarts)", params_.queue, restarts_.load());
+}
+
+bool PoolHandler::usable(const Slot& slot, Clock::time_point now) {
+  return slot.state == Slot::State::Idle && (slot.failures == 0 || now - slot.up_since >= kProvenAfter);
+}
+
+std::string PoolHandler::not_ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closing_) return {};
+  const Clock::time_point now = Clock::now();
+  const Slot* failing = nullptr;
+  for (const Slot& slot : slots_) {
+    if (slot.state == Slot::State::Busy || usable(slot, now)) return {};
+    if (failing == nullptr || slot.failures > failing->failures) failing = &slot;
+  }
+  // One failure is not a pattern: its replacement starts at once. From the
+  // second in a row on, the slot waits out a backoff.
+  if (failing == nullptr || failing->failures < 2) return {};
+  return "no pool process is up: " + failing->last_failure + " (" + std::to_string(failing->failures) +
+         " failures in a row)";
 }
 
 std::vector<pid_t> PoolHandler::pids() const {

@@ -65,6 +65,10 @@ class PoolHandler : public Handler {
   // run at all (missing, not executable, cwd missing).
   void start() override;
   Outcome run(const Job& job, const StopToken& stop) override;
+  // Not ready while no process is up and the pool is in restart backoff
+  // (two failures in a row or more): no job running, and no idle process a
+  // job may go to (see usable()).
+  std::string not_ready() const override;
   // After the last run(): closes each process's stdin and waits for it to
   // exit, killing it after kill_grace_s.
   void shutdown() override;
@@ -82,6 +86,7 @@ class PoolHandler : public Handler {
     std::unique_ptr<PoolProcess> process;  // Idle; Busy: the running job's
     pid_t pid = 0;                         // Idle, Busy
     Clock::time_point start_at;            // Waiting: when to start the next process
+    Clock::time_point up_since;            // Idle, Busy: when the process started
     int failures = 0;                      // replacements in a row after a failure
     std::string last_failure;
     bool started_before = false;
@@ -107,6 +112,9 @@ class PoolHandler : public Handler {
   std::unique_ptr<PoolProcess> take_process(std::size_t& index, const StopToken& stop,
                                             std::optional<Clock::time_point> timeout_at, Outcome& failed);
   void give_back(std::size_t index, std::unique_ptr<PoolProcess> process, const PoolProcess::Turn& turn);
+  // Idle, and either no failure since the last answered job, or its
+  // process has lived kProvenAfter: a job may go to it.
+  static bool usable(const Slot& slot, Clock::time_point now);
   void wake_watcher() noexcept;
 
   Params params_;

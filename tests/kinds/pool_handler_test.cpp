@@ -459,11 +459,15 @@ TEST_F(PoolHandlerTest, AProcessThatKeepsDyingIsRestartedWithGrowingDelays) {
   EXPECT_GE(gap(3), 0.400);
   EXPECT_TRUE(logs_.contains("stderr: pool_dies: cannot start"));
 
-  // Meanwhile a job fails at once instead of waiting for a process that
-  // keeps dying, saying why.
+  // The pool says it cannot take jobs, and why: the claim loop then claims
+  // none for it.
+  EXPECT_THAT(pool->not_ready(), HasSubstr("no pool process is up"));
+  EXPECT_THAT(pool->not_ready(), HasSubstr("pool_dies: cannot start"));
+  // A job already claimed goes back at once, uncounted (it never ran),
+  // instead of waiting for a process that keeps dying, saying why.
   const auto started = Clock::now();
   const Outcome out = run(*pool, job("x"));
-  EXPECT_EQ(out.verdict, Verdict::Retry);
+  EXPECT_EQ(out.verdict, Verdict::Release);
   EXPECT_THAT(out.error, HasSubstr("pool_dies: cannot start"));
   EXPECT_LT(seconds_since(started), 5);
 }

@@ -22,7 +22,7 @@ using std::chrono::seconds;
 const Clock::time_point t0 = Clock::now();
 
 Health::Loop loop_at(const std::string& queue, Clock::time_point last, milliseconds allowed = seconds(6)) {
-  return {queue, [last] { return last; }, allowed};
+  return {queue, [last] { return last; }, allowed, {}};
 }
 
 TEST(Health, OkWhileTheServerAnswersAndEveryLoopTurns) {
@@ -49,6 +49,16 @@ TEST(Health, TheLimitItselfIsStillHealthy) {
   Health h({loop_at("emails", t0, seconds(6))}, [] { return true; });
   EXPECT_TRUE(h.check(t0 + seconds(6)).healthy);
   EXPECT_FALSE(h.check(t0 + seconds(6) + milliseconds(1)).healthy);
+}
+
+TEST(Health, AHandlerThatCannotStartIsUnhealthyNamingTheQueueButNotForTheWatchdog) {
+  Health::Loop thumbs = loop_at("thumbs", t0);
+  thumbs.handler_problem = [] { return std::string("no pool process is up: pool process 7 exited"); };
+  Health h({loop_at("emails", t0), thumbs}, [] { return true; });
+  HealthVerdict v = h.check(t0);
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.reason, "queue thumbs claims nothing, its handler cannot start: no pool process is up: pool process 7 exited");
+  EXPECT_TRUE(h.loops(t0).healthy) << "a restart does not mend a bad deploy";
 }
 
 TEST(Health, TheServerDownIsUnhealthyEvenWithLoopsTurning) {
