@@ -135,9 +135,14 @@ TEST_F(Lifecycle, SigtermLetsARunningJobFinish) {
 }
 
 TEST_F(Lifecycle, PrefetchHoldsConcurrencyPlusPrefetchAndTheDrainReleasesWhatDidNotStart) {
+  // Each run leaves a line in `started` before it sleeps: the signal must
+  // come once a slot runs a job, not merely once three are leased (a loaded
+  // machine may lease three before the slot starts the first, and then the
+  // drain rightly releases all three).
+  const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: ahead\n    concurrency: 1\n    prefetch: 2\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sleep\", \"4\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 4\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   for (int i = 0; i < 6; ++i) put("ahead", std::to_string(i));
   std::int64_t most_active = 0;
@@ -145,7 +150,7 @@ TEST_F(Lifecycle, PrefetchHoldsConcurrencyPlusPrefetchAndTheDrainReleasesWhatDid
       [&] {
         QueueStats s = stats_of("ahead");
         most_active = std::max(most_active, s.active);
-        return s.active == 3 && s.pending == 3;
+        return s.active == 3 && s.pending == 3 && read_ledger(started).distinct() == 1;
       },
       seconds(10)))
       << d.log();
