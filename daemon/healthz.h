@@ -28,8 +28,9 @@ class Health {
     std::chrono::milliseconds allowed;  // a turn older than this is a stall
   };
 
-  // server_up: whether the server answered recently (the sampler knows).
-  Health(std::vector<Loop> loops, std::function<bool()> server_up);
+  // server_trouble: "" while the server answers and takes writes, else one
+  // line saying what is wrong with it (the sampler knows).
+  Health(std::vector<Loop> loops, std::function<std::string()> server_trouble);
 
   // A claim loop's watch: it turns at least once a second, but one turn may
   // wait out a server call (connect plus command timeout) and an idle poll.
@@ -43,7 +44,7 @@ class Health {
 
  private:
   std::vector<Loop> loops_;
-  std::function<bool()> server_up_;
+  std::function<std::string()> server_trouble_;
 };
 
 }  // namespace echomq::daemon
