@@ -15,17 +15,21 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kMinIdleDelay{1};
 constexpr milliseconds kHeartbeat{1000};
-constexpr milliseconds kMinServerBackoff{50};
+// As the executor's reconnect policy: a refusal backs off like an outage.
+constexpr milliseconds kFirstTroubleWait{100};
+constexpr milliseconds kMaxTroubleWait{5000};
+constexpr milliseconds kLookForServerBack{100};
 constexpr std::int64_t kPromoteLimit = 100;
 // While the handler cannot take jobs, how often the loop asks it again.
 constexpr milliseconds kNotReadyRecheck{200};
 }  // namespace
 
-ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics)
+ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
+                     ReconnectPolicy reconnect)
     : queue_(queue),
       handler_(handler),
       keys_(queue.name),
-      executor_(server, {}, &metrics),
+      executor_(server, std::move(reconnect), &metrics),
       metrics_(metrics),
       qm_(metrics.queue(queue.name)),
       settler_(queue_, keys_),
@@ -84,8 +88,14 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
   cv_.notify_one();  // a slot is free either way
 }
 
+// Waiting out server trouble, unless another connection of the daemon has
+// reached the server since: then the wait is over at once.
+bool ClaimLoop::backing_off(Clock::time_point now) const {
+  return now < backoff_until_ && !executor_.server_back();
+}
+
 bool ClaimLoop::ready(Clock::time_point now) const {
-  if (now < backoff_until_) return false;  // the server is in trouble: wait
+  if (backing_off(now)) return false;  // the server is in trouble: wait
   if (!outbox_.empty()) return true;
   if (stopping_) return runner_.busy() == 0;
   return claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_);
@@ -93,42 +103,23 @@ bool ClaimLoop::ready(Clock::time_point now) const {
 
 Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kHeartbeat;
-  if (backoff_until_ > now) return std::min(deadline, backoff_until_);
+  // Looking every 100 ms whether another connection found the server back
+  // costs no call to it.
+  if (backing_off(now)) return std::min({deadline, backoff_until_, now + kLookForServerBack});
   if (claiming_ && runner_.room() > 0) deadline = std::min(deadline, next_claim_at_);
   return deadline;
 }
 
+// No value read from the server may end the daemon: a turn that throws
+// what no branch below expected is logged and retried after a backoff, as a
+// server error is, instead of leaving the thread (std::terminate).
 void ClaimLoop::main() {
   while (true) {
-    std::deque<Settlement> batch;
-    bool claim_now = false;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      Clock::time_point now = Clock::now();
-      while (true) {
-        if (!claiming_) release_unstarted();
-        if (ready(now)) break;
-        if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
-        cv_.wait_until(lock, next_deadline(now));
-        now = Clock::now();
-        last_turn_ns_ = now.time_since_epoch().count();
-      }
-      last_turn_ns_ = now.time_since_epoch().count();
-      if (stopping_ && runner_.busy() == 0 && (outbox_.empty() || now >= flush_until_)) {
-        if (!outbox_.empty()) {
-          spdlog::error("queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
-                        "they will run again",
-                        queue_.name, outbox_.size());
-        }
-        return;
-      }
-      if (now < backoff_until_) continue;
-      batch.swap(outbox_);
-      claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
-      wake_ = false;
+    try {
+      if (!main_step()) return;
+    } catch (const std::exception& e) {
+      on_server_trouble(Error(ErrorKind::Protocol, "claim loop", e.what()), {});
     }
-    if (batch.empty() && !claim_now) continue;
-    turn(std::move(batch), claim_now);
   }
 }
 
@@ -154,25 +145,69 @@ bool ClaimLoop::handler_ready() {
   return false;
 }
 
+// One wait and one turn; false when the loop is done.
+bool ClaimLoop::main_step() {
+  std::deque<Settlement> batch;
+  bool claim_now = false;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Clock::time_point now = Clock::now();
+    while (true) {
+      if (!claiming_) release_unstarted();
+      if (ready(now)) break;
+      if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
+      cv_.wait_until(lock, next_deadline(now));
+      now = Clock::now();
+      last_turn_ns_ = now.time_since_epoch().count();
+    }
+    last_turn_ns_ = now.time_since_epoch().count();
+    if (stopping_ && runner_.busy() == 0 && (outbox_.empty() || now >= flush_until_)) {
+      if (!outbox_.empty()) {
+        spdlog::error("queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
+                      "they will run again",
+                      queue_.name, outbox_.size());
+      }
+      return false;
+    }
+    if (backing_off(now)) return true;
+    batch.swap(outbox_);
+    claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
+    wake_ = false;
+  }
+  if (batch.empty() && !claim_now) return true;
+  turn(std::move(batch), claim_now);
+  return true;
+}
+
 void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
   const int free = claim_now && handler_ready() ? runner_.room() : 0;
   if (batch.empty() && free == 0) return;
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
-  for (const Settlement& s : batch) calls.push_back(settler_.call(s));
+  for (auto it = batch.begin(); it != batch.end();) {
+    try {
+      calls.push_back(settler_.call(*it));
+      ++it;
+    } catch (const Error& e) {
+      // Only an id no script would take (a peer wrote it past the wire's
+      // gate) gets here: its lease expires and the reaper decides.
+      spdlog::error("queue={} job={} cannot be settled: {}", queue_.name, it->lease.id, e.what());
+      running_.remove(it->lease);
+      it = batch.erase(it);
+    }
+  }
   if (free > 0) calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
 
   std::vector<Reply> replies;
   try {
     replies = executor_.eval_batch(calls);
-    metrics_.set_valkey_up(true);
   } catch (const Error& e) {
     on_server_trouble(e, std::move(batch));
     return;
   }
 
   std::deque<Settlement> keep;
-  book(batch, replies, keep);
+  std::optional<Error> refused = book(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
   if (free > 0) {
     try {
@@ -185,8 +220,10 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
       spdlog::error("queue={} claim refused: {}", queue_.name, e.what());
     }
   }
-  if (!keep.empty()) {
-    on_server_trouble(Error(ErrorKind::ReadOnly, "settle", "the server refused writes"), std::move(keep));
+  if (refused) {
+    on_server_trouble(*refused, std::move(keep));
+  } else {
+    on_server_back();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -200,7 +237,9 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
   dispatch(std::move(jobs));
 }
 
-void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep) {
+std::optional<Error> ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
+                                     std::deque<Settlement>& keep) {
+  std::optional<Error> refused;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Settlement& s = batch[i];
     Settled how;
@@ -208,6 +247,7 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
       how = Settler::decode(s, replies[i]);
     } catch (const Error& e) {
       if (e.transient()) {
+        if (!refused) refused = e;
         keep.push_back(std::move(s));
         continue;
       }
@@ -237,6 +277,7 @@ void ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& re
     }
     running_.remove(s.lease);
   }
+  return refused;
 }
 
 void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
@@ -275,15 +316,39 @@ void ClaimLoop::release_unstarted() {
   for (JobRunner::Assignment& a : unstarted) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
 }
 
+// Trouble backs off as a lost server does: the executor's reconnect wait,
+// or (for a server that answers but refuses writes) a wait of our own that
+// doubles from 100 ms to 5 s. The log gets one line per attempt at a lost
+// server (each with that attempt's error) and one line per change of a
+// refusal, and a last line with the count when the trouble is over.
 void ClaimLoop::on_server_trouble(const Error& e, std::deque<Settlement> unsent) {
-  metrics_.set_valkey_up(false);
-  const milliseconds wait = std::max(executor_.retry_after(), kMinServerBackoff);
-  spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms: {}", queue_.name, unsent.size(),
-               wait.count(), e.what());
+  const Clock::time_point now = Clock::now();
+  if (trouble_count_++ == 0) {
+    trouble_since_ = now;
+    trouble_delay_ = kFirstTroubleWait;
+  } else {
+    trouble_delay_ = std::min(trouble_delay_ * 2, kMaxTroubleWait);
+  }
+  const milliseconds wait = std::max(executor_.retry_after(), trouble_delay_);
+  const std::string what = e.what();
+  const bool refusal = e.kind() == ErrorKind::ReadOnly;
+  if (!refusal || what != trouble_text_) {
+    spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms: {}", queue_.name,
+                 unsent.size(), wait.count(), what);
+  }
+  trouble_text_ = what;
   std::lock_guard<std::mutex> lock(mutex_);
   // Older outcomes go first again, ahead of any that arrived meanwhile.
   outbox_.insert(outbox_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
-  backoff_until_ = Clock::now() + wait;
+  backoff_until_ = now + wait;
+}
+
+void ClaimLoop::on_server_back() {
+  if (trouble_count_ == 0) return;
+  spdlog::info("queue={} the server takes calls again, after {} failed attempts in {:.1f} s", queue_.name,
+               trouble_count_, std::chrono::duration<double>(Clock::now() - trouble_since_).count());
+  trouble_count_ = 0;
+  trouble_text_.clear();
 }
 
 }  // namespace echomq::daemon

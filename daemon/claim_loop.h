@@ -25,7 +25,9 @@ namespace echomq::daemon {
 
 class ClaimLoop {
  public:
-  ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics);
+  // `reconnect` shares one ReconnectGroup among the daemon's connections.
+  ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
+            ReconnectPolicy reconnect = {});
   ~ClaimLoop();
   ClaimLoop(const ClaimLoop&) = delete;
   ClaimLoop& operator=(const ClaimLoop&) = delete;
@@ -56,16 +58,22 @@ class ClaimLoop {
 
  private:
   void main();
+  bool main_step();
+  bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool ready(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void turn(std::deque<Settlement> batch, bool claim_now);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_ready();
-  void book(std::deque<Settlement>& batch, const std::vector<Reply>& replies, std::deque<Settlement>& keep);
+  // Counts what settled; keeps what the server refused for now, and
+  // returns the first such refusal.
+  std::optional<Error> book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
+                            std::deque<Settlement>& keep);
   void dispatch(std::vector<ClaimedJob> jobs);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(const Error& e, std::deque<Settlement> unsent);
+  void on_server_back();
 
   const QueueConfig& queue_;
   Handler& handler_;
@@ -89,6 +97,11 @@ class ClaimLoop {
   std::chrono::milliseconds idle_delay_{1};
   std::string handler_problem_;  // see handler_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
+  // The loop thread's own: the server trouble under way, if any.
+  int trouble_count_ = 0;
+  std::chrono::steady_clock::time_point trouble_since_{};
+  std::chrono::milliseconds trouble_delay_{0};
+  std::string trouble_text_;
   std::thread thread_;
 };
 

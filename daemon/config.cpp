@@ -192,6 +192,29 @@ class Loader {
       v.embedded_dir = absolute_from(dir_, v.embedded_dir);
     }
     read_password(m, !from_url.password.empty(), v);
+    if (v.embedded) check_embedded(m, v);
+  }
+
+  // What url: embedded needs of this host, said by --check-config rather
+  // than found at start: a socket path that fits, and valkey-server.
+  void check_embedded(const Mapping& m, const ValkeyConfig& v) {
+    const Field* url = m.get("url");
+    const Field* dir_field = m.get("embedded_dir");
+    const std::string dir = v.embedded_dir.empty() ? default_embedded_dir() : v.embedded_dir;
+    const std::string socket = embedded_socket_path(dir);
+    if (socket.size() > kMaxSocketPath) {
+      r_.error(dir_field != nullptr && !v.embedded_dir.empty() ? *dir_field : *url,
+               "the embedded server's socket " + socket + " would be " + std::to_string(socket.size()) +
+                   " bytes, over the " + std::to_string(kMaxSocketPath) +
+                   " a unix socket path may have: set valkey.embedded_dir to a shorter directory");
+    }
+    const char* path_env = std::getenv("PATH");
+    ProgramLookup found = find_program("valkey-server", dir_, path_env ? path_env : "/bin:/usr/bin");
+    if (!found.error.empty()) {
+      r_.error(*url, "url: embedded runs valkey-server; " + found.error +
+                         ": install it (Debian: apt-get install valkey-server; or scripts/install-deps.sh) or point "
+                         "valkey.url at a server");
+    }
   }
 
   void read_url(const Field& f, ValkeyConfig& v, ConnectionOptions& from_url) {

@@ -3,6 +3,7 @@
 // so a typo fails `emqd --check-config`, not the first job.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace echomq::daemon {
@@ -23,6 +24,11 @@ struct ProgramLookup {
   std::string error;  // empty when found
 };
 ProgramLookup find_program(const std::string& program, const std::string& base, const std::string& search_path);
+
+// The unix socket of the embedded server in `dir`; a socket path holds at
+// most kMaxSocketPath bytes (sun_path is 108, with its terminating NUL).
+inline constexpr std::size_t kMaxSocketPath = 107;
+inline std::string embedded_socket_path(const std::string& dir) { return dir + "/valkey.sock"; }
 
 // "" when `path` is an existing directory, else why not.
 std::string check_directory(const std::string& path);

@@ -29,7 +29,7 @@ std::vector<std::string> queue_names(const Config& c) {
 }
 }  // namespace
 
-Daemon::Daemon(Config config) : config_(std::move(config)) {}
+Daemon::Daemon(Config config) : config_(std::move(config)) { reconnect_.group = std::make_shared<ReconnectGroup>(); }
 
 Daemon::~Daemon() { stop_parts(); }
 
@@ -43,21 +43,54 @@ ConnectionOptions Daemon::server_options() const {
   return o;
 }
 
+// What start-up waits on, in words an operator can act on: a refused login
+// names the key that holds the password; anything else is the server's
+// error as it is.
+std::string Daemon::waiting_reason(const Error& e) const {
+  const std::string what = e.what();
+  const bool login = e.op() == "auth" || what.find("NOAUTH") != std::string::npos ||
+                     what.find("WRONGPASS") != std::string::npos;
+  if (!login) return "waiting for the server at " + server_options().redacted() + ": " + what;
+  std::string key = "valkey.password_env or valkey.password_file (and valkey.username)";
+  if (!config_.valkey.password_env.empty()) {
+    key = "valkey.password_env (the variable " + config_.valkey.password_env + ")";
+  } else if (!config_.valkey.password_file.empty()) {
+    key = "valkey.password_file (" + config_.valkey.password_file + ")";
+  } else if (!server_options().password.empty()) {
+    key = "the password in valkey.url";
+  }
+  return "the server refuses the login: fix " + key + "; retrying (" + what + ")";
+}
+
 // Waits for the server (a daemon may start before it), then checks what
-// must hold before any job is claimed. Returns false when stopped meanwhile.
+// must hold before any job is claimed. A transient error anywhere in it (a
+// timeout, a server still loading or read-only) is waited out as a connect
+// is; only a check that fails for good ends start-up. Returns false when
+// stopped meanwhile.
 bool Daemon::connect_and_check(Executor& x) {
   while (true) {
     try {
       x.ensure_connected();
-      break;
+      check_server(x);
+      return true;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Wire) throw;
-      spdlog::warn("waiting for the server at {}: {}", x.options().redacted(), e.what());
+      // Connected, and refused for good: no retry mends it.
+      if (x.connected() && !e.transient()) throw;
+      const std::string why = waiting_reason(e);
+      spdlog::warn("{}", why);
+      if (endpoint_) endpoint_->starting(why);
     }
     if (wait_signal(std::max(x.retry_after(), milliseconds(100)))) return false;
   }
+}
 
+void Daemon::check_server(Executor& x) {
   Reply policy = x.command({"CONFIG", "GET", "maxmemory-policy"});
+  // An error a wait may mend (LOADING, BUSY) is retried by the caller.
+  if (policy.is_error() && error_from_reply("config get", policy.str).transient()) {
+    throw error_from_reply("config get", policy.str);
+  }
   std::string msg;
   if (policy.type != Reply::Type::Array || policy.elements.size() != 2) {
     // CONFIG is often renamed away on managed servers: say the policy went
@@ -75,7 +108,14 @@ bool Daemon::connect_and_check(Executor& x) {
     spdlog::warn("{}", msg);
   }
 
-  register_queues(x, queue_names(config_));
+  try {
+    register_queues(x, queue_names(config_));
+  } catch (const Error& e) {
+    if (e.transient()) throw;
+    // Another writer's {emq}:queues of the wrong type: the queues work
+    // without it; only emq's default list misses them.
+    spdlog::warn("cannot register the queues in {}: {}", kQueuesKey, e.what());
+  }
   // Published for other speakers (and operators) to read.
   std::vector<Command> publish;
   for (const QueueConfig& q : config_.queues) {
@@ -85,7 +125,6 @@ bool Daemon::connect_and_check(Executor& x) {
   for (const Reply& r : x.pipeline(publish)) {
     if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);
   }
-  return true;
 }
 
 void Daemon::start_parts() {
@@ -101,16 +140,16 @@ void Daemon::start_parts() {
   }
   std::vector<ClaimLoop*> loops;
   for (std::size_t i = 0; i < config_.queues.size(); ++i) {
-    loops_.push_back(std::make_unique<ClaimLoop>(config_.queues[i], server, *handlers_[i], *metrics_));
+    loops_.push_back(std::make_unique<ClaimLoop>(config_.queues[i], server, *handlers_[i], *metrics_, reconnect_));
     loops.push_back(loops_.back().get());
   }
   // The renewer starts before the first claim so no lease goes unrenewed.
-  renewer_ = std::make_unique<LeaseRenewer>(loops, server, *metrics_);
+  renewer_ = std::make_unique<LeaseRenewer>(loops, server, *metrics_, reconnect_);
   renewer_->start();
   for (auto& l : loops_) l->start();
-  reaper_ = std::make_unique<Reaper>(config_, server, *metrics_);
+  reaper_ = std::make_unique<Reaper>(config_, server, *metrics_, reconnect_);
   reaper_->start();
-  wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events);
+  wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_.group);
   wakeup_->start();
   endpoint_->watch(loops);
 }
@@ -192,9 +231,9 @@ int Daemon::run() {
   metrics_ = std::make_unique<Metrics>(queue_names(config_), EMQ_VERSION);
   // Serving before the server is reached: a daemon that waits for it shows
   // emq_valkey_up 0 and a 503, and a taken port fails before any claim.
-  endpoint_ = std::make_unique<MetricsEndpoint>(config_, server_options(), *metrics_);
+  endpoint_ = std::make_unique<MetricsEndpoint>(config_, server_options(), *metrics_, reconnect_);
 
-  Executor control(server_options(), {}, metrics_.get());
+  Executor control(server_options(), reconnect_, metrics_.get());
   try {
     if (!connect_and_check(control)) {
       stop_parts();
@@ -205,7 +244,6 @@ int Daemon::run() {
     stop_parts();
     return 1;
   }
-  metrics_->set_valkey_up(true);
   spdlog::info("connected to {}; {} queues", control.options().redacted(), config_.queues.size());
 
   start_parts();

@@ -31,6 +31,8 @@ class Daemon {
  private:
   ConnectionOptions server_options() const;
   bool connect_and_check(Executor& x);
+  void check_server(Executor& x);
+  std::string waiting_reason(const Error& e) const;
   void start_parts();
   void drain();
   void stop_parts();
@@ -47,6 +49,9 @@ class Daemon {
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
   bool second_signal_ = false;
+  // Every connection of the daemon: when one reaches the server, the
+  // others stop waiting out their backoff.
+  ReconnectPolicy reconnect_;
 };
 
 }  // namespace echomq::daemon

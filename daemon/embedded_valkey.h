@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "config_paths.h"
 #include "echomq/url.h"
 #include "process/fd.h"
 
@@ -27,7 +28,7 @@ class EmbeddedValkey {
   // SIGTERM, so the server finishes its AOF, then wait for it.
   void stop();
 
-  std::string socket_path() const { return dir_ + "/valkey.sock"; }
+  std::string socket_path() const { return embedded_socket_path(dir_); }
   ConnectionOptions options() const;
 
  private:

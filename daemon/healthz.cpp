@@ -13,8 +13,8 @@ constexpr std::chrono::milliseconds kTurnSlack{5000};
 double seconds(Health::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-Health::Health(std::vector<Loop> loops, std::function<bool()> server_up)
-    : loops_(std::move(loops)), server_up_(std::move(server_up)) {}
+Health::Health(std::vector<Loop> loops, std::function<std::string()> server_trouble)
+    : loops_(std::move(loops)), server_trouble_(std::move(server_trouble)) {}
 
 Health::Loop Health::watch(const ClaimLoop& loop, std::chrono::milliseconds server_call_limit) {
   const ClaimLoop* l = &loop;
@@ -43,8 +43,9 @@ HealthVerdict Health::check(Clock::time_point now) const {
     const std::string line = "queue " + l.queue + " claims nothing, its handler cannot start: " + why;
     v = {false, v.healthy ? line : v.reason + "; " + line};
   }
-  if (server_up_()) return v;
-  return {false, "the server does not answer" + (v.healthy ? std::string() : "; " + v.reason)};
+  const std::string trouble = server_trouble_();
+  if (trouble.empty()) return v;
+  return {false, trouble + (v.healthy ? std::string() : "; " + v.reason)};
 }
 
 }  // namespace echomq::daemon

@@ -29,8 +29,9 @@ class Health {
     std::function<std::string()> handler_problem;  // "" while its handler can take jobs
   };
 
-  // server_up: whether the server answered recently (the sampler knows).
-  Health(std::vector<Loop> loops, std::function<bool()> server_up);
+  // server_trouble: "" while the server answers and takes writes, else one
+  // line saying what is wrong with it (the sampler knows).
+  Health(std::vector<Loop> loops, std::function<std::string()> server_trouble);
 
   // A claim loop's watch: it turns at least once a second, but one turn may
   // wait out a server call (connect plus command timeout) and an idle poll.
@@ -46,7 +47,7 @@ class Health {
 
  private:
   std::vector<Loop> loops_;
-  std::function<bool()> server_up_;
+  std::function<std::string()> server_trouble_;
 };
 
 }  // namespace echomq::daemon

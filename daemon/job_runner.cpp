@@ -127,7 +127,14 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
 
   spdlog::debug("queue={} job={} attempt={} started", queue_.name, job.id, job.attempt);
   const auto began = std::chrono::steady_clock::now();
-  Outcome outcome = handler_.run(job, a.held->stop);
+  Outcome outcome;
+  try {
+    outcome = handler_.run(job, a.held->stop);
+  } catch (const std::exception& e) {
+    // Handlers promise not to throw; should one break it on a job a peer
+    // shaped, the job fails and the slot lives (an escape is std::terminate).
+    outcome = {Outcome::Verdict::Retry, {}, std::string("the handler threw: ") + e.what()};
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   metrics_.handler_duration->Observe(seconds);
   metrics_.in_flight->Decrement();

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "echomq/job_id.h"
+
 namespace echomq::daemon {
 
 namespace {
@@ -13,8 +15,9 @@ using std::chrono::milliseconds;
 milliseconds period_of(const QueueConfig& q) { return milliseconds(std::max<std::int64_t>(q.lease_ms / 3, 1)); }
 }  // namespace
 
-LeaseRenewer::LeaseRenewer(std::vector<ClaimLoop*> loops, const ConnectionOptions& server, Metrics& metrics)
-    : Periodic("lease renewal"), executor_(server, {}, &metrics), metrics_(metrics) {
+LeaseRenewer::LeaseRenewer(std::vector<ClaimLoop*> loops, const ConnectionOptions& server, Metrics& metrics,
+                           ReconnectPolicy reconnect)
+    : Periodic("lease renewal"), executor_(server, std::move(reconnect), &metrics), metrics_(metrics) {
   for (ClaimLoop* l : loops) queues_.push_back({l, Clock::now() + period_of(l->queue())});
 }
 
@@ -32,6 +35,10 @@ milliseconds LeaseRenewer::tick() {
     if (d.next > now) continue;
     d.next = now + period_of(d.loop->queue());
     std::vector<Lease> held = d.loop->running().leases();
+    // An id past no script's gate cannot be extended: left to the reaper,
+    // rather than failing every queue's renewal with it.
+    held.erase(std::remove_if(held.begin(), held.end(), [](const Lease& l) { return !passes_wire_gate(l.id); }),
+               held.end());
     if (held.empty()) continue;
     calls.push_back(extend_call(d.loop->keys(), d.loop->queue().lease_ms, held));
     leases.push_back(std::move(held));

@@ -15,7 +15,8 @@ namespace echomq::daemon {
 
 class LeaseRenewer : public Periodic {
  public:
-  LeaseRenewer(std::vector<ClaimLoop*> loops, const ConnectionOptions& server, Metrics& metrics);
+  LeaseRenewer(std::vector<ClaimLoop*> loops, const ConnectionOptions& server, Metrics& metrics,
+               ReconnectPolicy reconnect = {});
   ~LeaseRenewer() override;
 
  protected:

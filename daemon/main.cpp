@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
   bool check_only = false;
   app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
   app.add_flag("--check-config", check_only, "validate the configuration, print the resolved queues, and exit");
-  app.add_option("--log-level", log_level, "override log.level: trace debug info warn error critical off");
+  // Checked with the command line, so --check-config refuses it too.
+  app.add_option("--log-level", log_level, "override log.level: trace debug info warn error critical off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.set_version_flag("--version", std::string("emqd ") + EMQ_VERSION + " (wire emq/1)");
   try {
     app.parse(argc, argv);

@@ -22,7 +22,8 @@ std::vector<std::string> queue_names(const Config& c) {
 }
 }  // namespace
 
-MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& server, Metrics& metrics)
+MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& server, Metrics& metrics,
+                                 ReconnectPolicy reconnect)
     : metrics_(metrics),
       server_call_limit_(milliseconds(config.valkey.connect_timeout_ms + config.valkey.command_timeout_ms)) {
   if (config.metrics.listen.empty()) return;
@@ -31,7 +32,8 @@ MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& 
   p.routes["/metrics"] = [this] { return serve_metrics(); };
   p.routes["/healthz"] = [this] { return serve_health(); };
   http_ = std::make_unique<HttpServer>(std::move(p));
-  sampler_ = std::make_unique<QueueSampler>(QueueSampler::Params{queue_names(config), kSampleEvery}, server, metrics);
+  sampler_ = std::make_unique<QueueSampler>(QueueSampler::Params{queue_names(config), kSampleEvery}, server, metrics,
+                                            std::move(reconnect));
   sampler_->start();
   http_->start();
   spdlog::info("metrics endpoint on {} (port {}): /metrics, /healthz", config.metrics.listen, http_->port());
@@ -45,16 +47,24 @@ MetricsEndpoint::~MetricsEndpoint() {
 void MetricsEndpoint::watch(const std::vector<ClaimLoop*>& loops) {
   std::vector<Health::Loop> watched;
   for (const ClaimLoop* l : loops) watched.push_back(Health::watch(*l, server_call_limit_));
-  QueueSampler* sampler = sampler_.get();
-  // A sample hung past the command timeout counts as no answer.
-  const milliseconds fresh = kSampleEvery + server_call_limit_;
   std::lock_guard<std::mutex> lock(mutex_);
-  health_.emplace(std::move(watched), [sampler, fresh] { return sampler != nullptr && sampler->server_answered(fresh); });
+  health_.emplace(std::move(watched), [this] { return server_trouble(); });
+}
+
+std::string MetricsEndpoint::server_trouble() const {
+  if (!sampler_) return "the server does not answer";
+  // A sample hung past the command timeout counts as no answer.
+  return sampler_->trouble(kSampleEvery + server_call_limit_);
+}
+
+void MetricsEndpoint::starting(std::string why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  starting_ = std::move(why);
 }
 
 HealthVerdict MetricsEndpoint::health() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!health_) return {false, "starting: waiting for the server"};
+  if (!health_) return {false, "starting: " + starting_};
   return health_->check();
 }
 
@@ -67,6 +77,8 @@ HealthVerdict MetricsEndpoint::liveness() const {
 HttpResponse MetricsEndpoint::serve_metrics() const {
   HttpResponse r;
   r.content_type = kPrometheusText;
+  // From the answer /healthz gives, read now: the two never disagree.
+  metrics_.set_valkey_up(server_trouble().empty());
   r.body = metrics_.scrape();
   return r;
 }

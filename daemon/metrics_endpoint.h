@@ -24,7 +24,8 @@ class MetricsEndpoint {
  public:
   // Binds metrics.listen (unless it is "") and starts serving and sampling.
   // Throws std::runtime_error when the address cannot be bound.
-  MetricsEndpoint(const Config& config, const ConnectionOptions& server, Metrics& metrics);
+  MetricsEndpoint(const Config& config, const ConnectionOptions& server, Metrics& metrics,
+                  ReconnectPolicy reconnect = {});
   ~MetricsEndpoint();
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
@@ -32,6 +33,9 @@ class MetricsEndpoint {
   // From now on health covers these loops; until then /healthz says the
   // daemon is starting. The loops must outlive this endpoint.
   void watch(const std::vector<ClaimLoop*>& loops);
+
+  // Until watch(): what start-up waits on, for /healthz ("starting: ...").
+  void starting(std::string why);
 
   // What /healthz answers.
   HealthVerdict health() const;
@@ -43,6 +47,8 @@ class MetricsEndpoint {
   int port() const { return http_ ? http_->port() : 0; }
 
  private:
+  // "" while the server answers and takes writes; else what is wrong.
+  std::string server_trouble() const;
   HttpResponse serve_metrics() const;
   HttpResponse serve_health() const;
 
@@ -51,6 +57,7 @@ class MetricsEndpoint {
   std::unique_ptr<QueueSampler> sampler_;
   mutable std::mutex mutex_;
   std::optional<Health> health_;
+  std::string starting_ = "waiting for the server";
   std::unique_ptr<HttpServer> http_;  // last: it calls into the members above
 };
 

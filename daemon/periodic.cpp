@@ -4,6 +4,8 @@
 
 #include <exception>
 
+#include "echomq/errors.h"
+
 namespace echomq::daemon {
 
 Periodic::~Periodic() {
@@ -36,8 +38,18 @@ void Periodic::main() {
     std::chrono::milliseconds wait;
     try {
       wait = tick();
+      if (failures_ > 0) spdlog::info("{}: works again, after {} failed rounds", name_, failures_);
+      failures_ = 0;
+    } catch (const Error& e) {
+      // A server that is away fails every round alike, with the text of an
+      // attempt that may be seconds old: said once, when it starts, and
+      // counted when it ends. The claim loops log each reconnect attempt.
+      if (!e.transient() || failures_ == 0) spdlog::warn("{}: {}", name_, e.what());
+      ++failures_;
+      wait = std::chrono::seconds(1);
     } catch (const std::exception& e) {
       spdlog::warn("{}: {}", name_, e.what());
+      ++failures_;
       wait = std::chrono::seconds(1);
     }
     lock.lock();

@@ -24,8 +24,8 @@ class Periodic {
 
  protected:
   // One round of the duty; returns how long to wait before the next. A
-  // failure is logged as "<name>: <what>" and retried after a second; a
-  // duty never ends the process.
+  // failure is logged as "<name>: <what>" (a server outage once, when it
+  // starts) and retried after a second; a duty never ends the process.
   virtual std::chrono::milliseconds tick() = 0;
 
  private:
@@ -35,6 +35,7 @@ class Periodic {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  int failures_ = 0;  // main() only: rounds failed in a row
   std::thread thread_;
 };
 

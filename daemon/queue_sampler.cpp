@@ -11,10 +11,21 @@ namespace echomq::daemon {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+// "READONLY", "MISCONF", "NOREPLICAS": the server's own word for a refusal.
+std::string code_of(const Error& e) {
+  std::string text = e.what();
+  if (!e.op().empty() && text.rfind(e.op() + ": ", 0) == 0) text.erase(0, e.op().size() + 2);
+  return text.substr(0, text.find(' '));
+}
 }  // namespace
 
-QueueSampler::QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics)
-    : Periodic("queue sampler"), params_(std::move(params)), executor_(server, {}, &metrics), metrics_(metrics) {
+QueueSampler::QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics,
+                           ReconnectPolicy reconnect)
+    : Periodic("queue sampler"),
+      params_(std::move(params)),
+      executor_(server, std::move(reconnect), &metrics),
+      metrics_(metrics) {
   for (const std::string& q : params_.queues) keys_.emplace_back(q);
 }
 
@@ -29,28 +40,87 @@ bool QueueSampler::server_answered(std::chrono::milliseconds within) const {
   return Clock::now() - Clock::time_point(Clock::duration(at)) <= within;
 }
 
+std::string QueueSampler::trouble(std::chrono::milliseconds within) const {
+  if (!server_answered(within)) return "the server does not answer";
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!refused_.empty()) return "the server refuses writes (" + refused_ + ")";
+  return "";
+}
+
+// The reads, then the registration of the queues in {emq}:queues: a write,
+// so it also finds a server that answers but refuses writes (a replica, a
+// full disk), and it puts the names back after a FLUSHALL. SADD of members
+// already there changes nothing and is not replicated.
+void QueueSampler::sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms) {
+  all = stats(executor_, keys_);
+  // Ages by the server's clock, which every daemon shares: a daemon on a
+  // host whose clock is off reports the same latency as the others.
+  server_now_ms = executor_.server_time_ms();
+  std::string refused;
+  try {
+    register_queues(executor_, params_.queues);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::ReadOnly) throw;
+    refused = code_of(e);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (refused != refused_) {
+    if (refused.empty()) {
+      spdlog::info("queue sampler: the server takes writes again");
+    } else {
+      spdlog::warn("queue sampler: the server refuses writes ({}): no job can be claimed or settled until it takes "
+                   "them again",
+                   refused);
+    }
+  }
+  refused_ = std::move(refused);
+}
+
 std::chrono::milliseconds QueueSampler::tick() {
   std::vector<QueueStats> all;
   std::int64_t server_now_ms = 0;
   try {
-    all = stats(executor_, keys_);
-    // Ages by the server's clock, which every daemon shares: a daemon on a
-    // host whose clock is off reports the same latency as the others.
-    server_now_ms = executor_.server_time_ms();
+    try {
+      sample(all, server_now_ms);
+    } catch (const Error& e) {
+      // One dropped connection is no outage: the executor reconnects at
+      // once after a broken call, so try again now before saying so.
+      if (!e.transient() || executor_.connected() || executor_.retry_after().count() > 0) throw;
+      sample(all, server_now_ms);
+    }
   } catch (const Error& e) {
-    if (!e.transient()) throw;  // Periodic logs it and tries again in a second
+    if (!e.transient()) {
+      // The server answered, with something this sampler cannot read:
+      // say what, once per new text, and do not call it an outage.
+      if (e.what() != problems_) spdlog::warn("queue sampler: cannot read the queues' state: {}", e.what());
+      problems_ = e.what();
+      answered_at_ = Clock::now().time_since_epoch().count();
+      return params_.interval;
+    }
     // An outage is logged once, when it starts, not at every sample.
     if (!down_) spdlog::warn("queue sampler: the server does not answer: {}", e.what());
     down_ = true;
     answered_at_ = 0;
-    metrics_.set_valkey_up(false);
     return params_.interval;
   }
   if (down_) spdlog::info("queue sampler: the server answers again");
   down_ = false;
   answered_at_ = Clock::now().time_since_epoch().count();
-  metrics_.set_valkey_up(true);
 
+  std::string problems;
+  for (const QueueStats& s : all) {
+    for (const std::string& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+  }
+  // Fields a peer broke are named when they appear and when they mend, not
+  // every second; the rest of the sample is used as usual.
+  if (problems != problems_) {
+    if (problems.empty()) {
+      spdlog::info("queue sampler: the queues' state reads cleanly again");
+    } else {
+      spdlog::warn("queue sampler: another writer broke {}; the other fields are sampled", problems);
+    }
+  }
+  problems_ = problems;
   for (const QueueStats& s : all) {
     QueueMetrics& m = metrics_.queue(s.queue);
     m.pending->Set(static_cast<double>(s.pending));

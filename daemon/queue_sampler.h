@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
+#include "echomq/stats.h"
 #include "metrics.h"
 #include "periodic.h"
 
@@ -25,17 +27,22 @@ class QueueSampler : public Periodic {
     std::chrono::milliseconds interval{1000};
   };
 
-  QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics);
+  QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics, ReconnectPolicy reconnect = {});
   ~QueueSampler() override;
 
   // Whether the last sample came back within `within` of now: false before
   // the first, after a failed one, and while one hangs past `within`.
   bool server_answered(std::chrono::milliseconds within) const;
+  // "" while the server answers (as above) and takes writes; else one line
+  // saying which: what /healthz and emq_valkey_up both answer from.
+  std::string trouble(std::chrono::milliseconds within) const;
 
  protected:
   std::chrono::milliseconds tick() override;
 
  private:
+  void sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
+
   Params params_;
   std::vector<QueueKeys> keys_;
   Executor executor_;
@@ -43,6 +50,9 @@ class QueueSampler : public Periodic {
   // steady_clock ticks of the last good sample; 0: none since the last failure.
   std::atomic<std::int64_t> answered_at_{0};
   bool down_ = false;  // tick() only: log an outage once, when it starts
+  std::string problems_;  // tick() only: what could not be read, logged on change
+  mutable std::mutex mutex_;
+  std::string refused_;  // the server's word for refusing writes; "" while it takes them
 };
 
 }  // namespace echomq::daemon

@@ -12,8 +12,8 @@ constexpr std::chrono::seconds kTrimEvery{60};
 constexpr int kMaxRoundsPerTick = 100;
 }  // namespace
 
-Reaper::Reaper(const Config& config, const ConnectionOptions& server, Metrics& metrics)
-    : Periodic("reaper"), config_(config), executor_(server, {}, &metrics), metrics_(metrics) {
+Reaper::Reaper(const Config& config, const ConnectionOptions& server, Metrics& metrics, ReconnectPolicy reconnect)
+    : Periodic("reaper"), config_(config), executor_(server, std::move(reconnect), &metrics), metrics_(metrics) {
   for (const QueueConfig& q : config.queues) keys_.emplace_back(q.name);
 }
 
@@ -33,7 +33,6 @@ std::chrono::milliseconds Reaper::tick() {
     }
   }
   if (trim) next_trim_ = std::chrono::steady_clock::now() + kTrimEvery;
-  metrics_.set_valkey_up(true);
   return std::chrono::milliseconds(config_.reaper.interval_ms);
 }
 

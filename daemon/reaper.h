@@ -17,7 +17,7 @@ namespace echomq::daemon {
 
 class Reaper : public Periodic {
  public:
-  Reaper(const Config& config, const ConnectionOptions& server, Metrics& metrics);
+  Reaper(const Config& config, const ConnectionOptions& server, Metrics& metrics, ReconnectPolicy reconnect = {});
   ~Reaper() override;
 
  protected:

@@ -20,8 +20,9 @@ bool has_flags(const std::string& flags) {
 }
 }  // namespace
 
-Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable)
-    : server_(std::move(server)), enable_(enable) {
+Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable,
+               std::shared_ptr<ReconnectGroup> group)
+    : server_(std::move(server)), enable_(enable), group_(std::move(group)) {
   // The command timeout stays: it bounds CONFIG and SUBSCRIBE; messages are
   // read with read_for, which waits without it.
   for (ClaimLoop* l : loops) {
@@ -90,10 +91,11 @@ void Wakeup::main() {
   while (!stopping_) {
     try {
       Connection c = Connection::open(server_);
+      if (group_) group_->connected();
       if (!events_on(c)) return;  // polling alone, for the daemon's life
       delay = milliseconds(100);
       listen(c);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // whatever the server said: never end the thread
       active_ = false;
       spdlog::warn("wakeup: {}; retrying in {} ms", e.what(), delay.count());
     }

@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "claim_loop.h"
+#include "echomq/executor.h"
 #include "echomq/url.h"
 
 namespace echomq::daemon {
@@ -19,7 +21,8 @@ class Wakeup {
   // enable: set notify-keyspace-events to include what we need
   // (valkey.keyspace_events: true); otherwise only subscribe when the
   // server already publishes them.
-  Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable);
+  Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable,
+         std::shared_ptr<ReconnectGroup> group = nullptr);
   ~Wakeup();
   Wakeup(const Wakeup&) = delete;
   Wakeup& operator=(const Wakeup&) = delete;
@@ -39,6 +42,7 @@ class Wakeup {
   std::map<std::string, ClaimLoop*> by_channel_;
   ConnectionOptions server_;
   bool enable_;
+  std::shared_ptr<ReconnectGroup> group_;  // told when the subscriber connects
   std::atomic<bool> stopping_{false};
   std::atomic<bool> active_{false};
   std::thread thread_;

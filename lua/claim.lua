@@ -6,7 +6,10 @@
   An id whose row is gone is dropped from the set and skipped; so is one
   whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
   not an integer), which is also named in the server's log. The row stays
-  for an operator to look at.
+  for an operator to look at. The stats counter claimed counts the jobs
+  claimed; when it is not an integer (or stats is not a hash), broken by
+  some other writer, it is left as it is and named in the server's log,
+  and the claim goes on: checked before any pop, so nothing is stranded.
 
   KEYS[1]  emq:{q}:pending    zset  member id, score lane
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
@@ -47,6 +50,20 @@ local function skip_malformed(row, set)
     'lease_epoch); dropped from ' .. set .. ', left in place for an operator')
 end
 
+-- The same check for the counter claim increments: HINCRBY on a value that
+-- is not an integer fails, and failing after the pops would strand them.
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or (string.match(v, '^-?%d+$') ~= nil and #v <= 18)
+end
+
 local function int_arg(s)
   return string.match(s or '', '^-?%d+$') and tonumber(s)
 end
@@ -84,6 +101,7 @@ if promote_limit > 0 then
   end
 end
 
+local counted = is_counter_of(stats, 'claimed')
 local jobs = {}
 local claimed = 0
 local deadline = now + lease_ms
@@ -113,7 +131,10 @@ while claimed < max_count do
   end
 end
 
-if claimed > 0 then
+if claimed > 0 and counted then
   redis.call('HINCRBY', stats, 'claimed', claimed)
+elseif claimed > 0 then
+  redis.log(redis.LOG_WARNING, 'emq claim: ' .. stats .. ' claimed is not an integer counter; ' .. claimed ..
+    ' claims not counted, the field left in place for an operator')
 end
 return jobs

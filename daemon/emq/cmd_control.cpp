@@ -42,7 +42,7 @@ int run_pause(Tool& tool, const ControlArgs& a, bool paused) {
 
 int run_cancel(Tool& tool, const ControlArgs& a) {
   QueueKeys q(a.queue);
-  check_job_id(a.id);
+  check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
   switch (cancel(x, q, a.id)) {
     case CancelResult::Removed:

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "emq/bytes_text.h"
@@ -53,17 +54,21 @@ std::int64_t int_of(const Reply& r) {
 std::vector<DeadJob> read_dead(Executor& x, const QueueKeys& q, std::int64_t limit, std::int64_t& total) {
   std::vector<DeadJob> jobs;
   std::vector<Command> reads = {{"ZCARD", q.dead}};
+  std::vector<std::size_t> read_of;  // the read of jobs[i]'s row; 0: none
   for (auto& [id, died] : list_dead(x, q, limit)) {
-    reads.push_back({"HMGET", q.row(id), "error", "attempts", "failures"});
+    // An id that fails even the wire's gate has no row a speaker could
+    // have written: it is listed as it is, without one.
+    read_of.push_back(passes_wire_gate(id) ? reads.size() : 0);
+    if (read_of.back() != 0) reads.push_back({"HMGET", q.row(id), "error", "attempts", "failures"});
     jobs.push_back({id, died, std::nullopt, 0, 0});
   }
   std::vector<Reply> r = x.pipeline(reads);
-  for (const Reply& reply : r) {
-    if (reply.is_error()) throw error_from_reply("dead list", reply.str);
-  }
+  if (r[0].is_error()) throw error_from_reply("dead list", r[0].str);
   total = int_of(r[0]);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const std::vector<Reply>& f = r[i + 1].elements;
+    // A row that is not a hash (another peer's doing) shows as no row.
+    if (read_of[i] == 0 || r[read_of[i]].is_error()) continue;
+    const std::vector<Reply>& f = r[read_of[i]].elements;
     if (f.size() != 3) continue;
     if (f[0].type == Reply::Type::String) jobs[i].error = f[0].str;
     jobs[i].attempts = int_of(f[1]);

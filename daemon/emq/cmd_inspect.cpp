@@ -136,7 +136,7 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
 
 int run_inspect(Tool& tool, const InspectArgs& a) {
   QueueKeys q(a.queue);
-  check_job_id(a.id);
+  check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
   std::optional<JobRow> row = inspect(x, q, a.id);
   if (!row) {

@@ -1,6 +1,7 @@
 // emq stats [QUEUE...] [--json]
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -21,23 +22,27 @@ struct StatsArgs {
   bool json = false;
 };
 
-std::int64_t counter(const QueueStats& s, const char* name) {
+// nullopt: the field holds something that is not a counter (a problem).
+std::optional<std::int64_t> counter(const QueueStats& s, const char* name) {
   auto it = s.counters.find(name);
-  return it == s.counters.end() ? 0 : it->second;
+  if (it == s.counters.end()) return std::nullopt;
+  return it->second;
 }
 
 void print_json(const std::vector<QueueStats>& all) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const QueueStats& s : all) {
     nlohmann::ordered_json counters = nlohmann::ordered_json::object();
-    for (const char* name : kCounters) counters[name] = counter(s, name);
-    out.push_back({{"queue", s.queue},
-                   {"paused", s.paused},
-                   {"pending", s.pending},
-                   {"active", s.active},
-                   {"delayed", s.delayed},
-                   {"dead", s.dead},
-                   {"counters", counters}});
+    for (const char* name : kCounters) {
+      auto v = counter(s, name);
+      counters[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    }
+    nlohmann::ordered_json q = {{"queue", s.queue},   {"paused", s.paused}, {"pending", s.pending},
+                                {"active", s.active}, {"delayed", s.delayed}, {"dead", s.dead},
+                                {"counters", counters}};
+    // Only when another writer broke a field: the usual shape stays as it was.
+    if (!s.problems.empty()) q["problems"] = s.problems;
+    out.push_back(std::move(q));
   }
   std::cout << out.dump(2) << '\n';
 }
@@ -62,7 +67,10 @@ void print_table(const std::vector<QueueStats>& all) {
                                     std::to_string(s.active),
                                     std::to_string(s.delayed),
                                     std::to_string(s.dead)};
-    for (const char* name : kCounters) row.push_back(std::to_string(counter(s, name)));
+    for (const char* name : kCounters) {
+      auto v = counter(s, name);
+      row.push_back(v ? std::to_string(*v) : "?");
+    }
     t.add(std::move(row));
   }
   t.print(std::cout);
@@ -96,6 +104,12 @@ int run_stats(Tool& tool, const StatsArgs& a) {
     print_json(all);
   } else {
     print_table(all);
+  }
+  // On stderr, so that stdout stays the table; the other fields are shown.
+  for (const QueueStats& s : all) {
+    for (const std::string& p : s.problems) {
+      say("queue " + s.queue + ": " + p + " (another writer broke it; its value is not shown)");
+    }
   }
   return kExitOk;
 }

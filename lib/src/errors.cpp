@@ -20,9 +20,11 @@ const char* to_string(ErrorKind kind) {
 Error::Error(ErrorKind kind, std::string op, const std::string& message)
     : std::runtime_error(op.empty() ? message : op + ": " + message), kind_(kind), op_(std::move(op)) {}
 
-bool Error::transient() const noexcept {
-  return kind_ == ErrorKind::Io || kind_ == ErrorKind::Timeout || kind_ == ErrorKind::ReadOnly;
+bool transient(ErrorKind kind) noexcept {
+  return kind == ErrorKind::Io || kind == ErrorKind::Timeout || kind == ErrorKind::ReadOnly;
 }
+
+bool Error::transient() const noexcept { return echomq::transient(kind_); }
 
 namespace {
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -35,10 +37,12 @@ Error error_from_reply(std::string op, std::string_view text) {
   if (starts_with(text, "EMQKIND")) return Error(ErrorKind::Kind, std::move(op), message);
   if (starts_with(text, "EMQARG")) return Error(ErrorKind::Arg, std::move(op), message);
   if (starts_with(text, "EMQWIRE")) return Error(ErrorKind::Wire, std::move(op), message);
-  // A replica, a server that lost its disk (MISCONF), or one still loading
-  // its data set will accept the same write later: the caller should wait.
+  // A replica, a server that lost its disk (MISCONF), one still loading
+  // its data set, or a primary short of the replicas min-replicas-to-write
+  // asks for (NOREPLICAS) will accept the same write later: the caller
+  // should wait.
   if (starts_with(text, "READONLY") || starts_with(text, "MISCONF") || starts_with(text, "LOADING") ||
-      starts_with(text, "MASTERDOWN") || starts_with(text, "BUSY")) {
+      starts_with(text, "MASTERDOWN") || starts_with(text, "BUSY") || starts_with(text, "NOREPLICAS")) {
     return Error(ErrorKind::ReadOnly, std::move(op), message);
   }
   return Error(ErrorKind::Reply, std::move(op), message);

@@ -18,31 +18,42 @@ void Executor::note_error(ErrorKind kind) noexcept {
   if (observer_ != nullptr) observer_->on_error(kind);
 }
 
+bool Executor::server_back() const noexcept {
+  return !connected() && policy_.group && policy_.group->last_connect() > failed_at_;
+}
+
 std::chrono::milliseconds Executor::retry_after() const {
-  if (connected()) return std::chrono::milliseconds(0);
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt_ - std::chrono::steady_clock::now());
+  if (connected() || server_back()) return std::chrono::milliseconds(0);
+  // Rounded up: a caller that waits this long finds the window closed,
+  // rather than a fraction of a millisecond early and turned away.
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(next_attempt_ - std::chrono::steady_clock::now());
   return std::max(left, std::chrono::milliseconds(0));
 }
 
 void Executor::ensure_connected() {
   if (connected()) return;
   conn_.reset();
-  if (std::chrono::steady_clock::now() < next_attempt_) {
-    throw Error(ErrorKind::Io, "connect",
-                "server unreachable (" + last_error_ + "); next attempt in " + std::to_string(retry_after().count()) +
-                    " ms");
+  if (std::chrono::steady_clock::now() < next_attempt_ && !server_back()) {
+    // The last attempt's own kind: a refusal (a wrong wire, a refused
+    // login) reads the same inside the backoff window as outside it.
+    const std::string wait = "next attempt in " + std::to_string(retry_after().count()) + " ms";
+    if (!transient(last_kind_)) throw Error(last_kind_, "connect", last_error_ + "; " + wait);
+    throw Error(last_kind_, "connect", "server unreachable (" + last_error_ + "); " + wait);
   }
   try {
     Connection c = Connection::open(options_);
     handshake(c);
     conn_.emplace(std::move(c));
     next_delay_ = policy_.initial;
+    if (policy_.group) policy_.group->connected();
   } catch (const Error& e) {
     // Only a server we cannot use yet is worth retrying; a wrong wire or a
     // refused login will not mend itself, but retrying it costs little and
     // keeps the daemon alive for an operator to fix it.
     last_error_ = e.what();
-    next_attempt_ = std::chrono::steady_clock::now() + next_delay_;
+    last_kind_ = e.kind();
+    failed_at_ = std::chrono::steady_clock::now();
+    next_attempt_ = failed_at_ + next_delay_;
     next_delay_ = std::min(next_delay_ * 2, policy_.max);
     note_error(e.kind());
     throw;
@@ -54,6 +65,13 @@ void Executor::handshake(Connection& c) {
   // read-only replica that already holds emq/1 is accepted too.
   std::vector<Reply> r = c.pipeline({{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
                                      {"GET", std::string(kVersionKey)}});
+  if (r[1].is_error() && r[1].str.rfind("WRONGTYPE", 0) == 0) {
+    // A hash or a set where the wire identity belongs will not mend itself.
+    throw Error(ErrorKind::Wire, "connect",
+                "EMQWIRE " + std::string(kVersionKey) + " is not a string holding '" + std::string(kWireVersion) +
+                    "' (" + r[1].str.substr(0, 80) + "): this server holds another program's data; use a separate "
+                    "database");
+  }
   if (r[1].type == Reply::Type::String && r[1].str != kWireVersion) {
     throw Error(ErrorKind::Wire, "connect",
                 "EMQWIRE " + std::string(kVersionKey) + " holds '" + r[1].str.substr(0, 64) + "', not '" +
@@ -94,7 +112,9 @@ auto Executor::guarded(F&& f) -> decltype(f(std::declval<Connection&>())) {
       // The connection broke under this call. Try again at once on the next
       // call (a restarted server is back quickly); back off only if that fails.
       last_error_ = e.what();
-      next_attempt_ = std::chrono::steady_clock::now();
+      last_kind_ = e.kind();
+      failed_at_ = std::chrono::steady_clock::now();
+      next_attempt_ = failed_at_;
       conn_.reset();
     }
     note_error(e.kind());

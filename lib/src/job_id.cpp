@@ -75,13 +75,18 @@ bool valid_job_id(std::string_view id) {
   return true;
 }
 
+bool passes_wire_gate(std::string_view id) { return id.substr(0, 3) == "JOB"; }
+
+void check_wire_gate(std::string_view id) {
+  if (passes_wire_gate(id)) return;
+  // The kind gate is the wire's rule: answer it with the wire's word.
+  throw Error(ErrorKind::Kind, "job id",
+              "EMQKIND '" + std::string(id.substr(0, 80)) + "' is not JOB-namespaced: ids are JOB_ then 1-128 bytes");
+}
+
 void check_job_id(std::string_view id) {
   if (valid_job_id(id)) return;
-  // The kind gate is the wire's rule too: answer it with the wire's word.
-  if (id.substr(0, 3) != "JOB") {
-    throw Error(ErrorKind::Kind, "job id",
-                "EMQKIND '" + std::string(id.substr(0, 80)) + "' is not JOB-namespaced: ids are JOB_ then 1-128 bytes");
-  }
+  check_wire_gate(id);
   throw Error(ErrorKind::Invalid, "job id",
               "'" + std::string(id.substr(0, 80)) +
                   "' is not a valid job id: use JOB_ then 1-128 bytes of 0-9 A-Z a-z _ . : -");

@@ -44,7 +44,7 @@ QueueKeys::QueueKeys(std::string_view q)
       row_root(queue_key(q, "job:")) {}
 
 std::string QueueKeys::row(std::string_view job_id) const {
-  check_job_id(job_id);
+  check_wire_gate(job_id);
   std::string key;
   key.reserve(row_root.size() + job_id.size());
   key.append(row_root).append(job_id);

@@ -1,6 +1,7 @@
 #include "echomq/stats.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace echomq {
 
@@ -8,10 +9,25 @@ namespace {
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
 constexpr std::size_t kReadsPerQueue = 7;
 
-std::int64_t to_int(const Reply& r) {
-  if (r.is_error()) throw error_from_reply("stats", r.str);
+// An integer reply, or an integer in a string reply; nullopt and a line in
+// `problems` for anything else another writer may have left there.
+std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std::vector<std::string>& problems) {
   if (r.type == Reply::Type::Integer) return r.integer;
-  if (r.type == Reply::Type::String) return std::stoll(r.str);
+  if (r.is_error()) {
+    // A transient refusal (LOADING) is the server's state, not the data's.
+    Error e = error_from_reply("stats", r.str);
+    if (e.transient()) throw e;
+    problems.push_back(what + ": " + r.str.substr(0, 120));
+    return std::nullopt;
+  }
+  if (r.type == Reply::Type::String) {
+    std::int64_t v = 0;
+    const char* end = r.str.data() + r.str.size();
+    auto [at, ec] = std::from_chars(r.str.data(), end, v);
+    if (ec == std::errc() && at == end && !r.str.empty()) return v;
+    problems.push_back(what + " holds '" + r.str.substr(0, 40) + "', not an integer");
+    return std::nullopt;
+  }
   return 0;
 }
 }  // namespace
@@ -35,13 +51,21 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     const Reply* q = &r[i * kReadsPerQueue];
     QueueStats s;
     s.queue = queues[i].queue;
-    s.pending = to_int(q[0]);
-    s.active = to_int(q[1]);
-    s.delayed = to_int(q[2]);
-    s.dead = to_int(q[3]);
+    const QueueKeys& k = queues[i];
+    s.pending = int_of(q[0], k.pending, s.problems).value_or(0);
+    s.active = int_of(q[1], k.active, s.problems).value_or(0);
+    s.delayed = int_of(q[2], k.delayed, s.problems).value_or(0);
+    s.dead = int_of(q[3], k.dead, s.problems).value_or(0);
     for (const char* name : kCounters) s.counters[name] = 0;
-    for (std::size_t k = 0; k + 1 < q[4].elements.size(); k += 2) {
-      s.counters[q[4].elements[k].str] = to_int(q[4].elements[k + 1]);
+    if (q[4].is_error()) int_of(q[4], k.stats, s.problems);
+    for (std::size_t f = 0; f + 1 < q[4].elements.size(); f += 2) {
+      const std::string& name = q[4].elements[f].str;
+      std::optional<std::int64_t> v = int_of(q[4].elements[f + 1], k.stats + " " + name, s.problems);
+      if (v) {
+        s.counters[name] = *v;
+      } else {
+        s.counters.erase(name);
+      }
     }
     s.paused = q[5].type == Reply::Type::String && q[5].str == "1";
     if (q[6].type == Reply::Type::Array && !q[6].elements.empty()) s.head_pending = q[6].elements[0].str;

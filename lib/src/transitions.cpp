@@ -30,6 +30,7 @@ void check_lane(int lane) {
 ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload,
                         const EnqueueOptions& o) {
   check_lane(o.lane);
+  check_job_id(id);  // a new id is minted or taken from a user: the full form
   std::string row = q.row(id);
   if (o.due_ms) {
     return {Script::EnqueueAt, {std::move(row), q.delayed},
@@ -82,7 +83,7 @@ ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vec
   ScriptCall call{Script::Extend, {q.active, q.row_root}, {num(lease_ms)}};
   call.args.reserve(1 + 2 * leases.size());
   for (const Lease& l : leases) {
-    check_job_id(l.id);
+    check_wire_gate(l.id);
     call.args.push_back(l.id);
     call.args.push_back(num(l.epoch));
   }

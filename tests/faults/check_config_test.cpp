@@ -64,5 +64,46 @@ TEST(CheckConfigCorpus, EveryBadFileIsRefusedWithExitTwoNamingFileLineAndKey) {
                      " crashes=0");
 }
 
+// A config file in a fresh directory, for the cases that depend on the host
+// (PATH, the length of a path) and so cannot live in the corpus.
+std::string write_config(const std::string& yaml) {
+  char tmpl[] = "/tmp/emqd-check-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  const std::string path = std::string(tmpl) + "/emqd.yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+const std::string kOkQueue =
+    "queues:\n  - name: q\n    handler:\n      type: exec\n      command: [\"" EMQ_TEST_HANDLERS "/ok.sh\"]\n";
+
+TEST(CheckConfig, AnUnknownLogLevelOnTheCommandLineIsRefused) {
+  const std::string path = write_config("valkey:\n  url: valkey://127.0.0.1:6379/0\n" + kOkQueue);
+  RunResult ok = run_program({emqd_binary(), "--check-config", "--config", path, "--log-level", "debug"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  RunResult r = run_program({emqd_binary(), "--check-config", "--config", path, "--log-level", "loud"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("loud"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(CheckConfig, AnEmbeddedSocketPathOverTheLimitIsRefusedWithFileLineAndKey) {
+  const std::string dir = "/tmp/" + std::string(110, 'd');
+  const std::string path =
+      write_config("valkey:\n  url: embedded\n  embedded_dir: " + dir + "\nmetrics:\n  listen: \"\"\n" + kOkQueue);
+  RunResult r = run_program({emqd_binary(), "--check-config", "--config", path});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ":3: valkey.embedded_dir: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("107"), std::string::npos) << r.err;
+}
+
+TEST(CheckConfig, EmbeddedWithoutValkeyServerOnPathIsRefusedSayingHowToInstall) {
+  const std::string path = write_config("valkey:\n  url: embedded\nmetrics:\n  listen: \"\"\n" + kOkQueue);
+  RunResult r = run_program({emqd_binary(), "--check-config", "--config", path}, "", {"PATH=/nonexistent"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ":2: valkey.url: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("apt-get install valkey-server"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -85,5 +85,47 @@ TEST_F(ReadOnly, AServerTurnedReplicaMidRunIsRiddenOutAndTheRunResumes) {
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }
 
+// A server that turns replica of a primary that is gone keeps its data and
+// refuses every write for as long as it lasts. The daemon backs off as from
+// a lost server, logs the state change once per duty (not each retry),
+// counts the refused attempts when it ends, and /healthz and emq_valkey_up
+// both say the server refuses writes.
+TEST_F(ReadOnly, AReplicaOfAGonePrimaryIsOneLogLineAndA503ThatSaysSo) {
+  FaultSettings f;
+  f.metrics_port = free_loopback_port();
+  EmqdProcess d(fault_config_head(server.url(), f) + ledger_queue("ro1", 2, 30000, ledger_path(), "a", "true") +
+                ledger_queue("ro2", 2, 30000, ledger_path(), "a", "true"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_TRUE(wait_for([&] { return http_get(f.metrics_port, "/healthz").status == 200; }, seconds(10))) << d.log();
+
+  ASSERT_EQ(x.command({"REPLICAOF", "127.0.0.1", std::to_string(free_loopback_port())}).str, "OK");
+  HttpAnswer h;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        h = http_get(f.metrics_port, "/healthz");
+        return h.status == 503;
+      },
+      seconds(10)))
+      << d.log();
+  EXPECT_EQ(h.body, "the server refuses writes (READONLY)\n");
+  EXPECT_EQ(metric(f.metrics_port, "emq_valkey_up"), 0) << "the gauge and /healthz agree";
+  const std::size_t lines_at_start = occurrences(d.log(), "READONLY");
+  std::this_thread::sleep_for(seconds(4));  // the read-only spell: the backoff grows meanwhile
+  const std::size_t lines = occurrences(d.log(), "READONLY");
+  // Two claim loops, the reaper and the sampler each say it once; before,
+  // every loop said it every 50 ms (about 160 lines in 4 s).
+  EXPECT_LE(lines, 6u) << d.log();
+  EXPECT_LE(lines - lines_at_start, 2u) << "no line per retry:\n" << d.log();
+
+  ASSERT_EQ(x.command({"REPLICAOF", "NO", "ONE"}).str, "OK");
+  EXPECT_TRUE(wait_for([&] { return http_get(f.metrics_port, "/healthz").status == 200; }, seconds(10))) << d.log();
+  EXPECT_EQ(metric(f.metrics_port, "emq_valkey_up"), 1);
+  EXPECT_TRUE(d.wait_log("the server takes calls again, after", seconds(10))) << d.log();
+  const std::string id = put("ro1", "after");
+  EXPECT_TRUE(wait_for([&] { return completed("ro1") == 1; }, seconds(10))) << d.log();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -2,6 +2,9 @@
 // the middle of a run. Both daemons ride it out: they reconnect, load the
 // scripts again (the script cache does not survive a restart), settle what
 // finished meanwhile, and every job completes.
+#include <algorithm>
+#include <regex>
+
 #include "fault_fixture.h"
 
 namespace echomq::test {
@@ -73,6 +76,46 @@ TEST_F(ServerRestart, KilledAndRestartedFromItsAofMidRunLosesNothing) {
   b.signal(SIGTERM);
   EXPECT_EQ(a.wait_exit(seconds(15)), 0) << a.log();
   EXPECT_EQ(b.wait_exit(seconds(15)), 0) << b.log();
+}
+
+// The reconnect, as the log tells it: one line per attempt of each claim
+// loop, each with that attempt's own error and a wait that grows (before,
+// each step came twice, the second a stale copy of the first), no
+// "Connection refused" once the server is back, and a count when it is over.
+TEST_F(ServerRestart, EachReconnectAttemptIsOneLineWithItsOwnError) {
+  FaultSettings f;
+  f.metrics_port = free_loopback_port();
+  f.connect_timeout_ms = 500;
+  f.command_timeout_ms = 1000;
+  EmqdProcess d(fault_config_head(server.url(), f) + ledger_queue("back", 2, 30000, ledger_path(), "a", "true"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  server.stop();
+  std::this_thread::sleep_for(milliseconds(3500));  // the outage itself; backoff reaches 1.6 s
+  const std::size_t before_restart = d.log().size();
+  server.start();
+  Executor fresh(server.options());  // x's connection died with the server
+  enqueue(fresh, QueueKeys("back"), mint_job_id(), "after");
+  ASSERT_TRUE(wait_for([&] { return stats(fresh, QueueKeys("back")).counters["completed"] == 1; }, seconds(15)))
+      << d.log();
+  ASSERT_TRUE(d.wait_log("queue=back the server takes calls again, after", seconds(5))) << d.log();
+
+  const std::string log = d.log();
+  static const std::regex attempt(R"(queue=back server trouble, \d+ outcomes kept for later, retry in (\d+) ms)");
+  std::vector<long> waits;
+  for (std::sregex_iterator it(log.begin(), log.end(), attempt), end; it != end; ++it) {
+    waits.push_back(std::stol((*it)[1]));
+  }
+  ASSERT_GE(waits.size(), 3u) << log;
+  for (std::size_t i = 1; i < waits.size(); ++i) {
+    EXPECT_GT(waits[i], waits[i - 1]) << "attempt " << i << " logged twice, or the wait did not grow:\n" << log;
+  }
+  const std::string after = log.substr(before_restart);
+  EXPECT_EQ(after.find("Connection refused"), std::string::npos) << "a stale error after the server is back:\n"
+                                                                 << after;
+  EXPECT_LE(std::count(log.begin(), log.end(), '\n'), static_cast<long>(waits.size()) + 30)
+      << "the other duties say an outage once, not every second:\n" << log;
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }
 
 }  // namespace

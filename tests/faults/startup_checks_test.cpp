@@ -70,6 +70,82 @@ TEST(StartupCheck, AServerSpeakingAnotherWireIsRefusedWithEmqwire) {
   EXPECT_EQ(other.cli({"ZCARD", "emq:{wire}:pending"}), "1\n");
 }
 
+// A transient refusal during the start-up checks (here READONLY: the server
+// became a replica of a primary that is gone, so it keeps its data and
+// refuses writes) is waited out as a connect is, not the end of start-up.
+TEST(StartupCheck, ATransientRefusalDuringTheChecksIsWaitedOutLikeAConnect) {
+  ValkeyServer replica;
+  Executor rx(replica.options());
+  rx.ensure_connected();  // {emq}:version is emq/1 before it turns replica
+  ASSERT_EQ(rx.command({"REPLICAOF", "127.0.0.1", std::to_string(free_loopback_port())}).str, "OK");
+  EmqdProcess d(fault_config_head(replica.url(), {}) + ok_queue("ro_start"));
+  ASSERT_TRUE(d.wait_log("READONLY", seconds(20))) << d.log();
+  EXPECT_FALSE(d.wait_exit(milliseconds(1500)).has_value()) << "a replica is a wait, not a refusal:\n" << d.log();
+  ASSERT_EQ(rx.command({"REPLICAOF", "NO", "ONE"}).str, "OK");
+  ASSERT_TRUE(d.wait_ready(seconds(20))) << d.log();
+  enqueue(rx, QueueKeys("ro_start"), mint_job_id(), "x");
+  EXPECT_TRUE(wait_for([&] { return stats(rx, QueueKeys("ro_start")).counters["completed"] == 1; }, seconds(10)));
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
+TEST(StartupCheck, AVersionKeyOfTheWrongTypeIsRefusedWithEmqwire) {
+  ValkeyServer other;
+  ASSERT_EQ(other.cli({"HSET", "{emq}:version", "v", "1"}), "1\n");
+  EmqdProcess d(fault_config_head(other.url(), {}) + ok_queue("wire"));
+  EXPECT_EQ(d.wait_exit(seconds(20)), 1) << d.log();
+  EXPECT_NE(d.log().find("EMQWIRE"), std::string::npos) << d.log();
+  EXPECT_EQ(other.cli({"TYPE", "{emq}:version"}), "hash\n") << "another program's data is left alone";
+}
+
+// A wrong password is retried (an operator may fix the server's side), but
+// /healthz and the log say plainly that the login is refused and which key
+// holds the password, instead of "waiting for the server".
+TEST(StartupCheck, ARefusedLoginIsSaidPlainlyWithTheKeyToFix) {
+  ValkeyServer locked(ValkeyServer::Options{false, {"--requirepass", "right-one"}});
+  FaultSettings f;
+  f.metrics_port = free_loopback_port();
+  f.valkey_extra = "  password_env: EMQ_TEST_LOGIN_PW\n";
+  EmqdProcess d(fault_config_head(locked.url(), f) + ok_queue("login"), {}, {"EMQ_TEST_LOGIN_PW=wrong-one"});
+  ASSERT_TRUE(d.wait_log("refuses the login", seconds(20))) << d.log();
+  EXPECT_NE(d.log().find("valkey.password_env (the variable EMQ_TEST_LOGIN_PW)"), std::string::npos) << d.log();
+  EXPECT_EQ(d.log().find("wrong-one"), std::string::npos) << "never log a secret";
+  HttpAnswer h;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        try {
+          h = http_get(f.metrics_port, "/healthz");
+          return h.body.find("refuses the login") != std::string::npos;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      seconds(10)))
+      << h.body;
+  EXPECT_EQ(h.status, 503);
+  EXPECT_NE(h.body.find("valkey.password_env"), std::string::npos) << h.body;
+  EXPECT_TRUE(d.running()) << "retried: the server's side may be what is fixed";
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
+// FLUSHALL empties {emq}:queues too; the daemon puts its queues back, so
+// `emq stats` with no names finds them again.
+TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushall) {
+  ValkeyServer s;
+  Executor sx(s.options());
+  FaultSettings f;
+  f.metrics_port = free_loopback_port();
+  EmqdProcess d(fault_config_head(s.url(), f) + ok_queue("flushed"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_EQ(known_queues(sx), std::vector<std::string>{"flushed"});
+  ASSERT_EQ(sx.command({"FLUSHALL"}).str, "OK");
+  EXPECT_TRUE(wait_for([&] { return known_queues(sx) == std::vector<std::string>{"flushed"}; }, seconds(10)))
+      << d.log();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
 TEST(StartupCheck, ASecondDaemonOnTheSameEmbeddedStateDirectoryIsRefused) {
   if (find_program("valkey-server").empty()) GTEST_SKIP() << "valkey-server is not on PATH";
   char tmpl[] = "/tmp/emqd-embedded-XXXXXX";

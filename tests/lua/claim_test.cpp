@@ -177,3 +177,36 @@ TEST_F(Claim, ADueDelayedIdWhoseRowIsGoneIsDroppedNotPromoted) {
 
 }  // namespace
 }  // namespace echomq::test
+
+namespace echomq::test {
+namespace {
+
+// A counter claim increments, broken by another writer, is checked before
+// any pop (as rows are): the claim goes on, the job is leased and in the
+// active set, and the broken field is left for an operator. Before, HINCRBY
+// failed after the pops and the jobs were stranded until the reaper.
+class ClaimCounter : public WireTest {};
+
+TEST_F(ClaimCounter, AClaimedCounterThatIsNotAnIntegerIsLeftAndTheClaimGoesOn) {
+  std::string id = enqueue_new("p");
+  cmd({"HSET", q.stats, "claimed", "lots"});
+  std::vector<ClaimedJob> jobs = claim(x, q, {30000, 5, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, id);
+  EXPECT_EQ(row(id).at("state"), "active");
+  EXPECT_EQ(members(q.active), std::vector<std::string>{id});
+  EXPECT_EQ(hash(q.stats).at("claimed"), "lots");
+  EXPECT_EQ(complete(x, q, {id, jobs[0].lease_epoch}, 0, ""), CompleteResult::Completed);
+}
+
+TEST_F(ClaimCounter, AStatsKeyOfTheWrongTypeIsLeftAndTheClaimGoesOn) {
+  std::string id = enqueue_new("p");
+  cmd({"SET", q.stats, "not a hash"});
+  std::vector<ClaimedJob> jobs = claim(x, q, {30000, 5, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(members(q.active), std::vector<std::string>{id});
+  EXPECT_EQ(cmd({"GET", q.stats}).str, "not a hash");
+}
+
+}  // namespace
+}  // namespace echomq::test

@@ -160,5 +160,21 @@ TEST_F(WireErrors, TheTypedApiSurfacesEmqargAsErrorKindArg) {
   EXPECT_EQ(snapshot(), before);
 }
 
+// A primary short of the replicas min-replicas-to-write asks for refuses
+// writes with NOREPLICAS until one catches up: a wait, not a refusal.
+TEST(WireRefusals, NoreplicasIsTransient) {
+  ValkeyServer lonely({false, {"--min-replicas-to-write", "1"}});
+  Executor on(lonely.options());
+  QueueKeys k("noreplicas");
+  try {
+    enqueue(on, k, mint_job_id(), "p");
+    FAIL() << "a primary with no replica took a write it was told to refuse";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NOREPLICAS"), std::string::npos) << e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::ReadOnly) << e.what();
+    EXPECT_TRUE(e.transient()) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace echomq::test

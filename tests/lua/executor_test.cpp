@@ -107,6 +107,69 @@ TEST_F(ExecutorWire, AnotherWireVersionIsRefusedOnConnect) {
   EXPECT_EQ(other.script_loads(), 0u) << "no script is loaded into a foreign wire";
 }
 
+// The refusal's kind survives the backoff window: a call made before the
+// next attempt is due reports the same Wire refusal, not an unreachable
+// server (the cause of a flaky AnotherWireVersionIsRefusedOnConnect).
+TEST_F(ExecutorWire, InsideTheBackoffWindowTheRefusalKeepsItsKind) {
+  Connection seed = raw_connection(6);
+  seed.command({"SET", "{emq}:version", "emq/2"});
+  ConnectionOptions o = server().options();
+  o.db = 6;
+  Executor other(o, {std::chrono::milliseconds(60000), std::chrono::milliseconds(60000)});
+  EXPECT_THROW(other.ensure_connected(), Error);
+  ASSERT_GT(other.retry_after().count(), 0) << "inside the window";
+  try {
+    enqueue(other, QueueKeys("wire-window"), mint_job_id(), "p");
+    FAIL() << "enqueued on a server that speaks emq/2";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Wire) << e.what();
+    EXPECT_NE(std::string(e.what()).find("emq/2"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("unreachable"), std::string::npos) << e.what();
+  }
+  seed.command({"DEL", "{emq}:version"});
+}
+
+// {emq}:version of another type (a hash, say) is another program's data:
+// refused as another wire, not retried as if the server were away.
+TEST_F(ExecutorWire, AVersionKeyOfTheWrongTypeIsRefusedAsAnotherWire) {
+  Connection seed = raw_connection(5);
+  seed.command({"DEL", "{emq}:version"});
+  seed.command({"HSET", "{emq}:version", "v", "1"});
+  ConnectionOptions o = server().options();
+  o.db = 5;
+  Executor other(o);
+  try {
+    other.ensure_connected();
+    FAIL() << "connected to a server whose {emq}:version is a hash";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Wire) << e.what();
+    EXPECT_NE(std::string(e.what()).find("EMQWIRE"), std::string::npos) << e.what();
+  }
+  seed.command({"DEL", "{emq}:version"});
+}
+
+// Executors sharing a ReconnectGroup: when one reaches the server, the
+// others' reconnect wait is over; they try at once instead of sleeping out
+// a backoff the server no longer needs.
+TEST(ExecutorReconnect, AConnectByAnotherMemberOfTheGroupEndsTheBackoff) {
+  ValkeyServer s;
+  auto group = std::make_shared<ReconnectGroup>();
+  const ReconnectPolicy slow{std::chrono::milliseconds(60000), std::chrono::milliseconds(60000), group};
+  Executor a(s.options(), slow), b(s.options(), slow), alone(s.options(), {slow.initial, slow.max, nullptr});
+  s.stop();
+  EXPECT_THROW(a.ensure_connected(), Error);
+  EXPECT_THROW(alone.ensure_connected(), Error);
+  ASSERT_GT(a.retry_after().count(), 50000) << "a minute's backoff";
+  s.start();
+  b.ensure_connected();  // another connection sees the server back
+  EXPECT_TRUE(a.server_back());
+  EXPECT_EQ(a.retry_after().count(), 0);
+  EXPECT_NO_THROW(a.ensure_connected()) << "tried at once";
+  EXPECT_TRUE(a.connected());
+  EXPECT_GT(alone.retry_after().count(), 50000) << "an executor of no group keeps its own backoff";
+  EXPECT_THROW(alone.ensure_connected(), Error);
+}
+
 TEST_F(ExecutorWire, APasswordProtectedServerIsReachedWithThePassword) {
   const std::string secret = "s3cret-p@ss:word";
   ValkeyServer locked({false, {"--requirepass", secret}});

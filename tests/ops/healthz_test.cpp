@@ -6,8 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "claim_loop.h"
+#include "echomq/job_id.h"
+#include "echomq/stats.h"
+#include "echomq/transitions.h"
+#include "emqd_process.h"
+#include "http_client.h"
+#include "http_server.h"
 #include "metrics.h"
 #include "valkey_server.h"
 #include "wait_for.h"
@@ -26,14 +33,14 @@ Health::Loop loop_at(const std::string& queue, Clock::time_point last, milliseco
 }
 
 TEST(Health, OkWhileTheServerAnswersAndEveryLoopTurns) {
-  Health h({loop_at("emails", t0), loop_at("thumbs", t0 - seconds(2))}, [] { return true; });
+  Health h({loop_at("emails", t0), loop_at("thumbs", t0 - seconds(2))}, [] { return std::string(); });
   HealthVerdict v = h.check(t0 + seconds(1));
   EXPECT_TRUE(v.healthy);
   EXPECT_EQ(v.reason, "ok");
 }
 
 TEST(Health, AStalledLoopIsUnhealthyAndNamed) {
-  Health h({loop_at("emails", t0), loop_at("thumbs", t0 - seconds(10))}, [] { return true; });
+  Health h({loop_at("emails", t0), loop_at("thumbs", t0 - seconds(10))}, [] { return std::string(); });
   HealthVerdict v = h.check(t0 + seconds(1));
   EXPECT_FALSE(v.healthy);
   EXPECT_EQ(v.reason, "claim loop not turning: queue thumbs (11.0 s, limit 6.0 s)");
@@ -41,12 +48,12 @@ TEST(Health, AStalledLoopIsUnhealthyAndNamed) {
 }
 
 TEST(Health, EveryStalledLoopIsNamed) {
-  Health h({loop_at("a", t0 - seconds(7)), loop_at("b", t0), loop_at("c", t0 - seconds(30))}, [] { return true; });
+  Health h({loop_at("a", t0 - seconds(7)), loop_at("b", t0), loop_at("c", t0 - seconds(30))}, [] { return std::string(); });
   EXPECT_EQ(h.check(t0).reason, "claim loop not turning: queue a (7.0 s, limit 6.0 s), queue c (30.0 s, limit 6.0 s)");
 }
 
 TEST(Health, TheLimitItselfIsStillHealthy) {
-  Health h({loop_at("emails", t0, seconds(6))}, [] { return true; });
+  Health h({loop_at("emails", t0, seconds(6))}, [] { return std::string(); });
   EXPECT_TRUE(h.check(t0 + seconds(6)).healthy);
   EXPECT_FALSE(h.check(t0 + seconds(6) + milliseconds(1)).healthy);
 }
@@ -62,21 +69,21 @@ TEST(Health, AHandlerThatCannotStartIsUnhealthyNamingTheQueueButNotForTheWatchdo
 }
 
 TEST(Health, TheServerDownIsUnhealthyEvenWithLoopsTurning) {
-  Health h({loop_at("emails", t0)}, [] { return false; });
+  Health h({loop_at("emails", t0)}, [] { return std::string("the server does not answer"); });
   HealthVerdict v = h.check(t0);
   EXPECT_FALSE(v.healthy);
   EXPECT_EQ(v.reason, "the server does not answer");
 }
 
 TEST(Health, TheServerDownAndAStalledLoopAreBothSaid) {
-  Health h({loop_at("emails", t0 - seconds(20))}, [] { return false; });
+  Health h({loop_at("emails", t0 - seconds(20))}, [] { return std::string("the server does not answer"); });
   EXPECT_EQ(h.check(t0).reason,
             "the server does not answer; claim loop not turning: queue emails (20.0 s, limit 6.0 s)");
 }
 
 TEST(Health, TheServerFlagIsReadAtEachCheck) {
   std::atomic<bool> up{true};
-  Health h({loop_at("emails", t0)}, [&] { return up.load(); });
+  Health h({loop_at("emails", t0)}, [&] { return up.load() ? std::string() : std::string("the server does not answer"); });
   EXPECT_TRUE(h.check(t0).healthy);
   up = false;
   EXPECT_FALSE(h.check(t0).healthy);
@@ -87,15 +94,15 @@ TEST(Health, TheServerFlagIsReadAtEachCheck) {
 TEST(Health, LivenessLooksAtTheLoopsOnly) {
   // The watchdog's question: a server outage is ridden out, not a reason for
   // systemd to kill the daemon and its running jobs.
-  Health h({loop_at("emails", t0)}, [] { return false; });
+  Health h({loop_at("emails", t0)}, [] { return std::string("the server does not answer"); });
   EXPECT_TRUE(h.loops(t0).healthy);
-  Health stuck({loop_at("emails", t0 - seconds(60))}, [] { return true; });
+  Health stuck({loop_at("emails", t0 - seconds(60))}, [] { return std::string(); });
   EXPECT_FALSE(stuck.loops(t0).healthy);
   EXPECT_NE(stuck.loops(t0).reason.find("queue emails"), std::string::npos);
 }
 
 TEST(Health, NoQueuesIsHealthyWhileTheServerAnswers) {
-  Health h({}, [] { return true; });
+  Health h({}, [] { return std::string(); });
   EXPECT_TRUE(h.check(t0).healthy);
 }
 
@@ -115,7 +122,7 @@ TEST(Health, ARealClaimLoopIsHealthyWhileItRunsAndStallsOnceItStops) {
   ClaimLoop loop(q, server.options(), handler, metrics);
   loop.start();
   const milliseconds call_limit(1500);
-  Health h({Health::watch(loop, call_limit)}, [] { return true; });
+  Health h({Health::watch(loop, call_limit)}, [] { return std::string(); });
 
   // Alive: the last turn keeps moving (the loop turns at least once a
   // second even with nothing to claim).
@@ -134,6 +141,52 @@ TEST(Health, ARealClaimLoopIsHealthyWhileItRunsAndStallsOnceItStops) {
   HealthVerdict v = h.check(last + allowed + milliseconds(1));
   EXPECT_FALSE(v.healthy);
   EXPECT_NE(v.reason.find("queue health_loop"), std::string::npos) << v.reason;
+}
+
+// One dropped connection (CLIENT KILL of every emqd connection) is not an
+// outage: the connections come back at once, and within the documented
+// grace /healthz stays 200 and emq_valkey_up stays 1, the two agreeing at
+// every probe. Before, the sampler's one failed read made /healthz 503 for
+// a second while the gauge, set by the claim loops, said 1.
+TEST(HealthLive, OneDroppedConnectionIsNoOutage) {
+  test::ValkeyServer server;
+  Executor x(server.options());
+  HttpServer::Params p;
+  p.listen = "127.0.0.1:0";
+  const int port = HttpServer(std::move(p)).port();
+  test::EmqdProcess d("valkey:\n  url: " + server.url() +
+                      "\n  connect_timeout_ms: 2000\n  command_timeout_ms: 5000\nmetrics:\n  listen: 127.0.0.1:" +
+                      std::to_string(port) +
+                      "\nlog:\n  level: info\nqueues:\n  - name: killed\n    handler:\n      type: exec\n"
+                      "      command: [\"" EMQ_TEST_HANDLERS "/ok.sh\"]\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_TRUE(test::wait_for([&] { return test::http_get(port, "/healthz").status == 200; }, seconds(10)));
+
+  int probes = 0, unhealthy = 0, gauge_down = 0;
+  std::string last_body;
+  for (int kill = 0; kill < 5; ++kill) {
+    // The killing connection itself is spared: every emqd one goes.
+    Reply r = x.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    ASSERT_EQ(r.type, Reply::Type::Integer) << r.str;
+    const auto until = std::chrono::steady_clock::now() + milliseconds(1500);
+    while (std::chrono::steady_clock::now() < until) {
+      test::HttpAnswer h = test::http_get(port, "/healthz");
+      const std::string page = test::http_get(port, "/metrics").body;
+      ++probes;
+      if (h.status != 200) {
+        ++unhealthy;
+        last_body = h.body;
+      }
+      gauge_down += ("\n" + page).find("\nemq_valkey_up 1\n") == std::string::npos;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  EXPECT_EQ(unhealthy, 0) << "of " << probes << " probes; last: " << last_body << d.log();
+  EXPECT_EQ(gauge_down, 0) << "of " << probes << " scrapes";
+  enqueue(x, QueueKeys("killed"), mint_job_id(), "p");
+  EXPECT_TRUE(test::wait_for([&] { return stats(x, QueueKeys("killed")).counters["completed"] == 1; }, seconds(10)));
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }
 
 }  // namespace

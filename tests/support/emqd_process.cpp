@@ -1,5 +1,8 @@
 #include "emqd_process.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,9 +39,18 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
+// This process's environment with `extra` ("NAME=value") in place of any
+// variable of the same name: getenv finds the first of two, not the last.
 std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
   std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
+      const std::size_t eq = x.find('=');
+      return eq != std::string::npos && var.substr(0, eq + 1) == std::string_view(x).substr(0, eq + 1);
+    });
+    if (!replaced) env.emplace_back(*e);
+  }
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }

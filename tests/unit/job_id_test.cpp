@@ -53,6 +53,21 @@ TEST(JobId, NotJobNamespacedIsEmqKind) {
   }
 }
 
+TEST(JobId, TheWireGateChecksOnlyTheFirstThreeBytes) {
+  for (const char* id : {"JOB", "JOBX1", "JOB_1", "JOB\n2", "JOB_a b"}) EXPECT_TRUE(passes_wire_gate(id)) << id;
+  for (const char* id : {"", "JO", "TASK_1", "job_1"}) {
+    EXPECT_FALSE(passes_wire_gate(id)) << id;
+    try {
+      check_wire_gate(id);
+      ADD_FAILURE() << id;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Kind) << id;
+    }
+  }
+  EXPECT_NO_THROW(check_wire_gate("JOBX1"));
+  EXPECT_THROW(check_job_id("JOBX1"), Error) << "the host-side form stays for new ids";
+}
+
 TEST(JobId, MintedIdsHaveTheShape) {
   std::string id = mint_job_id();
   EXPECT_EQ(id.size(), 30u);

@@ -45,10 +45,19 @@ TEST(QueueKeys, SpellTheWireKeys) {
   EXPECT_EQ(kQueuesKey, "{emq}:queues");
 }
 
-TEST(QueueKeys, RowRefusesABadId) {
+TEST(QueueKeys, RowRefusesAnIdPastNoWireGate) {
   QueueKeys k("orders");
   EXPECT_THROW(k.row("TASK_1"), Error);
-  EXPECT_THROW(k.row("JOB_"), Error);
+  EXPECT_THROW(k.row(""), Error);
+}
+
+// Ids read back from the server are settled whatever their shape once they
+// pass the wire's gate (PROTOCOL.md, "Names"): a peer may have written them.
+TEST(QueueKeys, RowTakesAnyIdThatPassesTheWireGate) {
+  QueueKeys k("orders");
+  EXPECT_EQ(k.row("JOBX1"), "emq:{orders}:job:JOBX1");
+  EXPECT_EQ(k.row("JOB\n2"), "emq:{orders}:job:JOB\n2");
+  EXPECT_EQ(k.row("JOB"), "emq:{orders}:job:JOB");
 }
 
 }  // namespace

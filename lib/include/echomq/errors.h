@@ -22,6 +22,8 @@ enum class ErrorKind {
 };
 
 const char* to_string(ErrorKind kind);
+// Io, Timeout, ReadOnly: the same call may succeed later unchanged.
+bool transient(ErrorKind kind) noexcept;
 
 class Error : public std::runtime_error {
  public:

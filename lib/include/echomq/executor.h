@@ -3,8 +3,10 @@
 // loading, and reconnecting with capped exponential backoff.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,9 +32,25 @@ class ExecutorObserver {
   virtual void on_error(ErrorKind kind) = 0;
 };
 
+// The executors (and other connections) of one process that share a
+// server. When one of them connects, the others' reconnect wait is over:
+// they try at once instead of sleeping out a backoff the server no longer
+// needs. Thread-safe.
+class ReconnectGroup {
+ public:
+  void connected() noexcept { at_ns_ = std::chrono::steady_clock::now().time_since_epoch().count(); }
+  std::chrono::steady_clock::time_point last_connect() const noexcept {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(at_ns_.load()));
+  }
+
+ private:
+  std::atomic<std::int64_t> at_ns_{0};
+};
+
 struct ReconnectPolicy {
   std::chrono::milliseconds initial{100};
   std::chrono::milliseconds max{5000};
+  std::shared_ptr<ReconnectGroup> group;  // none: this executor alone
 };
 
 class Executor {
@@ -58,6 +76,9 @@ class Executor {
   void ensure_connected();
   bool connected() const noexcept { return conn_.has_value() && !conn_->broken(); }
   std::chrono::milliseconds retry_after() const;
+  // Another member of the group connected after this executor's last
+  // failure: the server is back, whatever the backoff says.
+  bool server_back() const noexcept;
   // Drops the connection (the next call reconnects).
   void disconnect() noexcept { conn_.reset(); }
 
@@ -85,7 +106,9 @@ class Executor {
   std::uint64_t script_loads_ = 0;
   std::chrono::milliseconds next_delay_;
   std::chrono::steady_clock::time_point next_attempt_{};
+  std::chrono::steady_clock::time_point failed_at_{};
   std::string last_error_;
+  ErrorKind last_kind_ = ErrorKind::Io;
 };
 
 }  // namespace echomq

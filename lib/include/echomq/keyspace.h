@@ -30,7 +30,9 @@ struct QueueKeys {
   std::string meta;      // hash: paused, published policy
   std::string row_root;  // "emq:{q}:job:"; a row is row_root + id
 
-  // The row of a job; checks the id.
+  // The row of a job. Checks only the wire's gate (check_wire_gate): the
+  // ids settled, shown and cancelled are read back from the server and may
+  // be any shape a peer wrote. Enqueueing checks the full form first.
   std::string row(std::string_view job_id) const;
 };
 

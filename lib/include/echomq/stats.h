@@ -25,9 +25,15 @@ struct QueueStats {
   std::map<std::string, std::int64_t> counters;
   // The next job a claim would take, if any (its minted id dates it).
   std::optional<std::string> head_pending;
+  // What could not be read, one line each naming the key and field (a
+  // counter that is not an integer, a key of the wrong type): another
+  // writer broke it. The rest is read as usual; a counter named here is
+  // absent from `counters`.
+  std::vector<std::string> problems;
 };
 
-// One round trip for all the queues given.
+// One round trip for all the queues given. What a peer broke is reported in
+// QueueStats::problems, never thrown: one bad field must not hide the rest.
 std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues);
 QueueStats stats(Executor& x, const QueueKeys& q);
 
