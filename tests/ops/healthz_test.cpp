@@ -61,7 +61,7 @@ TEST(Health, TheLimitItselfIsStillHealthy) {
 TEST(Health, AHandlerThatCannotStartIsUnhealthyNamingTheQueueButNotForTheWatchdog) {
   Health::Loop thumbs = loop_at("thumbs", t0);
   thumbs.handler_problem = [] { return std::string("no pool process is up: pool process 7 exited"); };
-  Health h({loop_at("emails", t0), thumbs}, [] { return true; });
+  Health h({loop_at("emails", t0), thumbs}, [] { return std::string(); });
   HealthVerdict v = h.check(t0);
   EXPECT_FALSE(v.healthy);
   EXPECT_EQ(v.reason, "queue thumbs claims nothing, its handler cannot start: no pool process is up: pool process 7 exited");
