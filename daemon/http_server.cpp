@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace echomq::daemon {
@@ -200,10 +201,15 @@ HttpResponse HttpServer::respond(const std::string& request) const {
 }
 
 bool HttpServer::evict_one(std::map<int, Connection>& conns, Clock::time_point before) {
+  // An answered one waiting for its client to hang up goes first, then
+  // the one that has waited longest for its request.
+  const auto rank = [](const Connection& c) {
+    return std::make_pair(c.phase != Connection::Phase::Lingering, c.accepted);
+  };
   auto oldest = conns.end();
   for (auto it = conns.begin(); it != conns.end(); ++it) {
     if (it->second.phase == Connection::Phase::Writing || it->second.accepted >= before) continue;
-    if (oldest == conns.end() || it->second.accepted < oldest->second.accepted) oldest = it;
+    if (oldest == conns.end() || rank(it->second) < rank(oldest->second)) oldest = it;
   }
   if (oldest == conns.end()) return false;
   conns.erase(oldest);

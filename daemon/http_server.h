@@ -55,9 +55,9 @@ class HttpServer {
   struct Connection;
   void main();
   void accept_all(std::map<int, Connection>& conns);
-  // Makes room for one more connection: closes the one accepted before
-  // `before` that has waited longest for its request (or is done). False
-  // when there is none.
+  // Makes room for one more connection: closes one accepted before
+  // `before`, an answered one first, else the one that has waited longest
+  // for its request. False when there is none.
   static bool evict_one(std::map<int, Connection>& conns, std::chrono::steady_clock::time_point before);
   HttpResponse respond(const std::string& request) const;
 

@@ -120,7 +120,8 @@ TEST(MetricsEndpoint, AnEmptyListenTurnsTheEndpointOff) {
   EXPECT_TRUE(endpoint.liveness().healthy) << "the watchdog still works without the endpoint";
 }
 
-// Every family of DESIGN.md's table, with its type.
+// Every family of DESIGN.md's table, with its type, and emq_handler_up
+// (issue 11: a queue whose handler cannot start; docs/operations.md).
 const std::map<std::string, std::string> kFamilies = {
     {"emq_jobs_claimed_total", "counter"},       {"emq_jobs_completed_total", "counter"},
     {"emq_jobs_failed_total", "counter"},        {"emq_jobs_lease_lost_total", "counter"},
@@ -130,7 +131,7 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_job_wait_seconds", "histogram"},       {"emq_queue_concurrency", "gauge"},
     {"emq_handler_restarts_total", "counter"},   {"emq_valkey_up", "gauge"},
     {"emq_valkey_errors_total", "counter"},      {"emq_valkey_script_loads_total", "counter"},
-    {"emq_build_info", "gauge"},
+    {"emq_build_info", "gauge"},                 {"emq_handler_up", "gauge"},
 };
 
 // A scrape with something in every family, fetched over the socket.
