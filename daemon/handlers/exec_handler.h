@@ -11,7 +11,7 @@
 
 #include "config_types.h"
 #include "handlers/handler.h"
-#include "process/handler_env.h"
+#include "handlers/handler_env.h"
 
 namespace echomq::daemon {
 
