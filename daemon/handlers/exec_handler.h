@@ -24,14 +24,6 @@ class ExecHandler : public Handler {
     std::vector<std::string> secret_env_names;
   };
 
-  // Once the direct child has exited, how long the job waits for EOF on
-  // its stdout and stderr before killing the group. Everything the child
-  // itself wrote is already in the pipes when it exits, so the wait only
-  // serves processes it left behind, which the contract does not cover; a
-  // short fixed grace (rather than kill_grace_s, 5 s by default) keeps a
-  // handler that backgrounds a daemon from costing seconds on every job.
-  static constexpr std::chrono::milliseconds kPipeGrace{100};
-
   // Reads the daemon's environment once, here.
   explicit ExecHandler(Params params);
 

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,10 @@
 #include "process/fd.h"
 
 namespace echomq::daemon {
+
+// Where the kernel has no pidfd_open, how often a loop looks for a child's
+// exit (ChildProcess::has_exited()).
+inline constexpr std::chrono::milliseconds kExitTick{10};
 
 // The child could not be started: the message says what to fix.
 class SpawnError : public std::runtime_error {
