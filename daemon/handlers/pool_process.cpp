@@ -34,10 +34,7 @@ std::string quote_text(std::string_view text) {
 }  // namespace
 
 PoolProcess::PoolProcess(const ChildProcess::Params& params, const std::string& queue)
-    : queue_(queue), child_(params), stderr_(queue, std::to_string(child_.pid()), "pid") {
-  // Non-blocking from the start: the watcher reads them while no job runs.
-  for (Fd* fd : {&child_.stdin_pipe(), &child_.stdout_pipe(), &child_.stderr_pipe()}) set_nonblocking(fd->get());
-}
+    : queue_(queue), child_(params), stderr_(queue, std::to_string(child_.pid()), "pid") {}
 
 std::string PoolProcess::name() const { return "pool process " + std::to_string(child_.pid()); }
 

@@ -34,9 +34,6 @@ PipeRead read_pipe(Fd& fd, std::string& into) {
 ChildIoPump::ChildIoPump(ChildProcess& child, StderrLines& stderr_lines, int stop_fd, Rules rules)
     : child_(child), stderr_(stderr_lines), stop_fd_(stop_fd), rules_(rules) {
   if (rules_.input.empty() && rules_.close_stdin) child_.stdin_pipe().reset();
-  for (Fd* fd : {&child_.stdin_pipe(), &child_.stdout_pipe(), &child_.stderr_pipe()}) {
-    if (*fd) set_nonblocking(fd->get());
-  }
 }
 
 ChildIoPump::Event ChildIoPump::run(std::optional<Clock::time_point> wake_at) {

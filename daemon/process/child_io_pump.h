@@ -56,8 +56,7 @@ class ChildIoPump {
     WokeUp,          // the caller's wake_at passed
   };
 
-  // The pipes are made non-blocking here. stop_fd: the job's stop token's
-  // descriptor, or -1.
+  // stop_fd: the job's stop token's descriptor, or -1.
   ChildIoPump(ChildProcess& child, StderrLines& stderr_lines, int stop_fd, Rules rules);
 
   // Pumps until the next event, or until wake_at. Throws std::system_error

@@ -68,8 +68,8 @@ class ChildProcess {
   // The process group is the child's pid (it leads its own group).
   pid_t pgid() const noexcept { return pid_; }
 
-  // The parent's ends, close-on-exec. Reset one to close it (stdin: EOF
-  // for the child).
+  // The parent's ends, close-on-exec and non-blocking. Reset one to close
+  // it (stdin: EOF for the child).
   Fd& stdin_pipe() noexcept { return stdin_; }
   Fd& stdout_pipe() noexcept { return stdout_; }
   Fd& stderr_pipe() noexcept { return stderr_; }
