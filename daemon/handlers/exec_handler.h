@@ -11,7 +11,7 @@
 
 #include "config_types.h"
 #include "handlers/handler.h"
-#include "process/handler_env.h"
+#include "handlers/handler_env.h"
 
 namespace echomq::daemon {
 
@@ -23,14 +23,6 @@ class ExecHandler : public Handler {
     // Never passed on from the daemon's environment (password_env's name).
     std::vector<std::string> secret_env_names;
   };
-
-  // Once the direct child has exited, how long the job waits for EOF on
-  // its stdout and stderr before killing the group. Everything the child
-  // itself wrote is already in the pipes when it exits, so the wait only
-  // serves processes it left behind, which the contract does not cover; a
-  // short fixed grace (rather than kill_grace_s, 5 s by default) keeps a
-  // handler that backgrounds a daemon from costing seconds on every job.
-  static constexpr std::chrono::milliseconds kPipeGrace{100};
 
   // Reads the daemon's environment once, here.
   explicit ExecHandler(Params params);

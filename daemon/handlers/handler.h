@@ -3,9 +3,13 @@
 // handlers, so a new kind slots in here without touching them.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "config_types.h"
 #include "handlers/stop_token.h"
@@ -31,7 +35,31 @@ struct Outcome {
   Verdict verdict = Verdict::Retry;
   std::string result;  // Complete
   std::string error;   // Retry, Dead: what went wrong, for the row's error field
+
+  static Outcome complete(std::string result) {
+    Outcome out;
+    out.verdict = Verdict::Complete;
+    out.result = std::move(result);
+    return out;
+  }
+  static Outcome failed(Verdict verdict, std::string error) {
+    Outcome out;
+    out.verdict = verdict;
+    out.error = std::move(error);
+    return out;
+  }
 };
+
+// The error of a job the daemon ended (lease lost, drain timed out): the
+// caller discards it or releases the job, but the text shows in logs.
+inline constexpr std::string_view kStoppedByDaemon = "stopped by the daemon";
+
+// A configured number of seconds (timeout_s, kill_grace_s) as a duration,
+// clamped to [0, 30 years] so an absurd value cannot overflow the clock.
+inline std::chrono::steady_clock::duration seconds(double s) {
+  const double bounded = std::min(std::max(s, 0.0), 1e9);
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(bounded));
+}
 
 class Handler {
  public:

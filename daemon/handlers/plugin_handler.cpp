@@ -13,12 +13,6 @@ namespace {
 // The size of the buffer create() may write its error message into.
 constexpr std::size_t kCreateErrorBytes = 1024;
 
-Outcome failure(Outcome::Verdict verdict, std::string error) {
-  Outcome out;
-  out.verdict = verdict;
-  out.error = std::move(error);
-  return out;
-}
 
 // What one handle() call wrote through its emq_result. The writers are
 // called by foreign code: they never throw, and they check what they are
@@ -101,8 +95,8 @@ void PluginHandler::start() {
 }
 
 Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
-  if (stop.requested()) return failure(Outcome::Verdict::Retry, "stopped by the daemon");
-  if (state_ == nullptr) return failure(Outcome::Verdict::Retry, "plugin handler is not started");
+  if (stop.requested()) return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+  if (state_ == nullptr) return Outcome::failed(Outcome::Verdict::Retry, "plugin handler is not started");
 
   emq_job in{};
   in.queue = job.queue.data();
@@ -130,35 +124,35 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
 
   // The call could not be interrupted; its answer no longer counts.
   if (stop.requested()) {
-    return failure(Outcome::Verdict::Retry, "stopped by the daemon (the plugin's answer was discarded)");
+    return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon) + " (the plugin's answer was discarded)");
   }
   if (!thrown.empty()) {
     spdlog::warn("queue={} job={}: plugin {}: {} (a plugin must not let exceptions out)", job.queue, job.id,
                  params_.handler.path, thrown);
-    return failure(Outcome::Verdict::Retry, thrown);
+    return Outcome::failed(Outcome::Verdict::Retry, thrown);
   }
   switch (code) {
     case EMQ_PLUGIN_OK:
       break;
     case EMQ_PLUGIN_RETRY:
-      return failure(Outcome::Verdict::Retry, answer.error.empty() ? "the plugin failed the job" : answer.error);
+      return Outcome::failed(Outcome::Verdict::Retry, answer.error.empty() ? "the plugin failed the job" : answer.error);
     case EMQ_PLUGIN_PERMANENT:
-      return failure(Outcome::Verdict::Dead,
+      return Outcome::failed(Outcome::Verdict::Dead,
                      answer.error.empty() ? "the plugin failed the job permanently" : answer.error);
     default: {
       const std::string error = "emq_plugin_handle returned " + std::to_string(code) +
                                 ", which is none of EMQ_PLUGIN_OK (0), EMQ_PLUGIN_RETRY (1), EMQ_PLUGIN_PERMANENT (2)";
       spdlog::warn("queue={} job={}: plugin {}: {}", job.queue, job.id, params_.handler.path, error);
-      return failure(Outcome::Verdict::Retry, error);
+      return Outcome::failed(Outcome::Verdict::Retry, error);
     }
   }
   if (answer.null_result) {
     spdlog::warn("queue={} job={}: plugin {} passed a NULL result with a length", job.queue, job.id,
                  params_.handler.path);
-    return failure(Outcome::Verdict::Retry, "the plugin wrote its result from a NULL pointer");
+    return Outcome::failed(Outcome::Verdict::Retry, "the plugin wrote its result from a NULL pointer");
   }
   if (answer.result_over_limit) {
-    return failure(Outcome::Verdict::Retry,
+    return Outcome::failed(Outcome::Verdict::Retry,
                    "the plugin's result exceeded max_output_bytes (" +
                        std::to_string(params_.handler.max_output_bytes) + ")");
   }

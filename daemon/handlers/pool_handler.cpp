@@ -23,23 +23,10 @@ using Clock = PoolHandler::Clock;
 // How often a run() waiting for a free process looks at its stop token
 // (a condition variable cannot wait on the token's eventfd).
 constexpr std::chrono::milliseconds kWaitTick{20};
-// Without a pidfd, how often the watcher looks for exits.
-constexpr std::chrono::milliseconds kExitTick{10};
 // After a failure, a new process gets a job (and counts as up) only once it
 // has lived this long: one of a crash loop (a bad deploy) dies sooner, and
 // a job handed to it would burn an attempt at the loop's pace.
 constexpr std::chrono::milliseconds kProvenAfter{1000};
-
-Clock::duration seconds(double s) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-Outcome failure(Outcome::Verdict verdict, std::string error) {
-  Outcome out;
-  out.verdict = verdict;
-  out.error = std::move(error);
-  return out;
-}
 
 long long ms_until(Clock::time_point t) {
   return std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count());
@@ -99,7 +86,7 @@ void PoolHandler::start() {
 }
 
 Outcome PoolHandler::run(const Job& job, const StopToken& stop) {
-  if (stop.requested()) return failure(Outcome::Verdict::Retry, "stopped by the daemon");
+  if (stop.requested()) return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
   std::optional<Clock::time_point> timeout_at;
   if (params_.handler.timeout_s > 0) timeout_at = Clock::now() + seconds(params_.handler.timeout_s);
 
@@ -114,7 +101,7 @@ Outcome PoolHandler::run(const Job& job, const StopToken& stop) {
     turn = process->run_job(job, params_.handler, stop, timeout_at);
   } catch (const std::exception& e) {
     // Out of memory or descriptors: the process's state is unknown.
-    turn.outcome = failure(Outcome::Verdict::Retry, std::string("pool handler failed: ") + e.what());
+    turn.outcome = Outcome::failed(Outcome::Verdict::Retry, std::string("pool handler failed: ") + e.what());
     turn.then = PoolProcess::Turn::Then::Broken;
     turn.why = turn.outcome.error;
   }
@@ -135,7 +122,7 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
       return std::move(slots_[i].process);
     }
     if (closing_) {
-      failed = failure(Outcome::Verdict::Retry, "the pool is shutting down");
+      failed = Outcome::failed(Outcome::Verdict::Retry, "the pool is shutting down");
       return nullptr;
     }
     // Every free slot waiting out a backoff delay: the handler keeps
@@ -154,17 +141,17 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
       if (next == nullptr || slot.start_at < next->start_at) next = &slot;
     }
     if (all_backing_off && next != nullptr) {
-      failed = failure(Outcome::Verdict::Release,
+      failed = Outcome::failed(Outcome::Verdict::Release,
                        "the pool's processes keep failing (last: " + next->last_failure + "); the next starts in " +
                            std::to_string(ms_until(next->start_at)) + " ms");
       return nullptr;
     }
     if (stop.requested()) {
-      failed = failure(Outcome::Verdict::Retry, "stopped by the daemon");
+      failed = Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
       return nullptr;
     }
     if (timeout_at && now >= *timeout_at) {
-      failed = failure(Outcome::Verdict::Retry, fmt::format("timed out after {}s (no pool process was free)",
+      failed = Outcome::failed(Outcome::Verdict::Retry, fmt::format("timed out after {}s (no pool process was free)",
                                                             params_.handler.timeout_s));
       return nullptr;
     }

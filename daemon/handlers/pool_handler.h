@@ -32,7 +32,7 @@
 #include "handlers/handler.h"
 #include "handlers/pool_process.h"
 #include "process/fd.h"
-#include "process/handler_env.h"
+#include "handlers/handler_env.h"
 
 namespace echomq::daemon {
 

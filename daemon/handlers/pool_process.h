@@ -14,6 +14,7 @@
 
 #include "config_types.h"
 #include "handlers/handler.h"
+#include "process/child_io_pump.h"
 #include "process/child_process.h"
 #include "process/stderr_lines.h"
 
@@ -77,12 +78,11 @@ class PoolProcess {
   bool pump_ending();
 
  private:
-  enum class Read { Data, Again, Eof };
-  // One read of stderr, logged line by line; closes the pipe at EOF.
-  Read read_stderr();
-  // One read of stdout into buffer_; closes the pipe at EOF.
-  Read read_stdout();
-  // Everything stderr holds now.
+  // The job's events, from the pump, to its turn.
+  Turn job_turn(ChildIoPump& pump, const Job& job, const HandlerConfig& config);
+  // Its reply line is in the pump's output.
+  Turn answer_turn(ChildIoPump& pump, const Job& job);
+  // Everything stderr holds now, logged line by line.
   void drain_stderr();
   // The first line of buffer_, without its '\n', and the bytes after it.
   bool take_line(std::string& line, std::string& rest);

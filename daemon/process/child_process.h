@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,10 @@
 #include "process/fd.h"
 
 namespace echomq::daemon {
+
+// Where the kernel has no pidfd_open, how often a loop looks for a child's
+// exit (ChildProcess::has_exited()).
+inline constexpr std::chrono::milliseconds kExitTick{10};
 
 // The child could not be started: the message says what to fix.
 class SpawnError : public std::runtime_error {
@@ -63,8 +68,8 @@ class ChildProcess {
   // The process group is the child's pid (it leads its own group).
   pid_t pgid() const noexcept { return pid_; }
 
-  // The parent's ends, close-on-exec. Reset one to close it (stdin: EOF
-  // for the child).
+  // The parent's ends, close-on-exec and non-blocking. Reset one to close
+  // it (stdin: EOF for the child).
   Fd& stdin_pipe() noexcept { return stdin_; }
   Fd& stdout_pipe() noexcept { return stdout_; }
   Fd& stderr_pipe() noexcept { return stderr_; }

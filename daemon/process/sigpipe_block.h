@@ -19,6 +19,7 @@ class SigpipeBlock {
 
  private:
   sigset_t old_mask_;
+  bool active_ = true;  // false: SIGPIPE is ignored, nothing was touched
   bool was_blocked_ = false;
   bool was_pending_ = false;
 };

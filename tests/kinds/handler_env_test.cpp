@@ -1,6 +1,6 @@
 // HandlerEnv: the scrubbed environment, exactly; the daemon's only with
 // inherit_env; the secret names never.
-#include "process/handler_env.h"
+#include "handlers/handler_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "process/handler_env.h"
+#include "handlers/handler_env.h"
 
 #include <cstring>
 

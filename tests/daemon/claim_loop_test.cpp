@@ -1,0 +1,138 @@
+// The per-queue core against a real valkey-server, with a handler in the
+// test binary: the claim loop claims, the runner's slots run, outcomes are
+// settled, and the drain gives back what no slot started.
+#include "claim_loop.h"
+
+#include <gtest/gtest.h>
+
+#include "echomq/job_id.h"
+#include "echomq/stats.h"
+#include "echomq/transitions.h"
+#include "test_handler.h"
+#include "valkey_server.h"
+#include "wait_for.h"
+
+namespace echomq::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ClaimLoopTest : public ::testing::Test {
+ protected:
+  QueueConfig queue(const std::string& name, int concurrency, int prefetch) {
+    QueueConfig q;
+    q.name = name;
+    q.concurrency = concurrency;
+    q.prefetch = prefetch;
+    q.poll_max_ms = 20;
+    q.keep_completed_s = 60;  // keep rows, so results can be read back
+    return q;
+  }
+  std::vector<std::string> fill(const QueueKeys& keys, int n, const std::string& payload = "p") {
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) {
+      ids.push_back(mint_job_id());
+      enqueue(x, keys, ids.back(), payload);
+    }
+    return ids;
+  }
+  QueueStats now(const QueueKeys& keys) { return stats(x, keys); }
+
+  test::ValkeyServer server;
+  Executor x{server.options()};
+  Metrics metrics{{"q"}, "test"};
+  GateHandler handler;
+};
+
+TEST_F(ClaimLoopTest, RunsEveryJobAndRecordsItsResultOnTheServer) {
+  const QueueConfig q = queue("q", 4, 0);
+  const QueueKeys keys("q");
+  const std::vector<std::string> ids = fill(keys, 20);
+  handler.open();
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 20; }, seconds(20)));
+  const QueueStats s = now(keys);
+  EXPECT_EQ(s.pending, 0);
+  EXPECT_EQ(s.active, 0);
+  EXPECT_EQ(inspect(x, keys, ids[7])->fields.at("result"), "done:p");
+  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
+  EXPECT_EQ(metrics.queue("q").completed->Value(), 20);
+  EXPECT_LE(handler.max_running(), 4);
+}
+
+TEST_F(ClaimLoopTest, FailedOutcomesRetryAfterTheBackoffOrDie) {
+  QueueConfig q = queue("q", 2, 0);
+  q.backoff = {60000, 2.0, 3600000, 0};  // a retry waits a minute: it stays delayed
+  const QueueKeys keys("q");
+  fill(keys, 1, "retry");
+  const std::vector<std::string> dead = fill(keys, 1, "dead");
+  handler.open();
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] {
+    const QueueStats s = now(keys);
+    return s.delayed == 1 && s.dead == 1;
+  }, seconds(20)));
+  EXPECT_EQ(inspect(x, keys, dead[0])->fields.at("error"), "bad input");
+  // The counters follow once the loop has booked the replies.
+  EXPECT_TRUE(test::wait_for([&] {
+    return metrics.queue("q").failed_dead->Value() == 1 && metrics.queue("q").failed_retry->Value() == 1;
+  }, seconds(5)));
+}
+
+TEST_F(ClaimLoopTest, BlockedJobsEachGetTheirOwnSlotThroughChainedWakeUps) {
+  const QueueConfig q = queue("q", 3, 0);
+  const QueueKeys keys("q");
+  fill(keys, 3);
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  // One claimed batch wakes one slot; each slot that takes a job wakes the
+  // next, so all three blocked jobs run at once.
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 3; }, seconds(10))) << handler.running();
+  handler.open();
+  EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 3; }, seconds(10)));
+}
+
+TEST_F(ClaimLoopTest, PrefetchHoldsLeasesAheadOfTheFreeSlotsAndNoMore) {
+  const QueueConfig q = queue("q", 1, 2);
+  const QueueKeys keys("q");
+  fill(keys, 6);
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && now(keys).active == 3; }, seconds(10)));
+  // concurrency + prefetch leases, whatever the wait: the loop does not
+  // claim past them.
+  EXPECT_FALSE(test::wait_for([&] { return now(keys).active > 3; }, milliseconds(300)));
+  EXPECT_EQ(loop.held(), 3u);
+  EXPECT_EQ(now(keys).pending, 3);
+  handler.open();
+  EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 6; }, seconds(10)));
+}
+
+TEST_F(ClaimLoopTest, TheDrainReleasesJobsClaimedAheadAtOnceAndFinishesTheRunningOne) {
+  const QueueConfig q = queue("q", 1, 3);
+  const QueueKeys keys("q");
+  fill(keys, 4);
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && loop.held() == 4; }, seconds(10)));
+  loop.stop_claiming();
+  // The three waiting behind the running job go back to pending while it
+  // still runs, instead of after it.
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).pending == 3; }, seconds(10)));
+  EXPECT_EQ(handler.running(), 1);
+  EXPECT_EQ(now(keys).active, 1);
+  EXPECT_TRUE(test::wait_for([&] { return metrics.queue("q").released->Value() == 3; }, seconds(5)));
+  handler.open();
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 1; }, seconds(10)));
+  loop.request_stop(seconds(5));
+  loop.join();
+  EXPECT_EQ(handler.started().size(), 1u);
+  EXPECT_EQ(now(keys).pending, 3);
+  EXPECT_EQ(now(keys).active, 0);
+}
+
+}  // namespace
+}  // namespace echomq::daemon
