@@ -11,6 +11,9 @@ namespace echomq {
 // Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
 // past U+10FFFF): what a JSON string may carry as it is.
 bool is_utf8(std::string_view bytes);
+// The longest prefix of at most max_bytes that does not split a UTF-8
+// character (for text that is_utf8 accepted): a preview or a table cell.
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 std::string base64_encode(std::string_view bytes);
 // Standard alphabet with padding (RFC 4648 section 4); false on anything else.
 bool base64_decode(std::string_view text, std::string& bytes);
