@@ -49,11 +49,10 @@ TEST_F(RetryJob, TheTypedCallSaysMovedThenNotDead) {
 }
 
 TEST_F(RetryJob, LeavesEveryJobThatIsNotDeadAlone) {
-  enqueue_new("pending");
-  std::string delayed = make_delayed();
   Lease active = make_active();
   std::string kept = make_completed_kept();
-  std::string pending = enqueue_new("another");
+  std::string delayed = make_delayed();
+  std::string pending = enqueue_new("pending");
   auto before = snapshot();
   for (const std::string& id : {pending, delayed, active.id, kept, std::string("JOB_never_enqueued")}) {
     Reply r = retry_raw(id);
