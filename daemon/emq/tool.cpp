@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "echomq/errors.h"
+
 namespace echomq::cli {
 
 ConnectionOptions Tool::options() const {
@@ -10,6 +12,12 @@ ConnectionOptions Tool::options() const {
   // Shows in CLIENT LIST, so an operator can tell the tool from the daemons.
   o.client_name = "emq";
   return o;
+}
+
+void check_id_to_act_on(const std::string& id) {
+  if (id.rfind("JOB", 0) != 0) {
+    throw Error(ErrorKind::Kind, "job id", "'" + id.substr(0, 80) + "' is not a job id: job ids are JOB-namespaced (JOB_...)");
+  }
 }
 
 }  // namespace echomq::cli

@@ -26,10 +26,19 @@ struct Tool {
   ConnectionOptions options() const;
 };
 
+// An id a command acts on (retry, delete) is checked only as the wire
+// checks it (JOB-namespaced, Error{Kind} otherwise): an id read back from
+// the server, whatever its shape, must be one an operator can act on.
+void check_id_to_act_on(const std::string& id);
+
 void add_enqueue(CLI::App& app, Tool& tool);
 void add_stats(CLI::App& app, Tool& tool);
 void add_inspect(CLI::App& app, Tool& tool);
 void add_dead(CLI::App& app, Tool& tool);
 void add_control(CLI::App& app, Tool& tool);  // pause, resume, cancel
+void add_jobs(CLI::App& app, Tool& tool);
+void add_purge(CLI::App& app, Tool& tool);
+void add_wait(CLI::App& app, Tool& tool);
+void add_queues(CLI::App& app, Tool& tool);  // queues, forget
 
 }  // namespace echomq::cli
