@@ -120,7 +120,7 @@ void Daemon::check_server(Executor& x) {
   std::vector<Command> publish;
   for (const QueueConfig& q : config_.queues) {
     publish.push_back({"HSET", QueueKeys(q.name).meta, "max_attempts", std::to_string(q.max_attempts), "lease_ms",
-                       std::to_string(q.lease_ms)});
+                       std::to_string(q.lease_ms), "keep_completed_ms", std::to_string(q.keep_completed_s * 1000)});
   }
   for (const Reply& r : x.pipeline(publish)) {
     if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);

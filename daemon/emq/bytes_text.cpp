@@ -1,5 +1,7 @@
 #include "emq/bytes_text.h"
 
+#include <algorithm>
+
 namespace echomq::cli {
 
 bool is_printable_text(std::string_view s) {
@@ -11,12 +13,14 @@ bool is_printable_text(std::string_view s) {
   return true;
 }
 
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t end = max_bytes;
-  // Back off continuation bytes (10xxxxxx) to the start of the character.
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return text.substr(0, end);
+std::string text_cell(const std::optional<std::string>& bytes, std::size_t max_bytes) {
+  if (!bytes || bytes->empty()) return "-";
+  if (!is_printable_text(*bytes)) return "(not text, " + std::to_string(bytes->size()) + " bytes)";
+  std::string_view line = std::string_view(*bytes).substr(0, bytes->find_first_of("\r\n"));
+  std::string cell(utf8_prefix(line, max_bytes));
+  std::replace(cell.begin(), cell.end(), '\t', ' ');
+  if (cell.size() < bytes->size()) cell += " ...";
+  return cell;
 }
 
 void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,9 +18,10 @@ namespace echomq::cli {
 // safe to print on a terminal as it is.
 bool is_printable_text(std::string_view bytes);
 
-// The longest prefix of at most max_bytes that does not split a UTF-8
-// character (for text that is_utf8 accepted).
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+// Bytes fit for one table cell: the first line of printable text, cut to
+// max_bytes with " ..." when there was more; "-" for none; a size note for
+// bytes that are not text.
+std::string text_cell(const std::optional<std::string>& bytes, std::size_t max_bytes);
 
 // obj[name] = bytes when they are UTF-8, else obj[name + "_b64"] = base64:
 // the same rule the pool handler protocol uses for payloads.

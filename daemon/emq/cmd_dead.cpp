@@ -1,15 +1,18 @@
 // emq dead list QUEUE [--limit N] [--json]
-// emq dead retry QUEUE [--limit N]
-#include <algorithm>
+// emq dead retry QUEUE [ID...] [--limit N]
+// emq dead delete QUEUE ID... | --all [--yes]
 #include <iostream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "echomq/job_actions.h"
 #include "echomq/job_id.h"
+#include "echomq/jobs.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "emq/bytes_text.h"
+#include "emq/confirm.h"
 #include "emq/output.h"
 #include "emq/tool.h"
 
@@ -25,81 +28,39 @@ constexpr std::size_t kErrorColumnBytes = 100;
 
 struct DeadArgs {
   std::string queue;
+  std::vector<std::string> ids;
   std::int64_t limit = 0;
   CLI::Option* limit_given = nullptr;
   bool json = false;
-};
-
-struct DeadJob {
-  std::string id;
-  std::int64_t died_ms = 0;
-  std::optional<std::string> error;
-  std::int64_t attempts = 0;
-  std::int64_t failures = 0;
+  bool all = false;
+  bool yes = false;
 };
 
 void check_limit(const DeadArgs& a) {
-  if (a.limit_given->count() > 0 && a.limit <= 0) {
+  if (a.limit_given != nullptr && a.limit_given->count() > 0 && a.limit <= 0) {
     throw Error(ErrorKind::Invalid, "dead", "--limit " + std::to_string(a.limit) + " must be a number > 0");
   }
 }
 
-std::int64_t int_of(const Reply& r) {
-  if (r.type == Reply::Type::Integer) return r.integer;
-  return r.type == Reply::Type::String ? std::strtoll(r.str.c_str(), nullptr, 10) : 0;
-}
-
-// The dead ids with what their rows say, in one round trip after the list:
-// HMGET reads only the small fields, never the payloads.
-std::vector<DeadJob> read_dead(Executor& x, const QueueKeys& q, std::int64_t limit, std::int64_t& total) {
-  std::vector<DeadJob> jobs;
-  std::vector<Command> reads = {{"ZCARD", q.dead}};
-  std::vector<std::size_t> read_of;  // the read of jobs[i]'s row; 0: none
-  for (auto& [id, died] : list_dead(x, q, limit)) {
-    // An id that fails even the wire's gate has no row a speaker could
-    // have written: it is listed as it is, without one.
-    read_of.push_back(passes_wire_gate(id) ? reads.size() : 0);
-    if (read_of.back() != 0) reads.push_back({"HMGET", q.row(id), "error", "attempts", "failures"});
-    jobs.push_back({id, died, std::nullopt, 0, 0});
-  }
-  std::vector<Reply> r = x.pipeline(reads);
-  if (r[0].is_error()) throw error_from_reply("dead list", r[0].str);
-  total = int_of(r[0]);
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    // A row that is not a hash (another peer's doing) shows as no row.
-    if (read_of[i] == 0 || r[read_of[i]].is_error()) continue;
-    const std::vector<Reply>& f = r[read_of[i]].elements;
-    if (f.size() != 3) continue;
-    if (f[0].type == Reply::Type::String) jobs[i].error = f[0].str;
-    jobs[i].attempts = int_of(f[1]);
-    jobs[i].failures = int_of(f[2]);
-  }
-  return jobs;
-}
-
-// An error text fit for one table cell: its first line, cut short.
-std::string error_cell(const std::optional<std::string>& error) {
-  if (!error || error->empty()) return "-";
-  if (!is_printable_text(*error)) return "(not text, " + std::to_string(error->size()) + " bytes)";
-  std::string_view line = std::string_view(*error).substr(0, error->find_first_of("\r\n"));
-  std::string cell(utf8_prefix(line, kErrorColumnBytes));
-  std::replace(cell.begin(), cell.end(), '\t', ' ');
-  if (cell.size() < error->size()) cell += " ...";
-  return cell;
+void check_ids(const DeadArgs& a) {
+  for (const std::string& id : a.ids) check_wire_gate(id);
 }
 
 int run_list(Tool& tool, const DeadArgs& a) {
   QueueKeys q(a.queue);
   check_limit(a);
-  const std::int64_t limit = a.limit_given->count() > 0 ? a.limit : kDefaultListLimit;
   Executor x(tool.options());
-  std::int64_t total = 0;
-  std::vector<DeadJob> jobs = read_dead(x, q, limit, total);
+  ListArgs args;
+  args.state = JobState::Dead;
+  args.limit = a.limit_given->count() > 0 ? a.limit : kDefaultListLimit;
+  args.order = ListOrder::Ascending;  // this command's contract: oldest death first
+  args.preview_bytes = 0;
+  const JobPage page = list_jobs(x, q, args);
   if (a.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const DeadJob& j : jobs) {
-      nlohmann::ordered_json o = {{"id", j.id},          {"died_ms", j.died_ms},   {"died_at", iso_time(j.died_ms)},
-                          {"attempts", j.attempts}, {"failures", j.failures}};
+    for (const JobSummary& j : page.jobs) {
+      nlohmann::ordered_json o = {{"id", j.id},       {"died_ms", j.score},     {"died_at", iso_time(j.score)},
+                                  {"attempts", j.attempts}, {"failures", j.failures}};
       if (j.error) {
         put_bytes(o, "error", *j.error);
       } else {
@@ -108,27 +69,47 @@ int run_list(Tool& tool, const DeadArgs& a) {
       out.push_back(std::move(o));
     }
     std::cout << out.dump(2) << '\n';
-  } else if (jobs.empty()) {
+  } else if (page.jobs.empty()) {
     say("no dead jobs in queue " + q.queue);
   } else {
     Table t({{"ID", false}, {"DIED", false}, {"ATTEMPTS", true}, {"FAILURES", true}, {"ERROR", false}});
-    for (const DeadJob& j : jobs) {
-      t.add({j.id, iso_time(j.died_ms), std::to_string(j.attempts), std::to_string(j.failures), error_cell(j.error)});
+    for (const JobSummary& j : page.jobs) {
+      t.add({j.id, iso_time(j.score), std::to_string(j.attempts), std::to_string(j.failures),
+             text_cell(j.error, kErrorColumnBytes)});
     }
     t.print(std::cout);
   }
   // On stderr, so that stdout stays the list alone.
-  if (static_cast<std::int64_t>(jobs.size()) < total) {
-    say("showing the " + std::to_string(jobs.size()) + " oldest of " + std::to_string(total) +
-        " dead jobs; --limit N shows more");
+  if (static_cast<std::int64_t>(page.jobs.size()) < page.total) {
+    say("showing the " + std::to_string(page.jobs.size()) + " oldest of " + std::to_string(page.total) +
+        " dead jobs; --limit N shows more, emq jobs pages through them");
   }
   return kExitOk;
+}
+
+int run_retry_ids(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
+  std::vector<RetryJobResult> r = retry_jobs(x, q, ids);
+  std::int64_t moved = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (r[i] == RetryJobResult::Moved) {
+      ++moved;
+    } else {
+      say(ids[i] + " is not in the dead set of queue " + q.queue + "; left as it is");
+    }
+  }
+  std::cout << moved << '\n';
+  return moved == static_cast<std::int64_t>(ids.size()) ? kExitOk : kExitNotFound;
 }
 
 int run_retry(Tool& tool, const DeadArgs& a) {
   QueueKeys q(a.queue);
   check_limit(a);
+  check_ids(a);
+  if (!a.ids.empty() && a.limit_given->count() > 0) {
+    throw Error(ErrorKind::Invalid, "dead retry", "give job ids or --limit, not both");
+  }
   Executor x(tool.options());
+  if (!a.ids.empty()) return run_retry_ids(x, q, a.ids);
   // Without --limit: every job dead now, and no more, so jobs that die
   // again while this runs cannot keep it going.
   std::int64_t left = a.limit_given->count() > 0 ? a.limit : stats(x, q).dead;
@@ -144,10 +125,45 @@ int run_retry(Tool& tool, const DeadArgs& a) {
   return kExitOk;
 }
 
+int run_delete(Tool& tool, const DeadArgs& a) {
+  QueueKeys q(a.queue);
+  check_ids(a);
+  if (a.all == !a.ids.empty()) {
+    throw Error(ErrorKind::Invalid, "dead delete", "give job ids or --all (every dead job), one of the two");
+  }
+  Executor x(tool.options());
+  if (a.all) {
+    const std::int64_t dead = stats(x, q).dead;
+    if (dead == 0) {
+      std::cout << "0\n";
+      return kExitOk;
+    }
+    if (!confirmed("delete all " + std::to_string(dead) + " dead jobs of queue " + q.queue + ", rows and all?",
+                   a.yes)) {
+      say("nothing was deleted");
+      return kExitNotFound;
+    }
+    std::cout << purge(x, q, JobState::Dead).removed << '\n';
+    return kExitOk;
+  }
+  std::vector<bool> deleted = delete_dead_jobs(x, q, a.ids);
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < a.ids.size(); ++i) {
+    if (deleted[i]) {
+      ++n;
+    } else {
+      say(a.ids[i] + " is not in the dead set of queue " + q.queue + "; left as it is (emq cancel deletes a job "
+                     "in any state but active)");
+    }
+  }
+  std::cout << n << '\n';
+  return n == static_cast<std::int64_t>(a.ids.size()) ? kExitOk : kExitNotFound;
+}
+
 }  // namespace
 
 void add_dead(CLI::App& app, Tool& tool) {
-  CLI::App* dead = app.add_subcommand("dead", "the dead set: list it, or retry its jobs");
+  CLI::App* dead = app.add_subcommand("dead", "the dead set: list it, retry or delete its jobs");
 
   auto l = std::make_shared<DeadArgs>();
   CLI::App* list = dead->add_subcommand("list", "dead jobs, oldest death first: id, time of death, error");
@@ -157,11 +173,25 @@ void add_dead(CLI::App& app, Tool& tool) {
   list->callback([&tool, l] { tool.run = [&tool, l] { return run_list(tool, *l); }; });
 
   auto r = std::make_shared<DeadArgs>();
-  CLI::App* retry = dead->add_subcommand("retry", "move dead jobs back to pending, attempts reset; prints the count");
+  CLI::App* retry = dead->add_subcommand(
+      "retry", "move dead jobs back to pending, attempts reset: the ones named, or the oldest; prints the count");
   retry->add_option("queue", r->queue, "the queue")->required()->type_name("QUEUE");
+  retry->add_option("ids", r->ids, "the dead jobs to retry (default: all, or --limit N)")->type_name("ID...");
   r->limit_given = retry->add_option("--limit", r->limit, "move at most N, oldest death first (default all)")
                        ->type_name("N");
+  retry->footer("Exit 0 when every job named was retried, 1 when one was not in the dead set (it is left alone).");
   retry->callback([&tool, r] { tool.run = [&tool, r] { return run_retry(tool, *r); }; });
+
+  auto d = std::make_shared<DeadArgs>();
+  CLI::App* del = dead->add_subcommand("delete", "delete dead jobs with their rows: the ones named, or --all");
+  del->add_option("queue", d->queue, "the queue")->required()->type_name("QUEUE");
+  del->add_option("ids", d->ids, "the dead jobs to delete")->type_name("ID...");
+  del->add_flag("--all", d->all, "every dead job of the queue");
+  del->add_flag("--yes,-y", d->yes, "do not ask before --all (required when stdin is not a terminal)");
+  del->footer(
+      "Prints the count deleted. Exit 0 when every job named was deleted, 1 when one was not in the dead\n"
+      "set (it is left alone) or the question was answered no.");
+  del->callback([&tool, d] { tool.run = [&tool, d] { return run_delete(tool, *d); }; });
 }
 
 }  // namespace echomq::cli

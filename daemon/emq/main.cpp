@@ -26,10 +26,26 @@ constexpr const char* kFooter = R"(Server:
 
 Exit codes:
   0  done
-  1  not found (inspect, cancel: no such job)
-  2  usage: bad arguments, queue name, job id, lane or URL
+  1  not found: no such job (inspect, cancel, wait), a job named is not
+     dead (dead retry|delete), a job that died (wait), or "no" at a prompt
+  2  usage: bad arguments, queue name, job id, lane, time or URL; or a
+     purge without --yes when stdin is not a terminal
   3  the server is unreachable, refused the login, or answered an error
-  4  cancel refused: the job is running
+  4  refused: the job is running (cancel), the queue holds jobs (forget)
+  5  wait: the job had not ended within --timeout
+
+Coming from Sidekiq / BullMQ / asynq (their words, ours):
+  Sidekiq             BullMQ               asynq              emq
+  Enqueued            waiting              pending            pending: emq jobs Q
+  Busy                active               active             active: emq jobs Q --state active
+  Scheduled, Retries  delayed              scheduled, retry   delayed: emq enqueue --at T | --delay-ms N
+  Dead                failed               archived           dead: emq dead list Q
+  queue weights       priority             queue priority     lane: emq enqueue --lane N (lower first)
+  Retry Now           job.retry()          task run           emq dead retry Q ID
+  Delete              job.remove()         task delete        emq cancel Q ID, emq dead delete Q ID
+  Delete All          drain(), clean()     task deleteall     emq purge Q --state STATE
+  -                   waitUntilFinished()  -                  emq wait Q ID
+  -                   obliterate()         queue rm           emq forget Q (once it is empty)
 
 Run 'emq COMMAND --help' for the options of one command.)";
 
@@ -71,8 +87,12 @@ int run(int argc, char** argv) {
   add_enqueue(app, tool);
   add_stats(app, tool);
   add_inspect(app, tool);
+  add_jobs(app, tool);
   add_dead(app, tool);
+  add_purge(app, tool);
+  add_wait(app, tool);
   add_control(app, tool);
+  add_queues(app, tool);
   // Set after the subcommands, which would inherit it otherwise.
   app.footer(kFooter);
 

@@ -12,10 +12,11 @@ namespace echomq::cli {
 // The exit codes are an interface (docs/cli.md): never renumber them.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitNotFound = 1,  // no such job (inspect, cancel)
+  kExitNotFound = 1,  // no such job (inspect, cancel, dead retry|delete ID), a job that died (wait)
   kExitUsage = 2,     // bad arguments, queue name, job id, lane or URL
   kExitServer = 3,    // server unreachable, login refused, or a server error
-  kExitRunning = 4,   // cancel refused: the job is running
+  kExitRunning = 4,   // refused: the job is running (cancel), the queue still holds jobs (forget)
+  kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out
 };
 
 // One line on stderr, prefixed "emq: ".

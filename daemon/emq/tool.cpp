@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "echomq/errors.h"
+
 namespace echomq::cli {
 
 ConnectionOptions Tool::options() const {

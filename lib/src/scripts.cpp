@@ -18,6 +18,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Release, "release", 4},
     {Script::Reap, "reap", 5},
     {Script::RetryDead, "retry_dead", 3},
+    {Script::RetryJob, "retry_job", 3},
     {Script::Cancel, "cancel", 4},
     {Script::TrimDead, "trim_dead", 2},
 }};

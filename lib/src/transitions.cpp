@@ -161,12 +161,32 @@ std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
   return integer_of(x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}}), "retry_dead");
 }
 
-CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id) {
-  switch (integer_of(x.eval({Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}}), "cancel")) {
+ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
+  return {Script::RetryJob, {q.row_root + std::string(id), q.dead, q.pending}, {std::string(id)}};
+}
+
+RetryJobResult decode_retry_job(const Reply& r) {
+  return integer_of(r, "retry_job") == 1 ? RetryJobResult::Moved : RetryJobResult::NotDead;
+}
+
+RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
+  return decode_retry_job(x.eval(retry_job_call(q, id)));
+}
+
+ScriptCall cancel_call(const QueueKeys& q, std::string_view id) {
+  return {Script::Cancel, {q.row_root + std::string(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+}
+
+CancelResult decode_cancel(const Reply& r) {
+  switch (integer_of(r, "cancel")) {
     case 1: return CancelResult::Removed;
     case 2: return CancelResult::Active;
     default: return CancelResult::NotFound;
   }
+}
+
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id) {
+  return decode_cancel(x.eval(cancel_call(q, id)));
 }
 
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {

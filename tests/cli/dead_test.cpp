@@ -1,4 +1,4 @@
-// emq dead list and emq dead retry.
+// emq dead list, emq dead retry (all, --limit, or by id) and emq dead delete.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -120,12 +120,87 @@ TEST_F(DeadCli, RetryWithoutLimitMovesMoreThanOneSlice) {
   EXPECT_EQ(stats(x(), keys()).pending, 1500);
 }
 
+TEST_F(DeadCli, RetryByIdMovesOnlyThoseNamed) {
+  kill_jobs({"JOB_i1", "JOB_i2", "JOB_i3"}, "e");
+  EmqResult r = emq({"dead", "retry", queue(), "JOB_i3", "JOB_i1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "2\n");
+  EXPECT_EQ(r.err, "");
+  for (const char* id : {"JOB_i1", "JOB_i3"}) {
+    EXPECT_EQ(inspect(x(), keys(), id)->fields.at("state"), "pending") << id;
+    EXPECT_EQ(inspect(x(), keys(), id)->fields.at("attempts"), "0") << id;
+    EXPECT_EQ(inspect(x(), keys(), id)->fields.at("failures"), "1") << id << ": failures are kept";
+  }
+  EXPECT_EQ(inspect(x(), keys(), "JOB_i2")->fields.at("state"), "dead");
+}
+
+TEST_F(DeadCli, RetryOfAJobThatIsNotDeadIsExitOneAndLeavesIt) {
+  kill_jobs({"JOB_n1"}, "e");
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_n2", "p"), EnqueueResult::Enqueued);
+  EmqResult r = emq({"dead", "retry", queue(), "JOB_n1", "JOB_n2", "JOB_never"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_NE(r.err.find("JOB_n2 is not in the dead set"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("JOB_never is not in the dead set"), std::string::npos) << r.err;
+  EXPECT_EQ(stats(x(), keys()).pending, 2);
+}
+
+TEST_F(DeadCli, DeleteByIdDeletesDeadRowsOnly) {
+  kill_jobs({"JOB_x1", "JOB_x2"}, "e");
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_x3", "p"), EnqueueResult::Enqueued);
+  EmqResult r = emq({"dead", "delete", queue(), "JOB_x1", "JOB_x3"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_NE(r.err.find("JOB_x3 is not in the dead set"), std::string::npos) << r.err;
+  EXPECT_FALSE(inspect(x(), keys(), "JOB_x1").has_value()) << "the row goes with the id";
+  EXPECT_EQ(inspect(x(), keys(), "JOB_x3")->fields.at("state"), "pending") << "a pending job is not a dead one";
+  EXPECT_EQ(stats(x(), keys()).dead, 1);
+
+  r = emq({"dead", "delete", queue(), "JOB_x2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_EQ(stats(x(), keys()).dead, 0);
+}
+
+TEST_F(DeadCli, DeleteAllWantsYesWithoutATerminal) {
+  kill_jobs({"JOB_y1", "JOB_y2"}, "e");
+  EmqResult r = emq({"dead", "delete", queue(), "--all"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--yes"), std::string::npos) << r.err;
+  EXPECT_EQ(stats(x(), keys()).dead, 2) << "refused means nothing deleted";
+
+  r = emq({"dead", "delete", queue(), "--all", "--yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "2\n");
+  EXPECT_EQ(stats(x(), keys()).dead, 0);
+  EXPECT_FALSE(inspect(x(), keys(), "JOB_y1").has_value());
+}
+
+TEST_F(DeadCli, ActsOnIdsOfAnyShapeAPeerWrote) {
+  const std::string odd = "JOB odd:{id}";
+  for (const std::string& id : {odd, odd + "2"}) {
+    x().command({"HSET", keys().row_root + id, "state", "dead", "attempts", "3", "payload", "p"});
+    x().command({"ZADD", keys().dead, "1", id});
+  }
+  EmqResult r = emq({"dead", "retry", queue(), odd});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  r = emq({"dead", "delete", queue(), odd + "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(x().command({"EXISTS", keys().row_root + odd + "2"}).integer, 0);
+}
+
 TEST_F(DeadCli, BadArgumentsAreUsage) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"dead", "list", "bad queue"},
            {"dead", "list", queue(), "--limit", "0"},
            {"dead", "retry", queue(), "--limit", "-3"},
            {"dead", "retry"},
+           {"dead", "retry", queue(), "JOB_a", "--limit", "2"},
+           {"dead", "retry", queue(), "TASK_1"},
+           {"dead", "delete", queue()},
+           {"dead", "delete", queue(), "JOB_a", "--all"},
+           {"dead", "delete", queue(), "task-1"},
            {"dead", "bury", queue()},
            {"dead"},
        }) {

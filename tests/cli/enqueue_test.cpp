@@ -7,6 +7,7 @@
 #include "cli_fixture.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/transitions.h"
 
 namespace echomq::test {
 namespace {
@@ -98,6 +99,30 @@ TEST_F(EnqueueCli, DelayUsesTheServerClock) {
   EXPECT_LE(due, after + 60000);
 }
 
+TEST_F(EnqueueCli, AtTakesRfc3339OrEpochMilliseconds) {
+  EmqResult r = emq({"enqueue", queue(), "x", "--id", "JOB_at1", "--at", "2031-05-06T07:08:09.250Z"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_at1", "state"), "delayed");
+  EXPECT_EQ(score(keys().delayed, "JOB_at1"), "1935817689250");
+
+  // The same instant written in another zone.
+  r = emq({"enqueue", queue(), "x", "--id", "JOB_at2", "--at", "2031-05-06T09:38:09.25+02:30"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(score(keys().delayed, "JOB_at2"), "1935817689250");
+
+  r = emq({"enqueue", queue(), "x", "--id", "JOB_at3", "--at", "1935817689250", "--lane", "-2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(score(keys().delayed, "JOB_at3"), "1935817689250");
+  EXPECT_EQ(row_field("JOB_at3", "lane"), "-2");
+
+  // A time already past is due at once: the next claim takes it.
+  r = emq({"enqueue", queue(), "x", "--id", "JOB_past", "--at", "2001-01-01T00:00:00Z"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<ClaimedJob> jobs = claim(x(), keys(), {30000, 1, 100});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, "JOB_past");
+}
+
 TEST_F(EnqueueCli, RefusesBadArgumentsWithExit2BeforeTouchingTheServer) {
   const std::string dbsize = server().cli({"DBSIZE"});
   const std::vector<std::vector<std::string>> bad = {
@@ -111,6 +136,11 @@ TEST_F(EnqueueCli, RefusesBadArgumentsWithExit2BeforeTouchingTheServer) {
       {"enqueue", queue(), "x", "--lane", "-1001"},
       {"enqueue", queue(), "x", "--lane", "low"},
       {"enqueue", queue(), "x", "--delay-ms", "-1"},
+      {"enqueue", queue(), "x", "--at", "tomorrow"},
+      {"enqueue", queue(), "x", "--at", "2031-05-06T07:08:09"},  // no zone
+      {"enqueue", queue(), "x", "--at", "2031-02-29T00:00:00Z"},  // no such day
+      {"enqueue", queue(), "x", "--at", "2031-05-06T07:08:09Z", "--delay-ms", "5"},
+      {"enqueue", queue(), "x", "--ndjson", "-"},
       {"enqueue", queue(), "x", "--no-such-flag"},
       {"enqueue"},
   };

@@ -17,23 +17,38 @@ TEST(HelpCli, VersionNamesTheToolAndTheWire) {
 TEST(HelpCli, HelpListsEveryCommandAndExitCode) {
   EmqResult r = run_emq({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* word : {"enqueue", "stats", "inspect", "dead", "pause", "resume", "cancel", "EMQ_URL",
-                           "EMQ_PASSWORD", "--url", "Exit codes"}) {
+  for (const char* word : {"enqueue", "stats", "inspect", "dead", "pause", "resume", "cancel", "jobs", "purge",
+                           "wait", "queues", "forget", "EMQ_URL", "EMQ_PASSWORD", "--url", "Exit codes"}) {
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   }
-  for (const char* code : {"  0  ", "  1  ", "  2  ", "  3  ", "  4  "}) {
+  for (const char* code : {"  0  ", "  1  ", "  2  ", "  3  ", "  4  ", "  5  "}) {
     EXPECT_NE(r.out.find(code), std::string::npos) << "exit code" << code;
+  }
+}
+
+TEST(HelpCli, HelpMapsTheWordsOfSidekiqBullmqAndAsynq) {
+  EmqResult r = run_emq({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"Coming from Sidekiq / BullMQ / asynq", "Scheduled, Retries", "archived",
+                           "waitUntilFinished()", "emq purge Q --state STATE", "emq dead retry Q ID"}) {
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
   }
 }
 
 TEST(HelpCli, EachCommandHasItsHelp) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
-      {{"enqueue", "--help"}, {"Usage: emq enqueue", "--id", "--lane", "--delay-ms", "stdin"}},
+      {{"enqueue", "--help"}, {"Usage: emq enqueue", "--id", "--lane", "--delay-ms", "--at", "--ndjson", "stdin"}},
       {{"stats", "--help"}, {"Usage: emq stats", "--json"}},
       {{"inspect", "--help"}, {"Usage: emq inspect", "--json", "payload_b64"}},
       {{"dead", "--help"}, {"Usage: emq dead", "list", "retry"}},
       {{"dead", "list", "--help"}, {"Usage: emq dead list", "--limit", "--json"}},
-      {{"dead", "retry", "--help"}, {"Usage: emq dead retry", "--limit"}},
+      {{"dead", "retry", "--help"}, {"Usage: emq dead retry", "--limit", "ID..."}},
+      {{"dead", "delete", "--help"}, {"Usage: emq dead delete", "--all", "--yes"}},
+      {{"jobs", "--help"}, {"Usage: emq jobs", "--state", "--limit", "--offset", "--json"}},
+      {{"purge", "--help"}, {"Usage: emq purge", "--state", "--yes"}},
+      {{"wait", "--help"}, {"Usage: emq wait", "--timeout", "keep_completed_s"}},
+      {{"queues", "--help"}, {"Usage: emq queues", "--json"}},
+      {{"forget", "--help"}, {"Usage: emq forget"}},
       {{"pause", "--help"}, {"Usage: emq pause"}},
       {{"resume", "--help"}, {"Usage: emq resume"}},
       {{"cancel", "--help"}, {"Usage: emq cancel", "4"}},

@@ -30,11 +30,13 @@ TEST_F(WireErrors, EveryTransitionTakingAnIdRefusesANonJobIdOnTheWire) {
       {Script::Fail, {bad_row(), q.active, q.delayed, q.pending, q.dead, q.stats}, {bad_, "1", "e", "5", "0", "0"}},
       {Script::Release, {bad_row(), q.active, q.pending, q.stats}, {bad_, "1"}},
       {Script::Cancel, {bad_row(), q.pending, q.delayed, q.dead}, {bad_}},
+      {Script::RetryJob, {bad_row(), q.dead, q.pending}, {bad_}},
   };
   // A row under the bad id exists, so a script that forgot the gate would
   // have something to act on.
   cmd({"HSET", bad_row(), "state", "active", "attempts", "1", "payload", "p", "lease_epoch", "1"});
   cmd({"ZADD", q.active, "99999999999999", bad_});
+  cmd({"ZADD", q.dead, "1", bad_});  // for retry_job, which acts on dead ids only
   auto before = snapshot();
   for (const ScriptCall& call : calls) expect_refused(call, ErrorKind::Kind, "EMQKIND job id must be JOB-namespaced");
   EXPECT_EQ(snapshot(), before);
@@ -59,6 +61,7 @@ TEST_F(WireErrors, TheTypedApiRefusesANonJobIdBeforeTheServerSeesIt) {
   expect_kind("fail", [&] { fail(x, q, lease, {"e", 5, 0, false}); });
   expect_kind("release", [&] { release(x, q, lease); });
   expect_kind("cancel", [&] { cancel(x, q, bad_); });
+  expect_kind("retry_job", [&] { retry_job(x, q, bad_); });
   expect_kind("inspect", [&] { inspect(x, q, bad_); });
   EXPECT_TRUE(snapshot().empty());
 }

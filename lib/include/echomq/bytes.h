@@ -14,6 +14,9 @@ bool is_utf8(std::string_view bytes);
 // The length of the well-formed UTF-8 character `bytes` starts with (1 to
 // 4), or 0 when it starts with none (or is empty).
 std::size_t utf8_char_length(std::string_view bytes);
+// The longest prefix of at most max_bytes that does not split a UTF-8
+// character (for text that is_utf8 accepted): a preview or a table cell.
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 std::string base64_encode(std::string_view bytes);
 // Standard alphabet with padding (RFC 4648 section 4); false on anything else.
 bool base64_decode(std::string_view text, std::string& bytes);

@@ -19,6 +19,7 @@ enum class Script {
   Release,
   Reap,
   RetryDead,
+  RetryJob,
   Cancel,
   TrimDead,
 };
@@ -29,7 +30,7 @@ struct ScriptInfo {
   int num_keys;      // the KEYS the script declares
 };
 
-inline constexpr std::size_t kScriptCount = 12;
+inline constexpr std::size_t kScriptCount = 13;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

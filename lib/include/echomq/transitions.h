@@ -27,6 +27,7 @@ enum class CompleteResult { Completed, LeaseLost };
 enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
 enum class CancelResult { Removed, NotFound, Active };
+enum class RetryJobResult { Moved, NotDead };
 
 struct EnqueueOptions {
   int lane = 0;
@@ -99,6 +100,16 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease);
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit);
 std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
+
+// retry_job and cancel act on ids an operator names or a listing read back
+// from the server: their builders check no more than the wire's gate (the
+// script's EMQKIND), so an odd id a peer wrote can still be acted on.
+ScriptCall retry_job_call(const QueueKeys& q, std::string_view id);
+RetryJobResult decode_retry_job(const Reply& r);
+RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id);
+
+ScriptCall cancel_call(const QueueKeys& q, std::string_view id);
+CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
 

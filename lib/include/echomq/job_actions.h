@@ -1,0 +1,50 @@
+// Acting on jobs an operator picked: retry or delete by id, or empty a
+// whole set. What `emq dead retry|delete`, `emq purge` and the buttons of
+// `emq web` do. Everything goes through the wire's transitions (retry_job,
+// cancel), pipelined, so a row always goes with its id and a running job is
+// never taken from its worker.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/jobs.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+
+namespace echomq {
+
+// One call per id, in one round trip per kActionBatch ids; one result per
+// id, in order. Ids are taken as given past the wire's gate (an id that is
+// not JOB-namespaced throws Error{Kind}): check ids a person typed first.
+std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+
+// Deletes, through cancel, those of ids that are in the dead set now;
+// true for each id deleted. An id that is not dead is left alone.
+std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+
+// Ids per pipelined round trip: large enough to amortise the trip, small
+// enough that the server serves other clients between batches.
+inline constexpr std::size_t kActionBatch = 1000;
+
+struct PurgeResult {
+  std::int64_t removed = 0;
+  // Ids that stay in the set because their row says active (a peer left
+  // it so): cancel refuses them. Jobs claimed while the purge ran are in
+  // neither count: they left the set for a worker.
+  std::int64_t refused_active = 0;
+};
+
+// Cancels the jobs of a pending, delayed or dead set, from its head, batch
+// by batch: at most as many as the set held when the purge began, so a
+// producer that keeps adding cannot keep it going. progress, if given, is
+// called after each batch with the count so far. Throws Error{Invalid} for
+// JobState::Active: running jobs belong to their workers.
+PurgeResult purge(Executor& x, const QueueKeys& q, JobState state,
+                  const std::function<void(const PurgeResult&)>& progress = {});
+
+}  // namespace echomq

@@ -1,0 +1,44 @@
+--[[ retry_job: move one dead job back to pending, for an operator's
+  "retry this one". The one-job form of retry_dead: the row gets attempts 0
+  and state pending, and the id goes to pending at its lane; its failures
+  and last error stay, as history. A job that is not in the dead set is
+  left alone, whatever its state. A dead id whose row is gone is dropped
+  from dead (there is nothing to retry); one whose row is not a hash is
+  named in the server's log and left in place for an operator.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:dead       zset  member id, score time of death (ms)
+  KEYS[3]  emq:{q}:pending    zset  member id, score lane
+  ARGV[1]  id                 branded job id
+
+  Reply:   1 moved from dead back to pending
+           0 not in the dead set (nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+]]
+local row, dead, pending = KEYS[1], KEYS[2], KEYS[3]
+local id = ARGV[1] or ''
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+
+if not redis.call('ZSCORE', dead, id) then
+  return 0
+end
+-- Scripts are not rolled back: HSET on a row some other writer made a
+-- string would fail after the ZREM. So the row is checked before any write.
+local kind = redis.call('TYPE', row).ok
+if kind == 'none' then
+  redis.call('ZREM', dead, id)
+  return 0
+end
+if kind ~= 'hash' then
+  redis.log(redis.LOG_WARNING, 'emq retry_job: ' .. row .. ' is not an emq/1 row (a hash); left in ' .. dead ..
+    ' for an operator')
+  return 0
+end
+
+redis.call('ZREM', dead, id)
+redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
+redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+return 1

@@ -1,0 +1,103 @@
+// emq wait: until a job completes (its result) or dies (its error), or the
+// time given runs out; and what it says when no result can ever be seen.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "cli_fixture.h"
+#include "echomq/transitions.h"
+#include "wait_for.h"
+
+namespace echomq::test {
+namespace {
+
+class WaitCli : public CliTest {
+ protected:
+  // emq wait in the background, the way a script would run it beside the
+  // workers. Returns once its connection is seen on the server, so what the
+  // test does next happens while it waits.
+  std::future<EmqResult> wait_in_background(std::vector<std::string> args) {
+    auto f = std::async(std::launch::async, [this, args] { return emq(args); });
+    EXPECT_TRUE(wait_for([&] { return server().cli({"CLIENT", "LIST"}).find("name=emq ") != std::string::npos; },
+                         std::chrono::seconds(20)))
+        << "emq wait never connected";
+    return f;
+  }
+  Lease claim_it(const std::string& id) {
+    std::vector<ClaimedJob> jobs = claim(x(), keys(), {30000, 1, 0});
+    EXPECT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs.empty() ? "" : jobs[0].id, id);
+    return jobs.empty() ? Lease{} : Lease{jobs[0].id, jobs[0].lease_epoch};
+  }
+};
+
+TEST_F(WaitCli, PrintsTheResultOnceTheJobCompletes) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w1", "p"), EnqueueResult::Enqueued);
+  auto done = wait_in_background({"wait", queue(), "JOB_w1", "--timeout", "30"});
+  Lease l = claim_it("JOB_w1");
+  ASSERT_EQ(complete(x(), keys(), l, 600000, std::string("42\0bytes", 8)), CompleteResult::Completed);
+  EmqResult r = done.get();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("42\0bytes", 8)) << "the result, byte for byte";
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(WaitCli, PrintsTheErrorAndExitsOneWhenTheJobDies) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w2", "p"), EnqueueResult::Enqueued);
+  auto done = wait_in_background({"wait", queue(), "JOB_w2"});
+  Lease l = claim_it("JOB_w2");
+  ASSERT_EQ(fail(x(), keys(), l, {"smtp 550", 5, 0, true}), FailResult::Dead);
+  EmqResult r = done.get();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "smtp 550");
+  EXPECT_NE(r.err.find("JOB_w2 died after 1 attempts"), std::string::npos) << r.err;
+}
+
+TEST_F(WaitCli, SaysPlainlyWhenTheQueueKeepsNoCompletedRows) {
+  // What a daemon publishes for a queue with keep_completed_s: 0.
+  x().command({"HSET", keys().meta, "keep_completed_ms", "0"});
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w3", "p"), EnqueueResult::Enqueued);
+  auto done = wait_in_background({"wait", queue(), "JOB_w3"});
+  Lease l = claim_it("JOB_w3");
+  ASSERT_EQ(complete(x(), keys(), l, 0, "lost"), CompleteResult::Completed);
+  EmqResult r = done.get();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("keeps no completed rows (keep_completed_s: 0): its result can never be seen"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("JOB_w3 completed; its row was deleted at once"), std::string::npos) << r.err;
+}
+
+TEST_F(WaitCli, ARowThatVanishesWithoutPolicyIsSaidToHaveLeft) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w4", "p"), EnqueueResult::Enqueued);
+  auto done = wait_in_background({"wait", queue(), "JOB_w4"});
+  ASSERT_EQ(cancel(x(), keys(), "JOB_w4"), CancelResult::Removed);
+  EmqResult r = done.get();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("left queue " + queue() + " without a row to show"), std::string::npos) << r.err;
+}
+
+TEST_F(WaitCli, TimeoutIsExitFiveAndNoSuchJobIsExitOne) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w5", "p"), EnqueueResult::Enqueued);
+  EmqResult r = emq({"wait", queue(), "JOB_w5", "--timeout", "0.3"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find("JOB_w5 is still pending after"), std::string::npos) << r.err;
+
+  r = emq({"wait", queue(), "JOB_none", "--timeout", "5"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("no job JOB_none"), std::string::npos) << r.err;
+
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"wait", queue(), "JOB_w5", "--timeout", "0"},
+           {"wait", queue(), "JOB_w5", "--timeout", "-1"},
+           {"wait", queue(), "TASK_1"},
+           {"wait", queue()},
+       }) {
+    r = emq(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace echomq::test
