@@ -101,11 +101,15 @@ std::chrono::milliseconds QueueSampler::tick() {
     if (!down_) spdlog::warn("queue sampler: the server does not answer: {}", e.what());
     down_ = true;
     answered_at_ = 0;
+    metrics_.set_valkey_up(false);
     return params_.interval;
   }
   if (down_) spdlog::info("queue sampler: the server answers again");
   down_ = false;
   answered_at_ = Clock::now().time_since_epoch().count();
+  // The endpoint sets the gauge again at each scrape from trouble(), the
+  // same answer; this keeps it right for a sampler used on its own.
+  metrics_.set_valkey_up(trouble(params_.interval * 2).empty());
 
   std::string problems;
   for (const QueueStats& s : all) {
