@@ -19,6 +19,7 @@
 #include "config_reader.h"
 #include "echomq/errors.h"
 #include "echomq/keyspace.h"
+#include "echomq/tls.h"
 #include "echomq/url.h"
 
 namespace echomq::daemon {
@@ -38,7 +39,8 @@ const std::vector<KeySection>& key_sections() {
       {"", {"valkey", "metrics", "log", "reaper", "shutdown", "defaults", "queues"}},
       {"valkey",
        {"url", "username", "password_env", "password_file", "connect_timeout_ms", "command_timeout_ms",
-        "keyspace_events", "require_noeviction", "embedded_dir"}},
+        "keyspace_events", "require_noeviction", "embedded_dir", "tls"}},
+      {"valkey.tls", {"ca_file", "cert_file", "key_file", "server_name"}},
       {"metrics", {"listen"}},
       {"log", {"level", "format"}},
       {"reaper", {"interval_ms", "batch"}},
@@ -172,7 +174,8 @@ class Loader {
     Mapping m;
     if (!r_.mapping(field, keys_of("valkey"), m)) return;
     ConnectionOptions from_url;
-    if (auto f = m.get("url")) read_url(*f, v, from_url);
+    bool url_ok = true;
+    if (auto f = m.get("url")) url_ok = read_url(*f, v, from_url);
     if (auto f = m.get("username"); f && r_.string(*f, v.username)) {
       if (!v.username.empty() && !from_url.username.empty()) {
         r_.error(*f, "the url already names a user; give it in one place");
@@ -193,6 +196,7 @@ class Loader {
     }
     read_password(m, !from_url.password.empty(), v);
     if (v.embedded) check_embedded(m, v);
+    if (auto f = m.get("tls")) read_tls(*f, url_ok ? &from_url : nullptr, v);
   }
 
   // What url: embedded needs of this host, said by --check-config rather
@@ -217,28 +221,78 @@ class Loader {
     }
   }
 
-  void read_url(const Field& f, ValkeyConfig& v, ConnectionOptions& from_url) {
+  // from_url is null when the url is wrong (and reported already).
+  void read_tls(const Field& field, const ConnectionOptions* from_url, ValkeyConfig& v) {
+    Mapping m;
+    if (!r_.mapping(field, keys_of("valkey.tls"), m)) return;
+    if (v.embedded) {
+      r_.error(field, "url: embedded is reached over a private unix socket, without TLS; remove this");
+      return;
+    }
+    if (from_url != nullptr && !from_url->tls.enabled) {
+      r_.error(field, "TLS needs a valkeys:// or rediss:// url; change the url's scheme, or remove this");
+      return;
+    }
+    TlsOptions& t = v.tls;
+    const Field* ca = tls_file(m, "ca_file", t.ca_file);
+    const Field* cert = tls_file(m, "cert_file", t.cert_file);
+    const Field* key = tls_file(m, "key_file", t.key_file);
+    if (auto f = m.get("server_name"); f && r_.string(*f, t.server_name)) {
+      static const std::regex kName("[A-Za-z0-9._:-]+");
+      if (!std::regex_match(t.server_name, kName)) {
+        r_.error(*f, "expected the host name or IP address the server's certificate holds (cache.example.com)");
+      }
+    }
+    if (ca != nullptr) check_file(*ca, check_ca_file(t.ca_file));
+    if ((cert == nullptr) != (key == nullptr)) {
+      r_.error(cert != nullptr ? *cert : *key,
+               "a client certificate needs both cert_file and key_file (its private key)");
+      return;
+    }
+    if (cert != nullptr && check_file(*cert, check_cert_file(t.cert_file))) {
+      check_file(*key, check_key_file(t.key_file, t.cert_file));
+    }
+  }
+
+  // A path under valkey.tls, made absolute; null when absent or "".
+  const Field* tls_file(const Mapping& m, const char* name, std::string& path) {
+    const Field* f = m.get(name);
+    if (f == nullptr || !r_.string(*f, path) || path.empty()) return nullptr;
+    path = absolute_from(dir_, path);
+    return f;
+  }
+
+  bool check_file(const Field& f, const std::string& why) {
+    if (!why.empty()) r_.error(f, why);
+    return why.empty();
+  }
+
+  // False when the url is refused (and reported).
+  bool read_url(const Field& f, ValkeyConfig& v, ConnectionOptions& from_url) {
     static const char* kForms =
-        "expected valkey://[user[:password]@]host[:port][/db], redis://..., unix:///path/to/socket[?db=N] or embedded";
-    if (!r_.string(f, v.url)) return;
+        "expected valkey://[user[:password]@]host[:port][/db], redis://..., valkeys://... or rediss://... (TLS), "
+        "unix:///path/to/socket[?db=N] or embedded";
+    if (!r_.string(f, v.url)) return false;
     if (v.url == "embedded") {
       v.embedded = true;
-      return;
+      return true;
     }
     // The URL may hold a password: name no part of it but a plain scheme.
     const std::size_t sep = v.url.find("://");
     static const std::regex kScheme("[A-Za-z][A-Za-z0-9+.-]*");
     if (sep == std::string::npos || !std::regex_match(v.url.substr(0, sep), kScheme)) {
       r_.error(f, kForms);
-      return;
+      return false;
     }
     try {
       from_url = parse_url(v.url);
+      return true;
     } catch (const Error& e) {
       std::string why = e.what();
       const std::string prefix = e.op() + ": ";
       if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
       r_.error(f, why);
+      return false;
     }
   }
 

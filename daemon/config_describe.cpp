@@ -45,6 +45,21 @@ std::string password_source(const ValkeyConfig& v) {
   return "none";
 }
 
+// "" without TLS; else what is verified and how the daemon identifies itself.
+std::string tls_summary(const ValkeyConfig& v) {
+  if (v.embedded) return "";
+  try {
+    const ConnectionOptions o = parse_url(v.url);
+    if (!o.tls.enabled) return "";
+    const TlsOptions& t = v.tls;
+    return "verified against " + (t.ca_file.empty() ? std::string("the system's CA store") : t.ca_file) + " as " +
+           (t.server_name.empty() ? o.host : t.server_name) + "; client certificate " +
+           (t.cert_file.empty() ? std::string("none") : t.cert_file);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 const char* kind_name(HandlerConfig::Type type) {
   switch (type) {
     case HandlerConfig::Type::Exec: return "exec";
@@ -106,6 +121,7 @@ std::string describe(const Config& config) {
   row(out, "  timeouts",
       "connect " + ms(v.connect_timeout_ms) + ", command " +
           (v.command_timeout_ms > 0 ? ms(v.command_timeout_ms) : "none"));
+  if (const std::string tls = tls_summary(v); !tls.empty()) row(out, "  tls", tls);
   row(out, "  keyspace", "events " + on_off(v.keyspace_events));
   row(out, "  noeviction", v.require_noeviction ? "required" : "not checked");
   row(out, "metrics", config.metrics.listen.empty() ? "off" : config.metrics.listen);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "echomq/backoff.h"
+#include "echomq/url.h"
 
 namespace echomq::daemon {
 
@@ -56,6 +57,9 @@ struct ValkeyConfig {
   std::int64_t command_timeout_ms = 5000;
   bool keyspace_events = false;
   bool require_noeviction = false;
+  // valkey.tls: absolute paths, checked at load. `enabled` stays false here:
+  // the url's scheme turns TLS on (Daemon::server_options).
+  TlsOptions tls;
 };
 
 struct MetricsConfig {

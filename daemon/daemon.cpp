@@ -8,6 +8,7 @@
 
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
+#include "echomq/tls.h"
 #include "handlers/handler_factory.h"
 #include "signals.h"
 
@@ -40,6 +41,11 @@ ConnectionOptions Daemon::server_options() const {
   o.connect_timeout = milliseconds(config_.valkey.connect_timeout_ms);
   o.command_timeout = milliseconds(config_.valkey.command_timeout_ms);
   o.client_name = "emqd";
+  if (o.tls.enabled) {
+    o.tls = config_.valkey.tls;
+    o.tls.enabled = true;
+    o.tls.settings = {"valkey.tls.ca_file", "valkey.tls.cert_file", "valkey.tls.key_file", "valkey.tls.server_name"};
+  }
   return o;
 }
 
@@ -224,6 +230,11 @@ void Daemon::stop_parts() {
 }
 
 int Daemon::run() {
+  if (!config_.valkey.tls.key_file.empty()) {
+    if (const std::string exposed = key_file_exposure(config_.valkey.tls.key_file); !exposed.empty()) {
+      spdlog::warn("{}", exposed);
+    }
+  }
   if (config_.valkey.embedded) {
     embedded_ = std::make_unique<EmbeddedValkey>(config_.valkey.embedded_dir);
     embedded_->start();

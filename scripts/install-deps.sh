@@ -75,19 +75,20 @@ add_backports() {
 # this list against the built binaries. emqd speaks the systemd notify
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
 runtime_pkgs=(
-  libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2
+  libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2 libssl3
   ca-certificates
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
-  libhiredis-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  libhiredis-dev libssl-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-redis
-  systemd prometheus
+  systemd prometheus openssl
 )
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
-# promtool, which checks the /metrics text (tests/ops).
+# promtool, which checks the /metrics text (tests/ops); openssl: the TLS
+# tests make their own CA and certificates with it (tests/support/test_pki).
 
 missing() {
   local p

@@ -19,6 +19,9 @@ namespace {
 
 constexpr const char* kFooter = R"(Server:
   --url or EMQ_URL: valkey://[user[:password]@]host[:port][/db], redis://...,
+  valkeys://... or rediss://... (TLS, the server's certificate always
+  verified: --tls-ca, --tls-cert, --tls-key, --tls-server-name or
+  EMQ_TLS_CA, EMQ_TLS_CERT, EMQ_TLS_KEY, EMQ_TLS_SERVER_NAME),
   or unix://[user[:password]@]/path/to/socket[?db=N].
   EMQ_PASSWORD, when set, is the password (it wins over one in the URL).
   Prefer EMQ_PASSWORD or EMQ_URL to a password in --url: the command line
@@ -56,6 +59,7 @@ std::string hint(const Error& e) {
     return "; the server wants a password: set EMQ_PASSWORD or put it in the URL";
   }
   if (e.op() == "url") return " (fix --url or EMQ_URL)";
+  if (e.op() == "tls") return "";  // the message names the flag to change
   switch (e.kind()) {
     case ErrorKind::Io:
     case ErrorKind::Timeout: return " (set the server with --url or EMQ_URL)";
@@ -78,9 +82,7 @@ int run(int argc, char** argv) {
   Tool tool;
   CLI::App app{"emq: the EchoMQ operator and producer tool (wire " + std::string(kWireVersion) + ")", "emq"};
   app.set_version_flag("--version", std::string("emq ") + EMQ_VERSION + " (wire " + std::string(kWireVersion) + ")");
-  app.add_option("--url", tool.url, "the server (default " + std::string(kDefaultUrl) + ")")
-      ->envname(kUrlEnv)
-      ->type_name("URL");
+  add_server_options(app, tool);
   // Lets --url come after the command too: emq stats --url ...
   app.fallthrough();
 

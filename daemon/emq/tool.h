@@ -18,13 +18,20 @@ inline constexpr const char* kPasswordEnv = "EMQ_PASSWORD";
 
 struct Tool {
   std::string url = kDefaultUrl;  // --url, else EMQ_URL, else the default
+  // --tls-ca, --tls-cert, --tls-key, --tls-server-name (or EMQ_TLS_*): for
+  // a valkeys:// or rediss:// URL.
+  TlsOptions tls;
   std::function<int()> run;       // the chosen command; returns the exit code
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its
-  // secret). Throws Error{Invalid} for a bad URL.
+  // secret), and the TLS files. Throws Error{Invalid} for a bad URL, or
+  // TLS files given with a plaintext one.
   ConnectionOptions options() const;
 };
+
+// Adds --url and the --tls-* options, each with its variable.
+void add_server_options(CLI::App& app, Tool& tool);
 
 void add_enqueue(CLI::App& app, Tool& tool);
 void add_stats(CLI::App& app, Tool& tool);

@@ -5,19 +5,16 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 
 #include "echomq/errors.h"
+#include "transport.h"
 
 namespace echomq {
 
 namespace {
-timeval to_timeval(std::chrono::milliseconds ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
+// What one read takes: a reply of a few bytes and the chunks of a 10 MiB
+// payload alike, in few system calls.
+constexpr std::size_t kReadSize = 64 * 1024;
 
 Reply convert(const redisReply* r) {
   Reply out;
@@ -57,6 +54,22 @@ using ReplyPtr = std::unique_ptr<void, ReplyDeleter>;
 void expect_ok(Connection& c, const Command& argv, const char* what) {
   Reply r = c.command(argv);
   if (r.is_error()) throw error_from_reply(what, r.str);
+}
+
+// AUTH, SELECT and CLIENT SETNAME, as the options ask.
+void login(Connection& c, const ConnectionOptions& o) {
+  if (!o.password.empty()) {
+    Command auth = o.username.empty() ? Command{"AUTH", o.password} : Command{"AUTH", o.username, o.password};
+    Reply r = c.command(auth);
+    if (r.is_error()) {
+      // The server's text names no secret; ours must not either.
+      throw Error(ErrorKind::Reply, "auth",
+                  "the server at " + o.redacted() + " refused the login: " + r.str +
+                      "; check the username and the password source");
+    }
+  }
+  if (o.db != 0) expect_ok(c, {"SELECT", std::to_string(o.db)}, "select");
+  if (!o.client_name.empty()) expect_ok(c, {"CLIENT", "SETNAME", o.client_name}, "client setname");
 }
 }  // namespace
 
@@ -98,90 +111,94 @@ void RespBuffer::clear() {
   commands_ = 0;
 }
 
-void Connection::ContextDeleter::operator()(redisContext* c) const noexcept { redisFree(c); }
+void Connection::ReaderDeleter::operator()(redisReader* r) const noexcept { redisReaderFree(r); }
 
-Connection::Connection(std::unique_ptr<redisContext, ContextDeleter> ctx, std::string address)
-    : ctx_(std::move(ctx)), address_(std::move(address)) {}
+Connection::Connection(std::unique_ptr<Transport> transport, std::string address)
+    : transport_(std::move(transport)),
+      reader_(redisReaderCreate()),
+      address_(std::move(address)),
+      inbuf_(new char[kReadSize]) {
+  if (!reader_) throw Error(ErrorKind::Io, "connect", "out of memory creating a connection");
+}
 Connection::Connection(Connection&&) noexcept = default;
 Connection& Connection::operator=(Connection&&) noexcept = default;
 Connection::~Connection() = default;
 
 Connection Connection::open(const ConnectionOptions& o) {
-  const timeval connect_tv = to_timeval(o.connect_timeout);
-  redisContext* raw = o.unix_path.empty() ? redisConnectWithTimeout(o.host.c_str(), o.port, connect_tv)
-                                          : redisConnectUnixWithTimeout(o.unix_path.c_str(), connect_tv);
-  if (raw == nullptr) throw Error(ErrorKind::Io, "connect", "out of memory creating a connection");
-  std::unique_ptr<redisContext, ContextDeleter> ctx(raw);
-  if (ctx->err) {
-    bool timed_out = ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT || errno == EINPROGRESS);
-    throw Error(timed_out ? ErrorKind::Timeout : ErrorKind::Io, "connect",
-                "cannot reach " + o.redacted() + ": " + ctx->errstr + "; is valkey-server running there?");
+  Connection c(open_transport(o), o.redacted());
+  try {
+    login(c, o);
+  } catch (const Error& e) {
+    // A TLS-only server drops a client that speaks plaintext to it.
+    const bool maybe_tls_only = !o.tls.enabled && o.unix_path.empty() && e.kind() == ErrorKind::Io;
+    if (!maybe_tls_only) throw;
+    throw Error(e.kind(), e.op(),
+                std::string(e.what()).substr(e.op().size() + 2) +
+                    "; if the server takes only TLS there, use valkeys:// (or rediss://)");
   }
-  if (o.command_timeout.count() > 0 && redisSetTimeout(ctx.get(), to_timeval(o.command_timeout)) != REDIS_OK) {
-    throw Error(ErrorKind::Io, "connect", "cannot set the command timeout on " + o.redacted());
-  }
-  if (o.unix_path.empty()) redisEnableKeepAlive(ctx.get());
-
-  Connection c(std::move(ctx), o.redacted());
-  if (!o.password.empty()) {
-    Command auth = o.username.empty() ? Command{"AUTH", o.password} : Command{"AUTH", o.username, o.password};
-    Reply r = c.command(auth);
-    if (r.is_error()) {
-      // The server's text names no secret; ours must not either.
-      throw Error(ErrorKind::Reply, "auth",
-                  "the server at " + o.redacted() + " refused the login: " + r.str +
-                      "; check the username and the password source");
-    }
-  }
-  if (o.db != 0) expect_ok(c, {"SELECT", std::to_string(o.db)}, "select");
-  if (!o.client_name.empty()) expect_ok(c, {"CLIENT", "SETNAME", o.client_name}, "client setname");
   return c;
 }
 
-void Connection::fail(const char* op) {
+void Connection::fail_protocol() {
   broken_ = true;
-  const int err = ctx_->err;
-  const std::string text = ctx_->errstr;
-  if (err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT)) {
-    throw Error(ErrorKind::Timeout, op, "no answer from " + address_ + " within the command timeout");
-  }
-  if (err == REDIS_ERR_PROTOCOL) throw Error(ErrorKind::Protocol, op, "unreadable reply from " + address_ + ": " + text);
-  if (err == REDIS_ERR_EOF) throw Error(ErrorKind::Io, op, "the server at " + address_ + " closed the connection");
-  throw Error(ErrorKind::Io, op, "lost the connection to " + address_ + ": " + text);
+  throw Error(ErrorKind::Protocol, "read", "unreadable reply from " + address_ + ": " + reader_->errstr);
 }
 
-void Connection::append(const Command* commands, std::size_t count) {
+void Connection::write(const Command* commands, std::size_t count) {
   outbuf_.clear();
   for (std::size_t i = 0; i < count; ++i) outbuf_.add(commands[i]);
-  append(outbuf_);
+  write(outbuf_);
   outbuf_.clear();
 }
 
-void Connection::append(const RespBuffer& commands) {
+void Connection::write(const RespBuffer& commands) {
   if (broken_) throw Error(ErrorKind::Io, "send", "the connection to " + address_ + " is broken");
-  const std::string_view bytes = commands.bytes();
-  if (redisAppendFormattedCommand(ctx_.get(), bytes.data(), bytes.size()) != REDIS_OK) fail("send");
+  try {
+    transport_->write(commands.bytes());
+  } catch (const Error&) {
+    broken_ = true;  // part of a command may have gone out: never reuse it
+    throw;
+  }
 }
 
-Reply Connection::read_reply() {
+std::optional<Reply> Connection::take_reply() {
   void* raw = nullptr;
-  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail("read");
+  if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) fail_protocol();
+  if (raw == nullptr) return std::nullopt;
   ReplyPtr owned(raw);
   return convert(static_cast<redisReply*>(raw));
 }
 
+void Connection::feed(std::size_t n) {
+  if (redisReaderFeed(reader_.get(), inbuf_.get(), n) != REDIS_OK) fail_protocol();
+}
+
+Reply Connection::read_reply() {
+  while (true) {
+    if (std::optional<Reply> r = take_reply()) return std::move(*r);
+    std::size_t n = 0;
+    try {
+      n = transport_->read(inbuf_.get(), kReadSize);
+    } catch (const Error&) {
+      broken_ = true;
+      throw;
+    }
+    feed(n);
+  }
+}
+
 Reply Connection::command(const Command& argv) {
-  append(&argv, 1);
+  write(&argv, 1);
   return read_reply();
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
-  append(commands.data(), commands.size());
+  write(commands.data(), commands.size());
   return read_replies(commands.size());
 }
 
 std::vector<Reply> Connection::pipeline(const RespBuffer& commands) {
-  append(commands);
+  write(commands);
   return read_replies(commands.commands());
 }
 
@@ -192,29 +209,30 @@ std::vector<Reply> Connection::read_replies(std::size_t count) {
   return replies;
 }
 
-void Connection::send(const Command& argv) {
-  append(&argv, 1);
-  int done = 0;
-  while (!done) {
-    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("send");
-  }
-}
+void Connection::send(const Command& argv) { write(&argv, 1); }
 
 std::optional<Reply> Connection::read_for(std::chrono::milliseconds wait) {
   if (broken_) throw Error(ErrorKind::Io, "read", "the connection to " + address_ + " is broken");
-  void* raw = nullptr;
-  if (redisReaderGetReply(ctx_->reader, &raw) != REDIS_OK) fail("read");
-  if (raw == nullptr) {
-    pollfd p{ctx_->fd, POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(wait.count()));
-    if (n < 0 && errno != EINTR) fail("read");
-    if (n <= 0) return std::nullopt;
-    if (redisBufferRead(ctx_.get()) != REDIS_OK) fail("read");
-    if (redisReaderGetReply(ctx_->reader, &raw) != REDIS_OK) fail("read");
-    if (raw == nullptr) return std::nullopt;
+  const Deadline deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    if (std::optional<Reply> r = take_reply()) return r;
+    try {
+      if (!transport_->buffered()) {
+        pollfd p{transport_->fd(), POLLIN, 0};
+        const int n = ::poll(&p, 1, ms_left(deadline));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw_socket_error("read", errno, address_);
+        if (n == 0) return std::nullopt;  // nothing in time: the connection stays good
+      }
+      const std::size_t got = transport_->read_ready(inbuf_.get(), kReadSize);
+      // A TLS record that came in part: wait for its rest while time is left.
+      if (got == 0 && ms_left(deadline) == 0) return std::nullopt;
+      feed(got);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Protocol) broken_ = true;
+      throw;
+    }
   }
-  ReplyPtr owned(raw);
-  return convert(static_cast<redisReply*>(raw));
 }
 
 }  // namespace echomq

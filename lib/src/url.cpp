@@ -82,13 +82,15 @@ std::string_view take_userinfo(std::string_view url, std::string_view rest, Conn
 std::string ConnectionOptions::redacted() const {
   std::string user = username.empty() ? "" : username + "@";
   if (!unix_path.empty()) return "unix://" + user + unix_path + "?db=" + std::to_string(db);
-  return "valkey://" + user + host + ":" + std::to_string(port) + "/" + std::to_string(db);
+  return std::string(tls.enabled ? "valkeys://" : "valkey://") + user + host + ":" + std::to_string(port) + "/" + std::to_string(db);
 }
 
 ConnectionOptions parse_url(std::string_view url) {
   ConnectionOptions opts;
   std::size_t sep = url.find("://");
-  if (sep == std::string_view::npos) bad(url, "expected valkey://host:port/db, redis://... or unix:///path");
+  if (sep == std::string_view::npos) {
+    bad(url, "expected valkey://host:port/db, redis://..., valkeys://... (TLS) or unix:///path");
+  }
   std::string_view scheme = url.substr(0, sep);
   std::string_view rest = url.substr(sep + 3);
 
@@ -110,8 +112,9 @@ ConnectionOptions parse_url(std::string_view url) {
     }
     return opts;
   }
-  if (scheme != "valkey" && scheme != "redis") {
-    bad(url, "unknown scheme; use valkey://, redis:// or unix://");
+  opts.tls.enabled = scheme == "valkeys" || scheme == "rediss";
+  if (scheme != "valkey" && scheme != "redis" && !opts.tls.enabled) {
+    bad(url, "unknown scheme; use valkey://, redis://, valkeys:// or rediss:// (TLS), or unix://");
   }
 
   std::size_t slash = rest.find('/');

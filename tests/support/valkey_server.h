@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,20 @@ namespace echomq::test {
 
 class ValkeyServer {
  public:
+  // TLS on the port instead of plaintext (--tls-port P --port 0); the unix
+  // socket stays plaintext, for cli().
+  struct Tls {
+    std::string cert_file;  // the server's certificate and key
+    std::string key_file;
+    std::string ca_file;       // verifies client certificates, and options() the server
+    bool auth_clients = false; // require a client certificate
+    std::string client_cert;   // what options() presents, when set
+    std::string client_key;
+  };
   struct Options {
     bool appendonly = false;
     std::vector<std::string> extra_args;  // e.g. {"--requirepass", "s3cret"}
+    std::optional<Tls> tls;
   };
 
   ValkeyServer();
@@ -29,7 +41,10 @@ class ValkeyServer {
   const std::string& socket_path() const { return socket_; }
   const std::string& dir() const { return dir_; }
   pid_t pid() const { return pid_; }
-  std::string url() const { return "valkey://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  std::string url() const {
+    return (options_.tls ? "valkeys://127.0.0.1:" : "valkey://127.0.0.1:") + std::to_string(port_) + "/0";
+  }
+  // Over TLS: verified against Tls::ca_file, with the client certificate.
   ConnectionOptions options() const;
 
   void stop();     // SIGTERM and wait

@@ -1,5 +1,7 @@
-// One connection to the server over hiredis, owned: the context is freed
-// with the object. Not thread-safe; give each thread its own.
+// One connection to the server, owned: closed with the object. Commands go
+// out as RESP through a transport (TCP, unix socket or TLS: transport.h)
+// and replies come back through hiredis' reader. Not thread-safe; give each
+// thread its own.
 #pragma once
 
 #include <chrono>
@@ -12,9 +14,11 @@
 #include "echomq/reply.h"
 #include "echomq/url.h"
 
-struct redisContext;
+struct redisReader;
 
 namespace echomq {
+
+class Transport;
 
 using Command = std::vector<std::string>;
 
@@ -36,7 +40,7 @@ class RespBuffer {
 
 class Connection {
  public:
-  // Connects, then AUTH, SELECT and CLIENT SETNAME as the options ask.
+  // Connects (over TLS for valkeys://), then AUTH, SELECT and CLIENT SETNAME as the options ask.
   // Throws Error{Io|Timeout} when the server cannot be reached, Error{Reply}
   // when it refuses the login.
   static Connection open(const ConnectionOptions& options);
@@ -63,23 +67,27 @@ class Connection {
   bool broken() const noexcept { return broken_; }
 
  private:
-  struct ContextDeleter {
-    void operator()(redisContext* c) const noexcept;
+  struct ReaderDeleter {
+    void operator()(redisReader* r) const noexcept;
   };
-  explicit Connection(std::unique_ptr<redisContext, ContextDeleter> ctx, std::string op_name);
+  Connection(std::unique_ptr<Transport> transport, std::string address);
 
-  // Hands formatted commands to hiredis whole: hiredis 0.14's own
+  // Commands are formatted here, not by hiredis: hiredis 0.14's own
   // formatting (sdscatfmt) was 40 % of a producer's CPU and a quarter of
-  // the claim loop's.
-  void append(const Command* commands, std::size_t count);
-  void append(const RespBuffer& commands);
+  // the claim loop's. They go out in one write, from the caller's buffer.
+  void write(const Command* commands, std::size_t count);
+  void write(const RespBuffer& commands);
   Reply read_reply();
   std::vector<Reply> read_replies(std::size_t count);
-  [[noreturn]] void fail(const char* op);
+  std::optional<Reply> take_reply();  // a whole reply already read, if any
+  void feed(std::size_t n);           // n bytes of inbuf_ to the reader
+  [[noreturn]] void fail_protocol();
 
-  std::unique_ptr<redisContext, ContextDeleter> ctx_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<redisReader, ReaderDeleter> reader_;
   std::string address_;  // redacted, for messages
   RespBuffer outbuf_;    // reused, so a busy connection formats without allocating
+  std::unique_ptr<char[]> inbuf_;  // what one read takes in
   bool broken_ = false;
 };
 

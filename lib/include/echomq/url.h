@@ -1,5 +1,6 @@
-// Where the server is and how to log in: parsed from valkey://, redis:// and
-// unix:// URLs. The password is carried, never printed: use redacted().
+// Where the server is and how to log in: parsed from valkey://, redis://,
+// valkeys://, rediss:// (TLS) and unix:// URLs. The password is carried,
+// never printed: use redacted().
 #pragma once
 
 #include <chrono>
@@ -7,6 +8,25 @@
 #include <string_view>
 
 namespace echomq {
+
+// TLS to the server. The server's certificate is always verified: there is
+// deliberately no field that turns verification off.
+struct TlsOptions {
+  bool enabled = false;     // valkeys://, rediss://
+  std::string ca_file;      // PEM CA certificates; empty: the system's store
+  std::string cert_file;    // client certificate chain (PEM), with key_file
+  std::string key_file;     // its private key (PEM, unencrypted)
+  std::string server_name;  // SNI and the name verified; empty: the host
+
+  // How the user sets each file or name above, so that an error says what
+  // to change: "valkey.tls.ca_file" for emqd, "--tls-ca or EMQ_TLS_CA" for emq.
+  struct Settings {
+    std::string ca_file = "tls.ca_file";
+    std::string cert_file = "tls.cert_file";
+    std::string key_file = "tls.key_file";
+    std::string server_name = "tls.server_name";
+  } settings;
+};
 
 struct ConnectionOptions {
   std::string host = "127.0.0.1";
@@ -19,12 +39,16 @@ struct ConnectionOptions {
   std::chrono::milliseconds command_timeout{5000};
   std::string client_name;  // CLIENT SETNAME, when set
 
-  // The address without secrets, for logs: "valkey://user@host:port/db".
+  // The address without secrets, for logs: "valkey://user@host:port/db"
+  // ("valkeys://..." over TLS).
   std::string redacted() const;
+
+  TlsOptions tls;  // TLS: set by the scheme, files and name by the caller
 };
 
 // valkey://[user[:password]@]host[:port][/db]
 // redis://  the same
+// valkeys://, rediss://  the same, over TLS (the files come from the caller)
 // unix://[user[:password]@]/path/to/socket[?db=N]
 // Throws Error{Invalid} saying what part is wrong. Userinfo is
 // percent-decoded, so passwords may hold any byte.
