@@ -1,0 +1,190 @@
+/* EMQ.CLAIM: the native twin of lua/claim.lua.
+  Promote due delayed jobs, then lease up to max_count pending jobs.
+  Claim order is the pending set's order: lowest lane first, then byte order
+  of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
+  of this lease), state active, and an active score of now+lease_ms.
+  A paused queue (meta paused = 1) claims nothing and changes nothing.
+  An id whose row is gone is dropped from the set and skipped; so is one
+  whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
+  not an integer), which is also named in the server's log. The row stays
+  for an operator to look at.
+
+  KEYS[1]  emq:{q}:pending    zset  member id, score lane
+  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
+  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
+  KEYS[5]  emq:{q}:stats      hash  counter claimed
+  KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
+  ARGV[1]  lease_ms           integer > 0
+  ARGV[2]  max_count          integer > 0, jobs to claim at most
+  ARGV[3]  promote_limit      integer >= 0, due delayed jobs to move first
+
+  Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
+           empty when paused or nothing is due. attempts and lease_epoch
+           are integers.
+  Errors:  EMQARG when an argument is not an integer in range
+*/
+#include <stdlib.h>
+
+#include "transitions.h"
+
+static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
+                                    EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
+static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0};
+
+/* The script's int_arg: '^-?%d+$', then tonumber. */
+static int int_arg(const EmqCall *call, int i, double *out) {
+  size_t len;
+  const char *s = emq_arg(call, i, &len);
+  return emq_matches_int(s, len, 1) && emq_lua_tonumber(s, len, out);
+}
+
+static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
+  size_t rlen, slen;
+  const char *r = RedisModule_StringPtrLen(row, &rlen);
+  const char *s = RedisModule_StringPtrLen(set, &slen);
+  RedisModule_Log(ctx, "warning",
+                  "emq claim: %.*s is not an emq/1 row (a hash with integer attempts and lease_epoch); dropped from "
+                  "%.*s, left in place for an operator",
+                  (int)rlen, r, (int)slen, s);
+}
+
+/* Opens the row of id for writing when it is an emq/1 row; NULL when it
+ * is gone (skipped) or malformed (skipped and logged). */
+static RedisModuleKey *open_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set) {
+  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
+  if (!emq_is_row(row)) {
+    skip_malformed(ctx, row_name, set);
+    return NULL;
+  }
+  return emq_reopen_write(ctx, row, row_name);
+}
+
+/* ZRANGEBYSCORE delayed -inf now LIMIT 0 limit, then per id: ZREM, and
+ * back to pending at its lane when its row is an emq/1 row. */
+static void promote(RedisModuleCtx *ctx, const EmqCall *call, mstime_t now, double limit) {
+  RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
+  RedisModuleKey *delayed = emq_open_read(ctx, delayed_name);
+  size_t cap = RedisModule_ValueLength(delayed);
+  if (cap == 0) return;
+  if ((double)cap > limit) cap = (size_t)limit;
+  RedisModuleString **due = malloc(sizeof *due * cap);
+  size_t n = 0;
+  if (RedisModule_ZsetFirstInScoreRange(delayed, -1.0 / 0.0, (double)now, 0, 0) == REDISMODULE_OK) {
+    while (n < cap && !RedisModule_ZsetRangeEndReached(delayed)) {
+      double score;
+      due[n++] = RedisModule_ZsetRangeCurrentElement(delayed, &score);
+      RedisModule_ZsetRangeNext(delayed);
+    }
+    RedisModule_ZsetRangeStop(delayed);
+  }
+  if (n > 0) {
+    delayed = emq_reopen_write(ctx, delayed, delayed_name);
+    RedisModuleKey *pending = emq_open_write(ctx, pending_name);
+    for (size_t i = 0; i < n; ++i) {
+      emq_zrem(ctx, delayed, delayed_name, due[i]);
+      RedisModuleString *row_name = emq_row_key(ctx, root, due[i]);
+      RedisModuleKey *row = open_row(ctx, row_name, delayed_name);
+      if (row == NULL) continue;
+      emq_hset1(ctx, row, row_name, "state", "pending");
+      emq_zadd(ctx, pending, pending_name, emq_row_lane(row), due[i], 0);
+      RedisModule_CloseKey(row);
+    }
+  }
+  free(due);
+}
+
+typedef struct {
+  RedisModuleString *id;
+  RedisModuleString *payload;
+  long long attempts;
+  long long epoch;
+} Claimed;
+
+/* Pops in rounds, as the script does, so that ids whose row is gone do
+ * not shorten the batch. Returns how many jobs it leased into out. */
+static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, double deadline, double max_count, Claimed *out,
+                    size_t cap) {
+  RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
+  RedisModuleKey *pending = emq_open_read(ctx, pending_name);
+  if (RedisModule_ValueLength(pending) == 0) return 0;
+  pending = emq_reopen_write(ctx, pending, pending_name);
+  RedisModuleKey *active = emq_open_write(ctx, active_name);
+  RedisModuleString **popped = malloc(sizeof *popped * cap);
+  size_t claimed = 0;
+  while ((double)claimed < max_count) {
+    int n = emq_zpopmin(ctx, pending, pending_name, (int)(cap - claimed), popped);
+    if (n == 0) break;
+    for (int i = 0; i < n; ++i) {
+      RedisModuleString *row_name = emq_row_key(ctx, root, popped[i]);
+      RedisModuleKey *row = open_row(ctx, row_name, pending_name);
+      if (row == NULL) continue;
+      Claimed *job = &out[claimed++];
+      job->id = popped[i];
+      job->attempts = emq_hincrby(ctx, row, row_name, "attempts", 1);
+      job->epoch = emq_hincrby(ctx, row, row_name, "lease_epoch", 1);
+      emq_hset1(ctx, row, row_name, "state", "active");
+      emq_zadd(ctx, active, active_name, deadline, popped[i], 0);
+      job->payload = emq_hget(row, "payload");
+      RedisModule_CloseKey(row);
+    }
+  }
+  free(popped);
+  return claimed;
+}
+
+int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+  EmqCall call;
+  if (!emq_begin(ctx, argv, argc, &kClaim, &call)) return REDISMODULE_OK;
+  double lease_ms, max_count, promote_limit;
+  if (!int_arg(&call, 1, &lease_ms) || lease_ms <= 0) {
+    return emq_reply_error(ctx, "EMQARG lease_ms must be an integer > 0");
+  }
+  if (!int_arg(&call, 2, &max_count) || max_count <= 0) {
+    return emq_reply_error(ctx, "EMQARG max_count must be an integer > 0");
+  }
+  if (!int_arg(&call, 3, &promote_limit) || promote_limit < 0) {
+    return emq_reply_error(ctx, "EMQARG promote_limit must be an integer >= 0");
+  }
+
+  RedisModuleKey *meta = emq_open_read(ctx, call.keys[3]);
+  if (!emq_require_type(ctx, meta, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
+  if (emq_bytes_equal(emq_hget(meta, "paused"), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
+  RedisModuleKey *stats = emq_open_read(ctx, call.keys[4]);
+  for (int i = 0; i < 3; ++i) {
+    if (!emq_require_type_of(ctx, call.keys[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  }
+  if (!emq_require_counter(ctx, stats, "claimed", (long long)(max_count > 1e9 ? 1e9 : max_count))) {
+    return REDISMODULE_OK;
+  }
+
+  mstime_t now = emq_now_ms();
+  if (promote_limit > 0) promote(ctx, &call, now, promote_limit);
+
+  /* No batch is larger than what pending holds once promotion is done. */
+  RedisModuleKey *pending = emq_open_read(ctx, call.keys[0]);
+  size_t cap = RedisModule_ValueLength(pending);
+  RedisModule_CloseKey(pending);
+  if ((double)cap > max_count) cap = (size_t)max_count;
+  Claimed *jobs = malloc(sizeof *jobs * (cap ? cap : 1));
+  size_t claimed = cap ? lease(ctx, &call, (double)now + lease_ms, max_count, jobs, cap) : 0;
+
+  if (claimed > 0) {
+    RedisModule_CloseKey(stats);
+    emq_hincrby(ctx, emq_open_write(ctx, call.keys[4]), call.keys[4], "claimed", (long long)claimed);
+  }
+  RedisModule_ReplyWithArray(ctx, (long)(4 * claimed));
+  for (size_t i = 0; i < claimed; ++i) {
+    RedisModule_ReplyWithString(ctx, jobs[i].id);
+    if (jobs[i].payload != NULL) {
+      RedisModule_ReplyWithString(ctx, jobs[i].payload);
+    } else {
+      RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    }
+    RedisModule_ReplyWithLongLong(ctx, jobs[i].attempts);
+    RedisModule_ReplyWithLongLong(ctx, jobs[i].epoch);
+  }
+  free(jobs);
+  return REDISMODULE_OK;
+}
