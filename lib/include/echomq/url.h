@@ -8,6 +8,11 @@
 
 namespace echomq {
 
+// How transitions reach the server (DESIGN.md, "Reaching the server"):
+// scripts by SHA, the emq module's EMQ.* commands, or whichever the server
+// has (native when MODULE LIST shows emq).
+enum class ExecutorChoice { Auto, Scripted, Native };
+
 struct ConnectionOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -18,6 +23,9 @@ struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds command_timeout{5000};
   std::string client_name;  // CLIENT SETNAME, when set
+
+  // The executor (issue 12).
+  ExecutorChoice executor = ExecutorChoice::Auto;
 
   // The address without secrets, for logs: "valkey://user@host:port/db".
   std::string redacted() const;
