@@ -108,6 +108,7 @@ std::string describe(const Config& config) {
           (v.command_timeout_ms > 0 ? ms(v.command_timeout_ms) : "none"));
   row(out, "  keyspace", "events " + on_off(v.keyspace_events));
   row(out, "  noeviction", v.require_noeviction ? "required" : "not checked");
+  row(out, "  executor", v.executor);
   row(out, "metrics", config.metrics.listen.empty() ? "off" : config.metrics.listen);
   row(out, "log", config.log.level + ", " + config.log.format);
   row(out, "reaper",

@@ -56,6 +56,7 @@ struct ValkeyConfig {
   std::int64_t command_timeout_ms = 5000;
   bool keyspace_events = false;
   bool require_noeviction = false;
+  std::string executor = "auto";  // auto | scripted | native
 };
 
 struct MetricsConfig {

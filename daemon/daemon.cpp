@@ -39,6 +39,7 @@ ConnectionOptions Daemon::server_options() const {
   o.connect_timeout = milliseconds(config_.valkey.connect_timeout_ms);
   o.command_timeout = milliseconds(config_.valkey.command_timeout_ms);
   o.client_name = "emqd";
+  o.executor = *parse_executor_choice(config_.valkey.executor);  // validated by the config reader
   return o;
 }
 
@@ -50,7 +51,9 @@ bool Daemon::connect_and_check(Executor& x) {
       x.ensure_connected();
       break;
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Wire) throw;
+      // A wrong wire, or native asked of a server without the module, will
+      // not mend while emqd waits: stop and say so.
+      if (e.kind() == ErrorKind::Wire || e.kind() == ErrorKind::Invalid) throw;
       spdlog::warn("waiting for the server at {}: {}", x.options().redacted(), e.what());
     }
     if (wait_signal(std::max(x.retry_after(), milliseconds(100)))) return false;
@@ -196,7 +199,11 @@ int Daemon::run() {
     return 1;
   }
   metrics_->set_valkey_up(true);
-  spdlog::info("connected to {}; {} queues", control.options().redacted(), config_.queues.size());
+  spdlog::info("connected to {}; {} queues; executor {} ({})", control.options().redacted(), config_.queues.size(),
+               control.native() ? "native" : "scripted",
+               control.native() ? "the emq module runs the core transitions"
+               : config_.valkey.executor == "scripted" ? "valkey.executor: scripted"
+                                                       : "the server has no emq module; lua/ scripts by SHA");
 
   start_parts();
   notify_.ready(summary());

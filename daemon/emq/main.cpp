@@ -21,6 +21,8 @@ constexpr const char* kFooter = R"(Server:
   --url or EMQ_URL: valkey://[user[:password]@]host[:port][/db], redis://...,
   or unix://[user[:password]@]/path/to/socket[?db=N].
   EMQ_PASSWORD, when set, is the password (it wins over one in the URL).
+  --executor or EMQ_EXECUTOR: auto, scripted or native (the emq module's
+  EMQ.* commands; native fails when the server has not loaded it).
   Prefer EMQ_PASSWORD or EMQ_URL to a password in --url: the command line
   of a process is visible to every user (ps). emq never prints the password.
 
@@ -65,7 +67,13 @@ int run(int argc, char** argv) {
   app.add_option("--url", tool.url, "the server (default " + std::string(kDefaultUrl) + ")")
       ->envname(kUrlEnv)
       ->type_name("URL");
-  // Lets --url come after the command too: emq stats --url ...
+  app.add_option("--executor", tool.executor,
+                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
+                 "or native (default auto)")
+      ->envname(kExecutorEnv)
+      ->check(CLI::IsMember({"auto", "scripted", "native"}))
+      ->type_name("MODE");
+  // Lets --url and --executor come after the command too: emq stats --url ...
   app.fallthrough();
 
   add_enqueue(app, tool);
