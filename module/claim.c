@@ -24,6 +24,7 @@
            are integers.
   Errors:  EMQARG when an argument is not an integer in range
 */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "transitions.h"
@@ -67,7 +68,10 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, mstime_t now, doub
   RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
   RedisModuleKey *delayed = emq_open_read(ctx, delayed_name);
   size_t cap = RedisModule_ValueLength(delayed);
-  if (cap == 0) return;
+  if (cap == 0) {
+    RedisModule_CloseKey(delayed);
+    return;
+  }
   if ((double)cap > limit) cap = (size_t)limit;
   RedisModuleString **due = malloc(sizeof *due * cap);
   size_t n = 0;
@@ -91,7 +95,9 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, mstime_t now, doub
       emq_zadd(ctx, pending, pending_name, emq_row_lane(row), due[i], 0);
       RedisModule_CloseKey(row);
     }
+    RedisModule_CloseKey(pending);
   }
+  RedisModule_CloseKey(delayed);
   free(due);
 }
 
@@ -102,34 +108,87 @@ typedef struct {
   long long epoch;
 } Claimed;
 
+/* One job's lease, with the script's effects in its order (HINCRBY
+ * attempts, HINCRBY lease_epoch, HSET state: the three events), the three
+ * fields written and replicated as one HSET. 0 when the row is gone or is
+ * not an emq/1 row (skipped; the latter logged). */
+static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set_name,
+                     RedisModuleString *active_state, Claimed *job) {
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
+  const int type = RedisModule_KeyType(row);
+  if (type == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_CloseKey(row);
+    return 0;
+  }
+  RedisModuleString *attempts = NULL, *epoch = NULL;
+  job->payload = NULL;
+  if (type == REDISMODULE_KEYTYPE_HASH) {
+    RedisModule_HashGet(row, REDISMODULE_HASH_CFIELDS, "attempts", &attempts, "lease_epoch", &epoch, "payload",
+                        &job->payload, NULL);
+  }
+  if (type != REDISMODULE_KEYTYPE_HASH || !emq_row_counter(attempts, &job->attempts) ||
+      !emq_row_counter(epoch, &job->epoch)) {
+    skip_malformed(ctx, row_name, set_name);
+    RedisModule_CloseKey(row);
+    return 0;
+  }
+  char a[24], e[24];
+  const int alen = snprintf(a, sizeof a, "%lld", ++job->attempts);
+  const int elen = snprintf(e, sizeof e, "%lld", ++job->epoch);
+  RedisModule_HashSet(row, REDISMODULE_HASH_CFIELDS, "attempts", RedisModule_CreateString(ctx, a, (size_t)alen),
+                      "lease_epoch", RedisModule_CreateString(ctx, e, (size_t)elen), "state", active_state, NULL);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", row_name);
+  RedisModule_Replicate(ctx, "HSET", "scbcbcs", row_name, "attempts", a, (size_t)alen, "lease_epoch", e,
+                        (size_t)elen, "state", active_state);
+  RedisModule_CloseKey(row);
+  return 1;
+}
+
 /* Pops in rounds, as the script does, so that ids whose row is gone do
- * not shorten the batch. Returns how many jobs it leased into out. */
+ * not shorten the batch. Returns how many jobs it leased into out. The
+ * active entries are replicated as one ZADD at the end. */
 static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, double deadline, double max_count, Claimed *out,
                     size_t cap) {
   RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
   RedisModuleKey *pending = emq_open_read(ctx, pending_name);
-  if (RedisModule_ValueLength(pending) == 0) return 0;
+  if (RedisModule_ValueLength(pending) == 0) {
+    RedisModule_CloseKey(pending);
+    return 0;
+  }
   pending = emq_reopen_write(ctx, pending, pending_name);
   RedisModuleKey *active = emq_open_write(ctx, active_name);
+  RedisModuleString *active_state = RedisModule_CreateString(ctx, "active", 6);
+  char score[40];
+  const int slen = snprintf(score, sizeof score, "%.17g", deadline);
+  RedisModuleString *score_str = RedisModule_CreateString(ctx, score, (size_t)slen);
   RedisModuleString **popped = malloc(sizeof *popped * cap);
+  RedisModuleString **zadd = malloc(sizeof *zadd * (1 + 2 * cap));
+  size_t zadd_len = 1;
+  zadd[0] = active_name;
   size_t claimed = 0;
   while ((double)claimed < max_count) {
     int n = emq_zpopmin(ctx, pending, pending_name, (int)(cap - claimed), popped);
     if (n == 0) break;
     for (int i = 0; i < n; ++i) {
-      RedisModuleString *row_name = emq_row_key(ctx, root, popped[i]);
-      RedisModuleKey *row = open_row(ctx, row_name, pending_name);
-      if (row == NULL) continue;
-      Claimed *job = &out[claimed++];
+      Claimed *job = &out[claimed];
+      if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, active_state, job)) continue;
       job->id = popped[i];
-      job->attempts = emq_hincrby(ctx, row, row_name, "attempts", 1);
-      job->epoch = emq_hincrby(ctx, row, row_name, "lease_epoch", 1);
-      emq_hset1(ctx, row, row_name, "state", "active");
-      emq_zadd(ctx, active, active_name, deadline, popped[i], 0);
-      job->payload = emq_hget(row, "payload");
-      RedisModule_CloseKey(row);
+      ++claimed;
+      int flags = 0;
+      RedisModule_ZsetAdd(active, deadline, popped[i], &flags);
+      if (flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) {
+        RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", active_name);
+        zadd[zadd_len++] = score_str;
+        zadd[zadd_len++] = popped[i];
+      }
     }
   }
+  if (zadd_len > 1) RedisModule_Replicate(ctx, "ZADD", "v", zadd, zadd_len);
+  RedisModule_CloseKey(active);
+  RedisModule_CloseKey(pending);
+  free(zadd);
   free(popped);
   return claimed;
 }

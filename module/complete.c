@@ -42,12 +42,15 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleKey *row = emq_open_read(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
   if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
-  if (!emq_require_type_of(ctx, active_name, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
-  RedisModuleKey *stats = emq_open_read(ctx, stats_name);
-  if (!emq_require_counter(ctx, stats, "completed", 1)) return REDISMODULE_OK;
+  /* From here on every key is written: open each once, for writing. */
+  RedisModuleKey *active = emq_open_write(ctx, active_name);
+  RedisModuleKey *stats = emq_open_write(ctx, stats_name);
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) || !emq_require_counter(ctx, stats, "completed", 1)) {
+    return REDISMODULE_OK;
+  }
   if (keep_ms > EMQ_MAX_KEEP_MS) return emq_reply_error(ctx, "ERR invalid expire time in 'pexpire' command");
 
-  emq_zrem(ctx, emq_open_write(ctx, active_name), active_name, id);
+  emq_zrem(ctx, active, active_name, id);
   row = emq_reopen_write(ctx, row, row_name);
   if (keep_ms == 0) {
     emq_del(ctx, row, row_name);
@@ -58,6 +61,6 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     emq_hset(ctx, row, row_name, 2, fields, values);
     emq_pexpire(ctx, row, row_name, emq_now_ms() + (mstime_t)keep_ms);
   }
-  emq_hincrby(ctx, emq_reopen_write(ctx, stats, stats_name), stats_name, "completed", 1);
+  emq_hincrby(ctx, stats, stats_name, "completed", 1);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -287,29 +287,36 @@ int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *f
   return 1;
 }
 
-static int integer_field(RedisModuleKey *row, const char *field) {
-  RedisModuleString *v = emq_hget(row, field);
-  if (v == NULL) return 1;
+int emq_row_counter(RedisModuleString *value, long long *out) {
+  *out = 0;
+  if (value == NULL) return 1;
   size_t len;
-  const char *p = RedisModule_StringPtrLen(v, &len);
-  long long n;
+  const char *p = RedisModule_StringPtrLen(value, &len);
   /* The script's pattern and bound, and the stricter rule HINCRBY then
    * applies (no leading zero, no -0): a row the script would pass here
    * and then fail on half-way is skipped instead. */
-  return emq_matches_int(p, len, 1) && len <= 18 && emq_strict_ll(p, len, &n);
+  return emq_matches_int(p, len, 1) && len <= 18 && emq_strict_ll(p, len, out);
 }
 
 int emq_is_row(RedisModuleKey *row) {
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) return 0;
-  return integer_field(row, "attempts") && integer_field(row, "lease_epoch");
+  long long n;
+  return emq_row_counter(emq_hget(row, "attempts"), &n) && emq_row_counter(emq_hget(row, "lease_epoch"), &n);
 }
 
 void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const char **fields,
               RedisModuleString **values) {
-  RedisModuleString *argv[1 + 2 * 4];
+  /* One HashSet call for the whole HSET: the API takes its pairs as
+   * arguments, and the transitions set three at most. */
+  const int f = REDISMODULE_HASH_CFIELDS;
+  switch (pairs) {
+    case 1: RedisModule_HashSet(key, f, fields[0], values[0], NULL); break;
+    case 2: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], NULL); break;
+    default: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], fields[2], values[2], NULL);
+  }
+  RedisModuleString *argv[1 + 2 * 3];
   argv[0] = name;
   for (int i = 0; i < pairs; ++i) {
-    RedisModule_HashSet(key, REDISMODULE_HASH_CFIELDS, fields[i], values[i], NULL);
     argv[1 + 2 * i] = RedisModule_CreateString(ctx, fields[i], strlen(fields[i]));
     argv[2 + 2 * i] = values[i];
   }

@@ -80,6 +80,8 @@ int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *f
 /* claim's is_row: a hash whose attempts and lease_epoch, where present,
  * are integers (the script's pattern, and values HINCRBY accepts). */
 int emq_is_row(RedisModuleKey *row);
+/* One of those counters: absent is 0; 0 when it is not an integer. */
+int emq_row_counter(RedisModuleString *value, long long *out);
 
 /* The writes, each as the script's command of the same name. */
 void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const char **fields,
