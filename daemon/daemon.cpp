@@ -201,9 +201,10 @@ int Daemon::run() {
   metrics_->set_valkey_up(true);
   spdlog::info("connected to {}; {} queues; executor {} ({})", control.options().redacted(), config_.queues.size(),
                control.native() ? "native" : "scripted",
-               control.native() ? "the emq module runs the core transitions"
-               : config_.valkey.executor == "scripted" ? "valkey.executor: scripted"
-                                                       : "the server has no emq module; lua/ scripts by SHA");
+               control.native() ? std::string("the emq module runs the core transitions")
+               : control.options().executor == ExecutorChoice::Scripted
+                   ? std::string("valkey.executor: ") + to_string(control.options().executor)
+                   : std::string("the server has no emq module; lua/ scripts by SHA"));
 
   start_parts();
   notify_.ready(summary());
