@@ -39,7 +39,7 @@ const std::vector<KeySection>& key_sections() {
       {"", {"valkey", "metrics", "log", "reaper", "shutdown", "defaults", "queues"}},
       {"valkey",
        {"url", "username", "password_env", "password_file", "connect_timeout_ms", "command_timeout_ms",
-        "keyspace_events", "require_noeviction", "embedded_dir", "tls"}},
+        "keyspace_events", "require_noeviction", "embedded_dir", "executor", "tls"}},
       {"valkey.tls", {"ca_file", "cert_file", "key_file", "server_name"}},
       {"metrics", {"listen"}},
       {"log", {"level", "format"}},
@@ -191,6 +191,7 @@ class Loader {
     }
     if (auto f = m.get("keyspace_events")) r_.boolean(*f, v.keyspace_events);
     if (auto f = m.get("require_noeviction")) r_.boolean(*f, v.require_noeviction);
+    if (auto f = m.get("executor")) r_.word(*f, {"auto", "scripted", "native"}, v.executor);
     if (auto f = m.get("embedded_dir"); f && r_.string(*f, v.embedded_dir) && !v.embedded_dir.empty()) {
       v.embedded_dir = absolute_from(dir_, v.embedded_dir);
     }

@@ -124,6 +124,7 @@ std::string describe(const Config& config) {
   if (const std::string tls = tls_summary(v); !tls.empty()) row(out, "  tls", tls);
   row(out, "  keyspace", "events " + on_off(v.keyspace_events));
   row(out, "  noeviction", v.require_noeviction ? "required" : "not checked");
+  row(out, "  executor", v.executor);
   row(out, "metrics", config.metrics.listen.empty() ? "off" : config.metrics.listen);
   row(out, "log", config.log.level + ", " + config.log.format);
   row(out, "reaper",

@@ -60,6 +60,7 @@ struct ValkeyConfig {
   // valkey.tls: absolute paths, checked at load. `enabled` stays false here:
   // the url's scheme turns TLS on (Daemon::server_options).
   TlsOptions tls;
+  std::string executor = "auto";  // auto | scripted | native
 };
 
 struct MetricsConfig {

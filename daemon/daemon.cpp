@@ -46,6 +46,7 @@ ConnectionOptions Daemon::server_options() const {
     o.tls.enabled = true;
     o.tls.settings = {"valkey.tls.ca_file", "valkey.tls.cert_file", "valkey.tls.key_file", "valkey.tls.server_name"};
   }
+  o.executor = *parse_executor_choice(config_.valkey.executor);  // validated by the config reader
   return o;
 }
 
@@ -80,7 +81,9 @@ bool Daemon::connect_and_check(Executor& x) {
       check_server(x);
       return true;
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Wire) throw;
+      // A wrong wire, or native asked of a server without the module, will
+      // not mend while emqd waits: stop and say so.
+      if (e.kind() == ErrorKind::Wire || e.kind() == ErrorKind::Invalid) throw;
       // Connected, and refused for good: no retry mends it.
       if (x.connected() && !e.transient()) throw;
       const std::string why = waiting_reason(e);
@@ -255,7 +258,12 @@ int Daemon::run() {
     stop_parts();
     return 1;
   }
-  spdlog::info("connected to {}; {} queues", control.options().redacted(), config_.queues.size());
+  spdlog::info("connected to {}; {} queues; executor {} ({})", control.options().redacted(), config_.queues.size(),
+               control.native() ? "native" : "scripted",
+               control.native() ? std::string("the emq module runs the core transitions")
+               : control.options().executor == ExecutorChoice::Scripted
+                   ? std::string("valkey.executor: ") + to_string(control.options().executor)
+                   : std::string("the server has no emq module; lua/ scripts by SHA"));
 
   start_parts();
   notify_.ready(summary());

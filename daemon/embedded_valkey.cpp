@@ -25,6 +25,19 @@ namespace echomq::daemon {
 namespace {
 constexpr std::chrono::seconds kStartTimeout{30};
 constexpr std::chrono::seconds kStopTimeout{30};
+
+// The emq module beside this binary: build/bin/emqd finds build/lib/emq.so,
+// <prefix>/bin/emqd finds <prefix>/lib/echomq/emq.so. "" when neither is.
+std::string module_beside_binary() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path lib = exe.parent_path().parent_path() / "lib";
+  for (const std::filesystem::path& candidate : {lib / "emq.so", lib / "echomq" / "emq.so"}) {
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
 }  // namespace
 
 EmbeddedValkey::EmbeddedValkey(std::string state_dir) : dir_(std::move(state_dir)) {
@@ -69,6 +82,14 @@ void EmbeddedValkey::start() {
       "--logfile", dir_ + "/valkey.log",
       "--daemonize", "no",
   };
+  // With the module the core transitions run natively (valkey.executor:
+  // auto picks it up); without it, scripts, which work as well.
+  if (const std::string module = module_beside_binary(); !module.empty()) {
+    args.insert(args.end(), {"--loadmodule", module});
+    spdlog::info("embedded valkey: loading the emq module {}", module);
+  } else {
+    spdlog::info("embedded valkey: no emq module beside emqd (lib/emq.so or lib/echomq/emq.so); scripts only");
+  }
   ::unlink(socket_path().c_str());
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("embedded valkey: fork: ") + std::strerror(errno));

@@ -24,6 +24,8 @@ constexpr const char* kFooter = R"(Server:
   EMQ_TLS_CA, EMQ_TLS_CERT, EMQ_TLS_KEY, EMQ_TLS_SERVER_NAME),
   or unix://[user[:password]@]/path/to/socket[?db=N].
   EMQ_PASSWORD, when set, is the password (it wins over one in the URL).
+  --executor or EMQ_EXECUTOR: auto, scripted or native (the emq module's
+  EMQ.* commands; native fails when the server has not loaded it).
   Prefer EMQ_PASSWORD or EMQ_URL to a password in --url: the command line
   of a process is visible to every user (ps). emq never prints the password.
 
@@ -83,7 +85,13 @@ int run(int argc, char** argv) {
   CLI::App app{"emq: the EchoMQ operator and producer tool (wire " + std::string(kWireVersion) + ")", "emq"};
   app.set_version_flag("--version", std::string("emq ") + EMQ_VERSION + " (wire " + std::string(kWireVersion) + ")");
   add_server_options(app, tool);
-  // Lets --url come after the command too: emq stats --url ...
+  app.add_option("--executor", tool.executor,
+                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
+                 "or native (default auto)")
+      ->envname(kExecutorEnv)
+      ->check(CLI::IsMember({"auto", "scripted", "native"}))
+      ->type_name("MODE");
+  // Lets --url and --executor come after the command too: emq stats --url ...
   app.fallthrough();
 
   add_enqueue(app, tool);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "echomq/errors.h"
+#include "echomq/executor.h"
 
 namespace echomq::cli {
 
@@ -22,6 +23,7 @@ ConnectionOptions Tool::options() const {
     o.tls = tls;
     o.tls.enabled = true;
   }
+  o.executor = parse_executor_choice(executor).value_or(ExecutorChoice::Auto);  // checked by the parser
   return o;
 }
 

@@ -15,17 +15,19 @@ namespace echomq::cli {
 inline constexpr const char* kDefaultUrl = "valkey://127.0.0.1:6379/0";
 inline constexpr const char* kUrlEnv = "EMQ_URL";
 inline constexpr const char* kPasswordEnv = "EMQ_PASSWORD";
+inline constexpr const char* kExecutorEnv = "EMQ_EXECUTOR";
 
 struct Tool {
   std::string url = kDefaultUrl;  // --url, else EMQ_URL, else the default
   // --tls-ca, --tls-cert, --tls-key, --tls-server-name (or EMQ_TLS_*): for
   // a valkeys:// or rediss:// URL.
   TlsOptions tls;
+  std::string executor = "auto";  // --executor, else EMQ_EXECUTOR: auto | scripted | native
   std::function<int()> run;       // the chosen command; returns the exit code
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its
-  // secret), and the TLS files. Throws Error{Invalid} for a bad URL, or
+  // secret), and the TLS files and the executor chosen. Throws Error{Invalid} for a bad URL, or
   // TLS files given with a plaintext one.
   ConnectionOptions options() const;
 };

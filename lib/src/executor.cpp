@@ -9,7 +9,39 @@ namespace echomq {
 
 namespace {
 bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
+
+// MODULE LIST answers one entry per module, each a flat map (RESP2) with
+// "name" among its keys.
+bool lists_emq(const Reply& modules) {
+  for (const Reply& m : modules.elements) {
+    for (std::size_t i = 0; i + 1 < m.elements.size(); i += 2) {
+      if (m.elements[i].str == "name" && m.elements[i + 1].str == "emq") return true;
+    }
+  }
+  return false;
+}
 }  // namespace
+
+const char* to_string(ExecutorChoice choice) {
+  switch (choice) {
+    case ExecutorChoice::Auto: return "auto";
+    case ExecutorChoice::Scripted: return "scripted";
+    case ExecutorChoice::Native: return "native";
+  }
+  return "auto";
+}
+
+std::optional<ExecutorChoice> parse_executor_choice(std::string_view text) {
+  if (text == "auto") return ExecutorChoice::Auto;
+  if (text == "scripted") return ExecutorChoice::Scripted;
+  if (text == "native") return ExecutorChoice::Native;
+  return std::nullopt;
+}
+
+std::string module_load_hint() {
+  return "add 'loadmodule /usr/local/lib/echomq/emq.so' (where make install put it) to the server's "
+         "valkey.conf and restart it, or run MODULE LOAD with that path";
+}
 
 Executor::Executor(ConnectionOptions options, ReconnectPolicy policy, ExecutorObserver* observer)
     : options_(std::move(options)), policy_(policy), observer_(observer), next_delay_(policy.initial) {}
@@ -82,7 +114,22 @@ void Executor::handshake(Connection& c) {
     if (r[1].is_error()) throw error_from_reply("connect", r[1].str);
     throw Error(ErrorKind::Protocol, "connect", "GET " + std::string(kVersionKey) + " answered no string");
   }
+  choose_executor(c);
   load_scripts(c);
+}
+
+void Executor::choose_executor(Connection& c) {
+  native_ = false;
+  if (options_.executor == ExecutorChoice::Scripted) return;
+  // Managed services often refuse MODULE: that is a server without emq.
+  Reply modules = c.command({"MODULE", "LIST"});
+  native_ = modules.type == Reply::Type::Array && lists_emq(modules);
+  if (!native_ && options_.executor == ExecutorChoice::Native) {
+    throw Error(ErrorKind::Invalid, "connect",
+                "the executor is native but the server has no emq module" +
+                    (modules.is_error() ? " (MODULE LIST answered " + modules.str + ")" : std::string()) + ": " +
+                    module_load_hint() + "; or use the executor auto or scripted");
+  }
 }
 
 void Executor::load_scripts(Connection& c) {
@@ -122,12 +169,19 @@ auto Executor::guarded(F&& f) -> decltype(f(std::declval<Connection&>())) {
   }
 }
 
-void Executor::add_evalsha(const ScriptCall& call, RespBuffer& out) const {
+void Executor::add_call(const ScriptCall& call, RespBuffer& out) const {
   char numkeys[24];
   const auto end = std::to_chars(numkeys, numkeys + sizeof numkeys, call.keys.size()).ptr;
-  out.begin(3 + call.keys.size() + call.args.size());
-  out.arg("EVALSHA");
-  out.arg(sha_[static_cast<std::size_t>(call.script)]);
+  const char* twin = native_ ? script_info(call.script).native : nullptr;
+  if (twin != nullptr) {
+    // PROTOCOL.md: exactly the EVALSHA line with the command in place of the SHA.
+    out.begin(2 + call.keys.size() + call.args.size());
+    out.arg(twin);
+  } else {
+    out.begin(3 + call.keys.size() + call.args.size());
+    out.arg("EVALSHA");
+    out.arg(sha_[static_cast<std::size_t>(call.script)]);
+  }
   out.arg(std::string_view(numkeys, static_cast<std::size_t>(end - numkeys)));
   for (const std::string& k : call.keys) out.arg(k);
   for (const std::string& a : call.args) out.arg(a);
@@ -147,7 +201,7 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
 std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count) {
   return guarded([&](Connection& c) {
     calls_.clear();
-    for (std::size_t i = 0; i < count; ++i) add_evalsha(calls[i], calls_);
+    for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
     std::vector<Reply> replies = c.pipeline(calls_);
 
     std::vector<std::size_t> missed;
@@ -157,7 +211,7 @@ std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t cou
     if (!missed.empty()) {
       load_scripts(c);
       calls_.clear();
-      for (std::size_t i : missed) add_evalsha(calls[i], calls_);
+      for (std::size_t i : missed) add_call(calls[i], calls_);
       std::vector<Reply> retried = c.pipeline(calls_);
       for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
     }

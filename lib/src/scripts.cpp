@@ -6,21 +6,22 @@ namespace echomq {
 
 namespace {
 // Order matches enum Script; a test checks each num_keys against the KEYS
-// the file's header declares.
+// the file's header declares. The six core transitions name their twin in
+// the emq module (PROTOCOL.md, "The native module").
 constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
-    {Script::Enqueue, "enqueue", 2},
-    {Script::EnqueueLane, "enqueue_lane", 2},
-    {Script::EnqueueAt, "enqueue_at", 2},
-    {Script::Claim, "claim", 6},
-    {Script::Extend, "extend", 2},
-    {Script::Complete, "complete", 3},
-    {Script::Fail, "fail", 6},
-    {Script::Release, "release", 4},
-    {Script::Reap, "reap", 5},
-    {Script::RetryDead, "retry_dead", 3},
-    {Script::RetryJob, "retry_job", 3},
-    {Script::Cancel, "cancel", 4},
-    {Script::TrimDead, "trim_dead", 2},
+    {Script::Enqueue, "enqueue", 2, "EMQ.ENQUEUE"},
+    {Script::EnqueueLane, "enqueue_lane", 2, nullptr},
+    {Script::EnqueueAt, "enqueue_at", 2, nullptr},
+    {Script::Claim, "claim", 6, "EMQ.CLAIM"},
+    {Script::Extend, "extend", 2, "EMQ.EXTEND"},
+    {Script::Complete, "complete", 3, "EMQ.COMPLETE"},
+    {Script::Fail, "fail", 6, "EMQ.FAIL"},
+    {Script::Release, "release", 4, "EMQ.RELEASE"},
+    {Script::Reap, "reap", 5, nullptr},
+    {Script::RetryDead, "retry_dead", 3, nullptr},
+    {Script::RetryJob, "retry_job", 3, nullptr},
+    {Script::Cancel, "cancel", 4, nullptr},
+    {Script::TrimDead, "trim_dead", 2, nullptr},
 }};
 }  // namespace
 

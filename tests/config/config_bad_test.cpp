@@ -97,6 +97,7 @@ const BadCase kBadCases[] = {
     {"bad_log_level.yaml", 3, "log.level",
      "expected one of trace, debug, info, warn, error, critical, off, got verbose"},
     {"bad_log_format.yaml", 2, "log.format", "expected one of text, json, got xml"},
+    {"bad_executor.yaml", 3, "valkey.executor", "expected one of auto, scripted, native, got lua"},
     {"bad_metrics_listen.yaml", 3, "metrics.listen", "expected host:port (127.0.0.1:9464, [::1]:9464) or \"\""},
     {"metrics_port_out_of_range.yaml", 3, "metrics.listen", "the port is not a number in 1..65535"},
     // the file itself

@@ -1,6 +1,7 @@
 // What emqd checks before it claims anything, through the real binary: a
 // server that may evict (warned, or refused on request), a server that
-// speaks another wire (refused), and a second daemon on the same embedded
+// speaks another wire (refused), the executor asked for or chosen (native
+// without the module refused), and a second daemon on the same embedded
 // state directory (refused, and the first one unharmed).
 #include <filesystem>
 
@@ -144,6 +145,32 @@ TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushall) {
       << d.log();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
+TEST(StartupCheck, NativeAgainstAServerWithoutTheModuleExitsSayingHowToLoadIt) {
+  ValkeyServer plain;
+  FaultSettings f;
+  f.valkey_extra = "  executor: native\n";
+  EmqdProcess d(fault_config_head(plain.url(), f) + ok_queue("native"));
+  EXPECT_EQ(d.wait_exit(seconds(20)), 1) << d.log();
+  EXPECT_NE(d.log().find("no emq module"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("loadmodule"), std::string::npos) << "the line says how to load it: " << d.log();
+}
+
+TEST(StartupCheck, AutoLogsTheExecutorItChose) {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  ValkeyServer with(o), without;
+  EmqdProcess native(fault_config_head(with.url(), {}) + ok_queue("auto"));
+  EmqdProcess scripted(fault_config_head(without.url(), {}) + ok_queue("auto"));
+  ASSERT_TRUE(native.wait_ready()) << native.log();
+  ASSERT_TRUE(scripted.wait_ready()) << scripted.log();
+  EXPECT_NE(native.log().find("executor native"), std::string::npos) << native.log();
+  EXPECT_NE(scripted.log().find("executor scripted"), std::string::npos) << scripted.log();
+  native.signal(SIGTERM);
+  scripted.signal(SIGTERM);
+  EXPECT_EQ(native.wait_exit(seconds(10)), 0) << native.log();
+  EXPECT_EQ(scripted.wait_exit(seconds(10)), 0) << scripted.log();
 }
 
 TEST(StartupCheck, ASecondDaemonOnTheSameEmbeddedStateDirectoryIsRefused) {

@@ -18,13 +18,17 @@ class ExecutorWire : public WireTest {
   }
 };
 
+// Lanes stay scripts on either executor (the module has no enqueue_lane),
+// so these two tests prove the reload on both.
+const EnqueueOptions kLane1{1, std::nullopt};
+
 TEST_F(ExecutorWire, NoscriptAfterScriptFlushIsReloadedForEval) {
   enqueue_new();
   ASSERT_EQ(x.script_loads(), kScriptCount) << "connecting loads every script once";
   cmd({"SCRIPT", "FLUSH"});
 
   std::string id = mint_job_id();
-  EXPECT_EQ(enqueue(x, q, id, "after flush"), EnqueueResult::Enqueued);
+  EXPECT_EQ(enqueue(x, q, id, "after flush", kLane1), EnqueueResult::Enqueued);
   EXPECT_EQ(x.script_loads(), 2 * kScriptCount) << "one reload of the whole set";
   EXPECT_EQ(row(id).at("payload"), "after flush");
   EXPECT_EQ(claim(x, q, {30000, 10, 0}).size(), 2u);
@@ -38,7 +42,7 @@ TEST_F(ExecutorWire, NoscriptAfterScriptFlushIsReloadedForEvalBatch) {
 
   std::vector<std::string> ids{mint_job_id(), mint_job_id(), mint_job_id()};
   std::vector<ScriptCall> calls;
-  for (const std::string& id : ids) calls.push_back(enqueue_call(q, id, "batched"));
+  for (const std::string& id : ids) calls.push_back(enqueue_call(q, id, "batched", kLane1));
   std::vector<Reply> replies = x.eval_batch(calls);
   ASSERT_EQ(replies.size(), 3u);
   for (const Reply& r : replies) {

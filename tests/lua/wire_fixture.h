@@ -1,6 +1,8 @@
-// What every wire test shares: one real valkey-server per suite, an executor
-// on it, a queue of the test's own (so tests never share state), and plain
-// reads of the rows and sets exactly as PROTOCOL.md names them.
+// What every wire test shares: one real valkey-server per suite (with the
+// emq module loaded), an executor on it (scripted, or native when ctest runs
+// the suite as native.*: executor_under_test()), a queue of the test's own
+// (so tests never share state), and plain reads of the rows and sets exactly
+// as PROTOCOL.md names them.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -53,11 +55,27 @@ inline std::int64_t score_of(const std::string& s) { return static_cast<std::int
 
 class WireTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<ValkeyServer>(); }
+  static void SetUpTestSuite() {
+    ValkeyServer::Options o;
+    o.load_module = true;
+    server_ = std::make_unique<ValkeyServer>(o);
+  }
   static void TearDownTestSuite() { server_.reset(); }
   static ValkeyServer& server() { return *server_; }
 
-  WireTest() : x(server_->options()), q(queue_name_for_this_test()) {}
+  WireTest() : x(options_under_test()), q(queue_name_for_this_test()) {}
+
+  static ConnectionOptions options_under_test() {
+    ConnectionOptions o = server_->options();
+    o.executor = executor_under_test();
+    return o;
+  }
+
+  // A native run that quietly fell back to scripts would prove nothing.
+  void SetUp() override {
+    x.ensure_connected();
+    ASSERT_EQ(x.native(), executor_under_test() == ExecutorChoice::Native);
+  }
 
   // A plain command that must not fail.
   Reply cmd(const Command& argv) {

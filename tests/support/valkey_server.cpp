@@ -33,6 +33,13 @@ int free_loopback_port() {
   return ntohs(a.sin_port);
 }
 
+std::string emq_module_path() { return EMQ_MODULE_PATH; }
+
+ExecutorChoice executor_under_test() {
+  const char* e = std::getenv("EMQ_TEST_EXECUTOR");
+  return e != nullptr && std::string(e) == "native" ? ExecutorChoice::Native : ExecutorChoice::Scripted;
+}
+
 std::string find_program(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string p = path ? path : "/usr/bin:/bin";
@@ -111,6 +118,10 @@ void ValkeyServer::launch() {
     args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file", t->cert_file, "--tls-key-file",
                              t->key_file, "--tls-ca-cert-file", t->ca_file, "--tls-auth-clients",
                              t->auth_clients ? "yes" : "no"});
+  }
+  if (options_.load_module) {
+    args.push_back("--loadmodule");
+    args.push_back(emq_module_path());
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   pid_ = ::fork();

@@ -29,6 +29,7 @@ class ValkeyServer {
     bool appendonly = false;
     std::vector<std::string> extra_args;  // e.g. {"--requirepass", "s3cret"}
     std::optional<Tls> tls;
+    bool load_module = false;  // --loadmodule the emq module this tree built
   };
 
   ValkeyServer();
@@ -66,6 +67,13 @@ class ValkeyServer {
   int port_ = 0;
   pid_t pid_ = -1;
 };
+
+// The emq module this tree built (build/lib/emq.so).
+std::string emq_module_path();
+
+// The executor a wire suite runs on: EMQ_TEST_EXECUTOR=native (ctest runs
+// each wire suite once per executor), else scripted.
+ExecutorChoice executor_under_test();
 
 // The path of a program from PATH, or "" when it is not installed.
 std::string find_program(const std::string& name);

@@ -1,6 +1,9 @@
-// The scripted executor (L3): runs transitions by SHA over one connection,
-// and owns that connection's life: connect, the wire-identity check, script
-// loading, and reconnecting with capped exponential backoff.
+// The executor (L3): runs transitions over one connection, by SHA or, when
+// the server has the emq module and the options allow it, as the module's
+// EMQ.* commands for the six core transitions (scripts for the rest). It
+// owns that connection's life: connect, the wire-identity check, the
+// executor choice, script loading, and reconnecting with capped
+// exponential backoff.
 #pragma once
 
 #include <atomic>
@@ -9,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +51,12 @@ class ReconnectGroup {
   std::atomic<std::int64_t> at_ns_{0};
 };
 
+// "auto", "scripted", "native": for config files and flags.
+const char* to_string(ExecutorChoice choice);
+std::optional<ExecutorChoice> parse_executor_choice(std::string_view text);
+// What an operator adds to valkey.conf to load the module.
+std::string module_load_hint();
+
 struct ReconnectPolicy {
   std::chrono::milliseconds initial{100};
   std::chrono::milliseconds max{5000};
@@ -83,6 +93,9 @@ class Executor {
   void disconnect() noexcept { conn_.reset(); }
 
   const ConnectionOptions& options() const noexcept { return options_; }
+  // Whether the current connection runs the core transitions natively
+  // (decided at each connect; false before the first).
+  bool native() const noexcept { return native_; }
   std::uint64_t script_loads() const noexcept { return script_loads_; }
   // The server's clock, in epoch milliseconds (TIME).
   std::int64_t server_time_ms();
@@ -90,9 +103,11 @@ class Executor {
  private:
   void handshake(Connection& c);
   void load_scripts(Connection& c);
+  void choose_executor(Connection& c);
   std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
-  // Writes EVALSHA of the call's script, its keys and its arguments.
-  void add_evalsha(const ScriptCall& call, RespBuffer& out) const;
+  // Writes the call: EMQ.<NAME> when native and the module has a twin,
+  // else EVALSHA of its script; then numkeys, its keys and its arguments.
+  void add_call(const ScriptCall& call, RespBuffer& out) const;
   template <typename F>
   auto guarded(F&& f) -> decltype(f(std::declval<Connection&>()));
   void note_error(ErrorKind kind) noexcept;
@@ -104,6 +119,7 @@ class Executor {
   std::array<std::string, kScriptCount> sha_;
   RespBuffer calls_;  // reused from call to call
   std::uint64_t script_loads_ = 0;
+  bool native_ = false;
   std::chrono::milliseconds next_delay_;
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::steady_clock::time_point failed_at_{};

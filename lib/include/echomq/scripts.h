@@ -28,6 +28,7 @@ struct ScriptInfo {
   Script script;
   const char* name;  // the file name without .lua, as in PROTOCOL.md
   int num_keys;      // the KEYS the script declares
+  const char* native;  // its EMQ.* twin in the emq module, or nullptr
 };
 
 inline constexpr std::size_t kScriptCount = 13;

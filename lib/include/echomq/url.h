@@ -28,6 +28,11 @@ struct TlsOptions {
   } settings;
 };
 
+// How transitions reach the server (DESIGN.md, "Reaching the server"):
+// scripts by SHA, the emq module's EMQ.* commands, or whichever the server
+// has (native when MODULE LIST shows emq).
+enum class ExecutorChoice { Auto, Scripted, Native };
+
 struct ConnectionOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -38,6 +43,9 @@ struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds command_timeout{5000};
   std::string client_name;  // CLIENT SETNAME, when set
+
+  // The executor (issue 12).
+  ExecutorChoice executor = ExecutorChoice::Auto;
 
   // The address without secrets, for logs: "valkey://user@host:port/db"
   // ("valkeys://..." over TLS).

@@ -1,0 +1,66 @@
+/* EMQ.COMPLETE: the native twin of lua/complete.lua.
+  Settle a job that succeeded.
+  Fenced: only the holder of the current lease (state active, same
+  lease_epoch) may complete; a late answer changes nothing.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[3]  emq:{q}:stats      hash  counter completed
+  ARGV[1]  id                 branded job id
+  ARGV[2]  lease_epoch        the epoch the job was claimed with
+  ARGV[3]  keep_ms            integer >= 0; 0 deletes the row at once
+  ARGV[4]  result             the handler's output, kept when keep_ms > 0
+
+  Reply:   1 done (row deleted, or state completed with result, expiring
+             in keep_ms)
+           0 lease lost (nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when keep_ms is not a non-negative integer
+*/
+#include "transitions.h"
+
+static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_STATS};
+static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2};
+
+/* Beyond this the script's PEXPIRE would fail after its first writes. */
+#define EMQ_MAX_KEEP_MS 1e15
+
+int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+  EmqCall call;
+  if (!emq_begin(ctx, argv, argc, &kComplete, &call)) return REDISMODULE_OK;
+  RedisModuleString *row_name = call.keys[0], *active_name = call.keys[1], *stats_name = call.keys[2];
+  RedisModuleString *id = call.args[0], *epoch = call.args[1];
+  size_t len;
+  const char *s = emq_arg(&call, 1, &len);
+  if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  s = emq_arg(&call, 3, &len);
+  double keep_ms;
+  if (!emq_matches_int(s, len, 0) || !emq_lua_tonumber(s, len, &keep_ms)) {
+    return emq_reply_error(ctx, "EMQARG keep_ms must be a non-negative integer");
+  }
+
+  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
+  if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
+  /* From here on every key is written: open each once, for writing. */
+  RedisModuleKey *active = emq_open_write(ctx, active_name);
+  RedisModuleKey *stats = emq_open_write(ctx, stats_name);
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) || !emq_require_counter(ctx, stats, "completed", 1)) {
+    return REDISMODULE_OK;
+  }
+  if (keep_ms > EMQ_MAX_KEEP_MS) return emq_reply_error(ctx, "ERR invalid expire time in 'pexpire' command");
+
+  emq_zrem(ctx, active, active_name, id);
+  row = emq_reopen_write(ctx, row, row_name);
+  if (keep_ms == 0) {
+    emq_del(ctx, row, row_name);
+  } else {
+    const char *fields[] = {"state", "result"};
+    RedisModuleString *values[] = {RedisModule_CreateString(ctx, "completed", 9),
+                                   call.num_args >= 4 ? call.args[3] : RedisModule_CreateString(ctx, "", 0)};
+    emq_hset(ctx, row, row_name, 2, fields, values);
+    emq_pexpire(ctx, row, row_name, emq_now_ms() + (mstime_t)keep_ms);
+  }
+  emq_hincrby(ctx, stats, stats_name, "completed", 1);
+  return RedisModule_ReplyWithLongLong(ctx, 1);
+}

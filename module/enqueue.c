@@ -1,0 +1,40 @@
+/* EMQ.ENQUEUE: the native twin of lua/enqueue.lua.
+  Admit a job to the pending set at lane 0: the JOB kind gate, the
+  duplicate no-op, the three-field row, the pending entry.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:pending    zset  member id, score lane
+  ARGV[1]  id                 branded job id, JOB_...
+  ARGV[2]  payload            opaque bytes
+
+  Reply:   1 enqueued
+           0 duplicate (the row exists, whatever its state)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+*/
+#include "transitions.h"
+
+static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};
+static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2};
+
+int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+  EmqCall call;
+  if (!emq_begin(ctx, argv, argc, &kEnqueue, &call)) return REDISMODULE_OK;
+  RedisModuleString *row_name = call.keys[0], *pending_name = call.keys[1];
+  RedisModuleString *id = call.args[0], *payload = call.args[1];
+  size_t idlen;
+  const char *idp = RedisModule_StringPtrLen(id, &idlen);
+  if (!emq_is_job_id(idp, idlen)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+
+  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
+  RedisModuleKey *pending = emq_open_write(ctx, pending_name);
+  if (!emq_require_type(ctx, pending, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  row = emq_reopen_write(ctx, row, row_name);
+
+  const char *fields[] = {"state", "attempts", "payload"};
+  RedisModuleString *values[] = {RedisModule_CreateString(ctx, "pending", 7), RedisModule_CreateString(ctx, "0", 1),
+                                 payload};
+  emq_hset(ctx, row, row_name, 3, fields, values);
+  emq_zadd(ctx, pending, pending_name, 0, id, 0);
+  return RedisModule_ReplyWithLongLong(ctx, 1);
+}

@@ -1,0 +1,80 @@
+/* EMQ.EXTEND: the native twin of lua/extend.lua.
+  Renew the leases of running jobs, in one batch.
+  A lease is renewed only while the row is active with the same lease_epoch
+  and the id is still in the active set; otherwise it was lost (reaped,
+  released, re-claimed or settled) and nothing changes for that job.
+
+  KEYS[1]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
+  ARGV[1]  lease_ms           integer > 0
+  ARGV[2]  id_1               branded job id
+  ARGV[3]  epoch_1            the lease_epoch it was claimed with
+  ...      id_n, epoch_n
+
+  Reply:   array, one per job in order: 1 extended to now+lease_ms,
+           0 lease lost
+  Errors:  EMQARG  when lease_ms is not an integer > 0, or the ids and
+                   epochs do not pair up
+           EMQKIND when an id is not JOB-namespaced
+*/
+#include <stdlib.h>
+
+#include "transitions.h"
+
+static const EmqKeyRole kRoles[] = {EMQ_KEY_ACTIVE, EMQ_KEY_ROW_ROOT};
+static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0};
+
+/* 1 when the job's lease still holds: its row is active at this epoch
+ * and the id is in the active set. */
+static int holds(RedisModuleCtx *ctx, RedisModuleKey *active, RedisModuleString *root, RedisModuleString *id,
+                 RedisModuleString *epoch) {
+  RedisModuleKey *row = emq_open_read(ctx, emq_row_key(ctx, root, id));
+  int held = emq_holds_lease(row, epoch);
+  RedisModule_CloseKey(row);
+  double score;
+  return held && RedisModule_KeyType(active) == REDISMODULE_KEYTYPE_ZSET &&
+         RedisModule_ZsetScore(active, id, &score) == REDISMODULE_OK;
+}
+
+int emq_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+  EmqCall call;
+  if (!emq_begin(ctx, argv, argc, &kExtend, &call)) return REDISMODULE_OK;
+  size_t len;
+  const char *s = emq_arg(&call, 1, &len);
+  double lease_ms;
+  if (!emq_matches_int(s, len, 0) || !emq_lua_tonumber(s, len, &lease_ms) || lease_ms <= 0) {
+    return emq_reply_error(ctx, "EMQARG lease_ms must be an integer > 0");
+  }
+  if (call.num_args % 2 != 1) return emq_reply_error(ctx, "EMQARG extend takes lease_ms then id, epoch pairs");
+  for (int i = 2; i <= call.num_args; i += 2) {
+    const char *id = emq_arg(&call, i, &len);
+    if (!emq_is_job_id(id, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  }
+  RedisModuleString *active_name = call.keys[0], *root = call.keys[1];
+  if (!emq_require_type_of(ctx, active_name, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  for (int i = 2; i <= call.num_args; i += 2) {
+    if (!emq_require_type_of(ctx, emq_row_key(ctx, root, call.args[i - 1]), REDISMODULE_KEYTYPE_HASH)) {
+      return REDISMODULE_OK;
+    }
+  }
+
+  /* Decide every job first, then write: a renewal changes only a score,
+   * never what a later pair's check reads. */
+  size_t jobs = (size_t)call.num_args / 2;
+  char *renew = malloc(jobs ? jobs : 1);
+  int any = 0;
+  RedisModuleKey *active = emq_open_read(ctx, active_name);
+  for (size_t j = 0; j < jobs; ++j) {
+    renew[j] = (char)holds(ctx, active, root, call.args[1 + 2 * j], call.args[2 + 2 * j]);
+    any |= renew[j];
+  }
+  double deadline = (double)emq_now_ms() + lease_ms;
+  if (any) active = emq_reopen_write(ctx, active, active_name);
+  RedisModule_ReplyWithArray(ctx, (long)jobs);
+  for (size_t j = 0; j < jobs; ++j) {
+    if (renew[j]) emq_zadd(ctx, active, active_name, deadline, call.args[1 + 2 * j], 1);
+    RedisModule_ReplyWithLongLong(ctx, renew[j]);
+  }
+  free(renew);
+  return REDISMODULE_OK;
+}

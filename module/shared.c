@@ -1,0 +1,426 @@
+/* What the six EMQ.* transitions share: see shared.h. */
+#include "shared.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMQ_WIRE_KEY "{emq}:version"
+#define EMQ_WIRE "emq/1"
+
+static const char *role_suffix(EmqKeyRole role) {
+  switch (role) {
+    case EMQ_KEY_ROW:
+    case EMQ_KEY_ROW_ROOT: return "job:";
+    case EMQ_KEY_PENDING: return "pending";
+    case EMQ_KEY_ACTIVE: return "active";
+    case EMQ_KEY_DELAYED: return "delayed";
+    case EMQ_KEY_DEAD: return "dead";
+    case EMQ_KEY_META: return "meta";
+    case EMQ_KEY_STATS: return "stats";
+  }
+  return "";
+}
+
+static int reply_layout(RedisModuleCtx *ctx, const char *fmt, const char *name, int pos, const char *what) {
+  char text[256];
+  snprintf(text, sizeof text, fmt, pos, name, what);
+  return RedisModule_ReplyWithError(ctx, text);
+}
+
+/* Splits emq:{q}:<rest>; 0 when the key has not that shape. */
+static int split_key(const char *k, size_t len, const char **q, size_t *qlen, const char **rest, size_t *restlen) {
+  if (len < 8 || memcmp(k, "emq:{", 5) != 0) return 0;
+  const char *close = memchr(k + 5, '}', len - 5);
+  if (close == NULL || close == k + 5) return 0;
+  size_t after = (size_t)(close - k) + 1;
+  if (after >= len || k[after] != ':') return 0;
+  *q = k + 5;
+  *qlen = (size_t)(close - (k + 5));
+  *rest = k + after + 1;
+  *restlen = len - after - 1;
+  return 1;
+}
+
+static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call) {
+  const char *q0 = NULL;
+  size_t q0len = 0;
+  for (int i = 0; i < t->num_keys; ++i) {
+    size_t len, qlen, restlen;
+    const char *k = RedisModule_StringPtrLen(call->keys[i], &len);
+    const char *q, *rest;
+    const char *suffix = role_suffix(t->roles[i]);
+    size_t slen = strlen(suffix);
+    int ok = split_key(k, len, &q, &qlen, &rest, &restlen) && restlen >= slen && memcmp(rest, suffix, slen) == 0;
+    if (ok && t->roles[i] == EMQ_KEY_ROW) {
+      size_t idlen;
+      const char *id = RedisModule_StringPtrLen(call->args[0], &idlen);
+      ok = restlen == slen + idlen && memcmp(rest + slen, id, idlen) == 0;
+      if (!ok) return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s<id>, the row of ARGV[1]",
+                                   t->name, i + 1, suffix);
+    } else if (ok) {
+      ok = restlen == slen;
+    }
+    if (!ok) return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s", t->name, i + 1, suffix);
+    if (i == 0) {
+      q0 = q;
+      q0len = qlen;
+    } else if (qlen != q0len || memcmp(q, q0, qlen) != 0) {
+      return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s names another queue than KEYS[1]%s", t->name, i + 1, "");
+    }
+  }
+  return -1;
+}
+
+static int check_wire(RedisModuleCtx *ctx) {
+  static RedisModuleString *wire_key = NULL;
+  if (wire_key == NULL) wire_key = RedisModule_CreateString(NULL, EMQ_WIRE_KEY, strlen(EMQ_WIRE_KEY));
+  RedisModuleKey *k = RedisModule_OpenKey(ctx, wire_key, REDISMODULE_READ);
+  int type = RedisModule_KeyType(k);
+  if (type == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_CloseKey(k);
+    return RedisModule_ReplyWithError(ctx, "EMQWIRE " EMQ_WIRE_KEY " is not set: connect with an emq/1 executor, "
+                                           "which sets it, before the first transition");
+  }
+  size_t len = 0;
+  const char *held = type == REDISMODULE_KEYTYPE_STRING ? RedisModule_StringDMA(k, &len, REDISMODULE_READ) : "";
+  if (type == REDISMODULE_KEYTYPE_STRING && len == strlen(EMQ_WIRE) && memcmp(held, EMQ_WIRE, len) == 0) {
+    RedisModule_CloseKey(k);
+    return -1;
+  }
+  char text[160];
+  snprintf(text, sizeof text, "EMQWIRE " EMQ_WIRE_KEY " holds '%.*s', not '" EMQ_WIRE
+           "': this server speaks another EchoMQ wire; use a separate database", (int)(len > 64 ? 64 : len), held);
+  RedisModule_CloseKey(k);
+  return RedisModule_ReplyWithError(ctx, text);
+}
+
+int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqCall *call) {
+  /* Every string, key handle and value read is released when the command
+   * returns, on every path. */
+  RedisModule_AutoMemory(ctx);
+  if (argc < 2) {
+    RedisModule_WrongArity(ctx);
+    return 0;
+  }
+  long long numkeys;
+  size_t nlen;
+  const char *n = RedisModule_StringPtrLen(argv[1], &nlen);
+  if (!emq_strict_ll(n, nlen, &numkeys) || numkeys != t->num_keys || numkeys > argc - 2) {
+    char text[128];
+    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys", t->name, t->num_keys, t->num_keys);
+    RedisModule_ReplyWithError(ctx, text);
+    return 0;
+  }
+  call->ctx = ctx;
+  call->keys = argv + 2;
+  call->args = argv + 2 + numkeys;
+  call->num_args = argc - 2 - (int)numkeys;
+  if (call->num_args < t->min_args) {
+    RedisModule_WrongArity(ctx);
+    return 0;
+  }
+  if (check_layout(ctx, t, call) != -1) return 0;
+  if (check_wire(ctx) != -1) return 0;
+  return 1;
+}
+
+const char *emq_arg(const EmqCall *call, int i, size_t *len) {
+  if (i < 1 || i > call->num_args) {
+    *len = 0;
+    return NULL;
+  }
+  return RedisModule_StringPtrLen(call->args[i - 1], len);
+}
+
+int emq_is_job_id(const char *s, size_t len) { return s != NULL && len >= 3 && memcmp(s, "JOB", 3) == 0; }
+
+int emq_matches_int(const char *s, size_t len, int allow_minus) {
+  if (s == NULL) return 0;
+  size_t i = 0;
+  if (allow_minus && len > 0 && s[0] == '-') i = 1;
+  if (i == len) return 0;
+  for (; i < len; ++i) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+  }
+  return 1;
+}
+
+/* Lua 5.1's tonumber on a string: C's strtod on the bytes up to the first
+ * NUL, a hexadecimal integer when strtod stops at an x, then nothing but
+ * white space. */
+int emq_lua_tonumber(const char *s, size_t len, double *out) {
+  if (s == NULL) return 0;
+  char buf[128];
+  const char *nul = memchr(s, '\0', len);
+  size_t n = nul ? (size_t)(nul - s) : len;
+  char *copy = n < sizeof buf ? buf : malloc(n + 1);
+  if (copy == NULL) return 0;
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  char *end;
+  double d = strtod(copy, &end);
+  int ok = end != copy;
+  if (ok && (*end == 'x' || *end == 'X')) d = (double)strtoul(copy, &end, 16);
+  while (ok && (*end == ' ' || (*end >= '\t' && *end <= '\r'))) ++end;
+  ok = ok && *end == '\0';
+  if (copy != buf) free(copy);
+  if (ok) *out = d;
+  return ok;
+}
+
+/* The server's string-to-integer rule: no sign but a leading minus, no
+ * leading zero, no white space, within a long long. */
+int emq_strict_ll(const char *s, size_t len, long long *out) {
+  if (s == NULL || len == 0 || len > 20) return 0;
+  if (len == 1 && s[0] == '0') {
+    *out = 0;
+    return 1;
+  }
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == len || s[i] < '1' || s[i] > '9') return 0;
+  unsigned long long v = 0;
+  for (; i < len; ++i) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+    unsigned d = (unsigned)(s[i] - '0');
+    if (v > (ULLONG_MAX - d) / 10) return 0;
+    v = v * 10 + d;
+  }
+  if (s[0] == '-') {
+    if (v > (unsigned long long)LLONG_MAX + 1) return 0;
+    *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
+  } else {
+    if (v > (unsigned long long)LLONG_MAX) return 0;
+    *out = (long long)v;
+  }
+  return 1;
+}
+
+int emq_bytes_equal(RedisModuleString *a, const char *b, size_t blen) {
+  if (a == NULL || b == NULL) return 0;
+  size_t alen;
+  const char *ap = RedisModule_StringPtrLen(a, &alen);
+  return alen == blen && memcmp(ap, b, blen) == 0;
+}
+
+int emq_str_equal(RedisModuleString *a, RedisModuleString *b) {
+  if (b == NULL) return 0;
+  size_t blen;
+  const char *bp = RedisModule_StringPtrLen(b, &blen);
+  return emq_bytes_equal(a, bp, blen);
+}
+
+int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
+
+RedisModuleKey *emq_open_read(RedisModuleCtx *ctx, RedisModuleString *name) {
+  return RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
+}
+
+RedisModuleKey *emq_open_write(RedisModuleCtx *ctx, RedisModuleString *name) {
+  return RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+}
+
+RedisModuleKey *emq_reopen_write(RedisModuleCtx *ctx, RedisModuleKey *read, RedisModuleString *name) {
+  RedisModule_CloseKey(read);
+  return emq_open_write(ctx, name);
+}
+
+int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch) {
+  return emq_bytes_equal(emq_hget(row, "state"), "active", 6) && emq_str_equal(emq_hget(row, "lease_epoch"), epoch);
+}
+
+double emq_row_lane(RedisModuleKey *row) {
+  RedisModuleString *lane = emq_hget(row, "lane");
+  if (lane == NULL) return 0;
+  size_t len;
+  const char *p = RedisModule_StringPtrLen(lane, &len);
+  double d;
+  return emq_lua_tonumber(p, len, &d) ? d : 0;
+}
+
+RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id) {
+  size_t len;
+  const char *p = RedisModule_StringPtrLen(id, &len);
+  RedisModuleString *row = RedisModule_CreateStringFromString(ctx, root);
+  RedisModule_StringAppendBuffer(ctx, row, p, len);
+  return row;
+}
+
+RedisModuleString *emq_hget(RedisModuleKey *key, const char *field) {
+  if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_HASH) return NULL;
+  RedisModuleString *value = NULL;
+  RedisModule_HashGet(key, REDISMODULE_HASH_CFIELDS, field, &value, NULL);
+  return value;
+}
+
+int emq_require_type(RedisModuleCtx *ctx, RedisModuleKey *key, int type) {
+  int t = RedisModule_KeyType(key);
+  if (t == REDISMODULE_KEYTYPE_EMPTY || t == type) return 1;
+  RedisModule_ReplyWithError(ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
+  return 0;
+}
+
+int emq_require_type_of(RedisModuleCtx *ctx, RedisModuleString *name, int type) {
+  RedisModuleKey *key = emq_open_read(ctx, name);
+  int ok = emq_require_type(ctx, key, type);
+  RedisModule_CloseKey(key);
+  return ok;
+}
+
+int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field, long long delta) {
+  if (!emq_require_type(ctx, hash, REDISMODULE_KEYTYPE_HASH)) return 0;
+  RedisModuleString *v = emq_hget(hash, field);
+  if (v == NULL) return 1;
+  size_t len;
+  const char *p = RedisModule_StringPtrLen(v, &len);
+  long long n;
+  if (!emq_strict_ll(p, len, &n)) {
+    RedisModule_ReplyWithError(ctx, "ERR hash value is not an integer");
+    return 0;
+  }
+  if ((delta < 0 && n < LLONG_MIN - delta) || (delta > 0 && n > LLONG_MAX - delta)) {
+    RedisModule_ReplyWithError(ctx, "ERR increment or decrement would overflow");
+    return 0;
+  }
+  return 1;
+}
+
+int emq_row_counter(RedisModuleString *value, long long *out) {
+  *out = 0;
+  if (value == NULL) return 1;
+  size_t len;
+  const char *p = RedisModule_StringPtrLen(value, &len);
+  /* The script's pattern and bound, and the stricter rule HINCRBY then
+   * applies (no leading zero, no -0): a row the script would pass here
+   * and then fail on half-way is skipped instead. */
+  return emq_matches_int(p, len, 1) && len <= 18 && emq_strict_ll(p, len, out);
+}
+
+int emq_is_row(RedisModuleKey *row) {
+  if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) return 0;
+  long long n;
+  return emq_row_counter(emq_hget(row, "attempts"), &n) && emq_row_counter(emq_hget(row, "lease_epoch"), &n);
+}
+
+void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const char **fields,
+              RedisModuleString **values) {
+  /* One HashSet call for the whole HSET: the API takes its pairs as
+   * arguments, and the transitions set three at most. */
+  const int f = REDISMODULE_HASH_CFIELDS;
+  switch (pairs) {
+    case 1: RedisModule_HashSet(key, f, fields[0], values[0], NULL); break;
+    case 2: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], NULL); break;
+    default: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], fields[2], values[2], NULL);
+  }
+  RedisModuleString *argv[1 + 2 * 3];
+  argv[0] = name;
+  for (int i = 0; i < pairs; ++i) {
+    argv[1 + 2 * i] = RedisModule_CreateString(ctx, fields[i], strlen(fields[i]));
+    argv[2 + 2 * i] = values[i];
+  }
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", name);
+  RedisModule_Replicate(ctx, "HSET", "v", argv, (size_t)(1 + 2 * pairs));
+}
+
+void emq_hset1(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
+               const char *value) {
+  RedisModuleString *v = RedisModule_CreateString(ctx, value, strlen(value));
+  emq_hset(ctx, key, name, 1, &field, &v);
+}
+
+long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
+                      long long delta) {
+  long long n = 0;
+  RedisModuleString *v = emq_hget(key, field);
+  if (v != NULL) {
+    size_t len;
+    const char *p = RedisModule_StringPtrLen(v, &len);
+    emq_strict_ll(p, len, &n); /* checked before the first write */
+  }
+  n += delta;
+  char buf[32];
+  int blen = snprintf(buf, sizeof buf, "%lld", n);
+  RedisModule_HashSet(key, REDISMODULE_HASH_CFIELDS, field, RedisModule_CreateString(ctx, buf, (size_t)blen), NULL);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", name);
+  RedisModule_Replicate(ctx, "HINCRBY", "scl", name, field, delta);
+  return n;
+}
+
+void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, double score, RedisModuleString *id,
+              int xx) {
+  int flags = xx ? REDISMODULE_ZADD_XX : 0;
+  RedisModule_ZsetAdd(key, score, id, &flags);
+  /* ZADD is silent, and propagates nothing, when the score is unchanged. */
+  if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", name);
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.17g", score);
+  if (xx) {
+    RedisModule_Replicate(ctx, "ZADD", "sccs", name, "XX", buf, id);
+  } else {
+    RedisModule_Replicate(ctx, "ZADD", "scs", name, buf, id);
+  }
+}
+
+/* ZREM and ZPOPMIN end with a "del" event when they empty the set (the
+ * module API deletes the empty key without one). */
+static void notify_if_emptied(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  }
+}
+
+void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id) {
+  int deleted = 0;
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_ZSET) RedisModule_ZsetRem(key, id, &deleted);
+  if (!deleted) return;
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zrem", name);
+  notify_if_emptied(ctx, key, name);
+  RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
+}
+
+int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
+                RedisModuleString **ids) {
+  int n = 0;
+  if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_ZSET) return 0;
+  if (RedisModule_ZsetFirstInScoreRange(key, -1.0 / 0.0, 1.0 / 0.0, 0, 0) == REDISMODULE_OK) {
+    while (n < count && !RedisModule_ZsetRangeEndReached(key)) {
+      double score;
+      ids[n++] = RedisModule_ZsetRangeCurrentElement(key, &score);
+      RedisModule_ZsetRangeNext(key);
+    }
+    RedisModule_ZsetRangeStop(key);
+  }
+  if (n == 0) return 0;
+  RedisModuleString **argv = malloc(sizeof *argv * (size_t)(1 + n));
+  argv[0] = name;
+  for (int i = 0; i < n; ++i) {
+    int deleted;
+    RedisModule_ZsetRem(key, ids[i], &deleted);
+    argv[1 + i] = ids[i];
+  }
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zpopmin", name);
+  notify_if_emptied(ctx, key, name);
+  /* The popped ids by name: the replica removes exactly these. */
+  RedisModule_Replicate(ctx, "ZREM", "v", argv, (size_t)(1 + n));
+  free(argv);
+  return n;
+}
+
+void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) return;
+  RedisModule_DeleteKey(key);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  RedisModule_Replicate(ctx, "DEL", "s", name);
+}
+
+void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms) {
+  RedisModule_SetAbsExpire(key, at_ms);
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
+  /* As the server propagates a script's PEXPIRE: at an absolute time. */
+  RedisModule_Replicate(ctx, "PEXPIREAT", "sl", name, (long long)at_ms);
+}
+
+mstime_t emq_now_ms(void) { return RedisModule_Milliseconds(); }

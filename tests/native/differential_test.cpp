@@ -1,0 +1,331 @@
+// The proof of sameness: one seeded random run of transitions, in lockstep
+// on two databases of one server, db 0 through the scripts and db 1 through
+// the emq module. After every step the replies, the keyspace events the
+// step emitted, and the whole keyspace of each database must be equal
+// (times within a tolerance). The run mixes in what the module must treat
+// as the scripts do: duplicates, stale epochs, malformed rows, binary
+// payloads, kept results, backoffs, permanent failures, and the lanes,
+// delays, reaps and maintenance that stay scripts on either executor.
+//
+// EMQ_DIFF_SEED and EMQ_DIFF_STEPS replay or lengthen a run; the seed and
+// the step count are printed either way.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+#include "keyspace_dump.h"
+#include "valkey_server.h"
+
+namespace echomq::test {
+namespace {
+
+constexpr std::int64_t kToleranceMs = 5000;
+constexpr std::int64_t kLong = 3600000;  // never due, never expired during a run
+constexpr const char* kFence = "emq-diff-fence";
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// Every keyspace event of the server, split by database, in order.
+class EventTap {
+ public:
+  explicit EventTap(int port) : c_(redisConnect("127.0.0.1", port), redisFree) {
+    if (c_ == nullptr || c_->err) throw std::runtime_error("event tap cannot connect");
+    timeval tv{10, 0};
+    redisSetTimeout(c_.get(), tv);
+    expect_reply(static_cast<redisReply*>(redisCommand(c_.get(), "PSUBSCRIBE __keyspace@*__:*")));
+    expect_reply(static_cast<redisReply*>(redisCommand(c_.get(), "SUBSCRIBE %s", kFence)));
+  }
+
+  // The events up to the fence published with this mark: db -> "key event".
+  std::map<int, std::vector<std::string>> until(const std::string& mark) {
+    std::map<int, std::vector<std::string>> out;
+    while (true) {
+      void* raw = nullptr;
+      if (redisGetReply(c_.get(), &raw) != REDIS_OK || raw == nullptr) {
+        throw std::runtime_error("event tap lost the server");
+      }
+      std::unique_ptr<redisReply, decltype(&freeReplyObject)> r(static_cast<redisReply*>(raw), freeReplyObject);
+      std::string kind(r->element[0]->str, r->element[0]->len);
+      if (kind == "message") {
+        if (std::string(r->element[2]->str, r->element[2]->len) == mark) return out;
+        continue;
+      }
+      std::string channel(r->element[2]->str, r->element[2]->len);  // __keyspace@<db>__:<key>
+      const std::size_t at = channel.find('@'), colon = channel.find("__:");
+      const int db = std::stoi(channel.substr(at + 1, colon - at - 1));
+      out[db].push_back(channel.substr(colon + 3) + " " + std::string(r->element[3]->str, r->element[3]->len));
+    }
+  }
+
+ private:
+  static void expect_reply(redisReply* r) {
+    if (r == nullptr) throw std::runtime_error("event tap: subscribe failed");
+    freeReplyObject(r);
+  }
+  std::unique_ptr<redisContext, decltype(&redisFree)> c_;
+};
+
+std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); }
+
+// Equal replies; an error of our own (EMQ...) equal to the byte, another
+// server error equal in its code (a script's adds where in the script).
+bool same_reply(const Reply& a, const Reply& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case Reply::Type::Error:
+      return a.str.rfind("EMQ", 0) == 0 ? a.str == b.str : first_word(a.str) == first_word(b.str);
+    case Reply::Type::Integer: return a.integer == b.integer;
+    case Reply::Type::Array:
+      if (a.elements.size() != b.elements.size()) return false;
+      for (std::size_t i = 0; i < a.elements.size(); ++i) {
+        if (!same_reply(a.elements[i], b.elements[i])) return false;
+      }
+      return true;
+    default: return a.str == b.str;
+  }
+}
+
+std::string show_reply(const Reply& r) {
+  switch (r.type) {
+    case Reply::Type::Nil: return "nil";
+    case Reply::Type::Integer: return std::to_string(r.integer);
+    case Reply::Type::Array: {
+      std::string s = "[";
+      for (const Reply& e : r.elements) s += (s.size() > 1 ? ", " : "") + show_reply(e);
+      return s + "]";
+    }
+    case Reply::Type::Error: return "error " + show(r.str);
+    default: return "'" + show(r.str) + "'";
+  }
+}
+
+// One database and the executor that speaks to it.
+struct Side {
+  Side(const ValkeyServer& server, int db, ExecutorChoice choice)
+      : x(options(server, db, choice)), raw(Connection::open(options(server, db, ExecutorChoice::Scripted))) {}
+  static ConnectionOptions options(const ValkeyServer& server, int db, ExecutorChoice choice) {
+    ConnectionOptions o = server.options();
+    o.db = db;
+    o.executor = choice;
+    return o;
+  }
+  Executor x;
+  Connection raw;  // for what no transition writes: malformed rows, pause
+};
+
+// A step: the same call on either side, its reply.
+using Step = std::function<Reply(Side&)>;
+
+class Differential : public ::testing::Test {
+ protected:
+  static ValkeyServer::Options server_options() {
+    ValkeyServer::Options o;
+    o.load_module = true;
+    o.extra_args = {"--notify-keyspace-events", "KAn"};
+    return o;
+  }
+
+  Differential()
+      : server(server_options()), scripted(server, 0, ExecutorChoice::Scripted),
+        native(server, 1, ExecutorChoice::Native), control(Connection::open(server.options())),
+        q("diff") {}
+
+  std::string new_id() { return "JOB_" + std::to_string(next_id_++); }
+  std::string bytes(std::size_t max_len) {
+    std::string s(std::uniform_int_distribution<std::size_t>(0, max_len)(rng), '\0');
+    for (char& c : s) c = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+    return s;
+  }
+  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+  bool chance(int percent) { return pick(100) < percent; }
+
+  static Reply eval(Side& s, const ScriptCall& call) { return s.x.eval_batch({call}).front(); }
+
+  // A lease to settle: one the run was handed, sometimes made stale.
+  Lease some_lease() {
+    if (leases.empty() || chance(10)) return {ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))], 1};
+    Lease l = leases[pick(static_cast<int>(leases.size()))];
+    if (chance(15)) l.epoch -= 1;
+    return l;
+  }
+
+  // Rows no transition writes, planted on both sides alike: claim must
+  // skip each and leave it for an operator.
+  Step malformed() {
+    const std::string id = new_id();
+    const std::string row = q.row(id);
+    std::vector<Command> plant;
+    switch (pick(5)) {
+      case 0: plant = {{"SET", row, "not a hash"}, {"ZADD", q.pending, "0", id}}; break;
+      case 1: plant = {{"HSET", row, "state", "pending", "attempts", "abc", "payload", "p"}, {"ZADD", q.pending, "0", id}};
+        break;
+      case 2: plant = {{"ZADD", q.pending, "-1", id}}; break;  // its row is gone
+      case 3: plant = {{"HSET", row, "state", "delayed", "lease_epoch", "1.5"}, {"ZADD", q.delayed, "1", id}}; break;
+      default: plant = {{"HSET", row, "state", "pending", "attempts", "99999999999999999999"}, {"ZADD", q.pending, "2", id}};
+    }
+    return [plant](Side& s) {
+      Reply r;
+      r.type = Reply::Type::Array;
+      for (Reply& each : s.raw.pipeline(plant)) r.elements.push_back(std::move(each));
+      return r;
+    };
+  }
+
+  Step next_step() {
+    const int roll = pick(100);
+    if (roll < 16) {
+      std::string id = ids.empty() || chance(80) ? new_id() : ids[pick(static_cast<int>(ids.size()))];
+      ids.push_back(id);
+      ScriptCall call = enqueue_call(q, id, bytes(48));
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 22) {
+      std::string id = new_id();
+      ids.push_back(id);
+      EnqueueOptions o;
+      o.lane = pick(11) - 5;
+      if (chance(50)) o.due_ms = chance(50) ? 1000 : server_now() + kLong;
+      ScriptCall call = enqueue_call(q, id, bytes(16), o);
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 42) {
+      ClaimArgs a{chance(30) ? 1 : kLong, 1 + pick(4), pick(4)};
+      ScriptCall call = claim_call(q, a);
+      return [this, call](Side& s) {
+        Reply r = eval(s, call);
+        if (&s == &scripted && r.type == Reply::Type::Array) {
+          for (std::size_t i = 0; i + 3 < r.elements.size(); i += 4) {
+            leases.push_back({r.elements[i].str, r.elements[i + 3].integer});
+          }
+        }
+        return r;
+      };
+    }
+    if (roll < 50) {
+      std::vector<Lease> batch;
+      for (int n = 1 + pick(3); n > 0; --n) batch.push_back(some_lease());
+      // The same lease twice: the second ZADD finds the score it sets, and
+      // ZADD is silent then.
+      if (chance(30)) batch.push_back(batch.front());
+      ScriptCall call = extend_call(q, chance(20) ? 1 : kLong, batch);
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 61) {
+      ScriptCall call = complete_call(q, some_lease(), chance(50) ? 0 : kLong, bytes(24));
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 72) {
+      const std::string error = bytes(64);
+      FailArgs a{error, 1 + pick(3), chance(40) ? 0 : (chance(50) ? 1 : kLong), chance(20)};
+      ScriptCall call = fail_call(q, some_lease(), a);
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 77) {
+      ScriptCall call = release_call(q, some_lease());
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 82) {
+      ScriptCall call{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}};
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 86) return malformed();
+    if (roll < 90) {
+      ScriptCall call;
+      switch (pick(3)) {
+        case 0: call = {Script::RetryDead, {q.dead, q.pending, q.row_root}, {std::to_string(pick(3))}}; break;
+        case 1: {
+          std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
+          call = {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}};
+          break;
+        }
+        default: call = {Script::TrimDead, {q.dead, q.row_root}, {std::to_string(kLong), std::to_string(pick(3))}};
+      }
+      return [call](Side& s) { return eval(s, call); };
+    }
+    if (roll < 93) {
+      Command c = chance(50) ? Command{"HSET", q.meta, "paused", "1"} : Command{"HDEL", q.meta, "paused"};
+      return [c](Side& s) { return s.raw.command(c); };
+    }
+    // Refusals: a non-JOB id, an argument out of range. Same text, nothing written.
+    std::vector<ScriptCall> bad = {
+        {Script::Enqueue, {q.row_root + "TASK_1", q.pending}, {"TASK_1", "p"}},
+        {Script::Claim, {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root}, {"0", "1", "0"}},
+        {Script::Extend, {q.active, q.row_root}, {"1000", "JOB_1"}},
+        {Script::Complete, {q.row("JOB_1"), q.active, q.stats}, {"JOB_1", "1", "-1", ""}},
+        {Script::Fail, {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats}, {"JOB_1", "1", "e", "3", "0", "2"}},
+        {Script::Release, {q.row_root + "NOPE", q.active, q.pending, q.stats}, {"NOPE", "1"}},
+    };
+    ScriptCall call = bad[pick(static_cast<int>(bad.size()))];
+    return [call](Side& s) { return eval(s, call); };
+  }
+
+  std::int64_t server_now() { return scripted.x.server_time_ms(); }
+
+  ValkeyServer server;
+  Side scripted;
+  Side native;
+  Connection control;
+  QueueKeys q;
+  std::mt19937_64 rng;
+  std::vector<std::string> ids;
+  std::vector<Lease> leases;
+
+ private:
+  int next_id_ = 1;
+};
+
+TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
+  const std::uint64_t seed = env_number("EMQ_DIFF_SEED", std::random_device{}());
+  const std::uint64_t steps = env_number("EMQ_DIFF_STEPS", 600);
+  rng.seed(seed);
+  std::printf("differential: seed %llu, %llu steps (replay: EMQ_DIFF_SEED=%llu)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(steps),
+              static_cast<unsigned long long>(seed));
+  RecordProperty("seed", std::to_string(seed));
+
+  scripted.x.ensure_connected();
+  native.x.ensure_connected();
+  ASSERT_FALSE(scripted.x.native());
+  ASSERT_TRUE(native.x.native()) << "db 1 must run on the emq module";
+  EventTap tap(server.port());
+
+  for (std::uint64_t n = 1; n <= steps; ++n) {
+    // Lets the 1 ms leases and backoffs of earlier steps fall due on both
+    // sides before this one runs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    Step step = next_step();
+    Reply a = step(scripted);
+    Reply b = step(native);
+    const std::string mark = std::to_string(n);
+    control.command({"PUBLISH", kFence, mark});
+    std::map<int, std::vector<std::string>> events = tap.until(mark);
+
+    const std::string where = "step " + std::to_string(n) + " of seed " + std::to_string(seed);
+    ASSERT_TRUE(same_reply(a, b)) << where << ": scripted " << show_reply(a) << ", native " << show_reply(b);
+    ASSERT_EQ(events[0], events[1]) << where << ": the keyspace events differ";
+    std::vector<std::string> diff = keyspace_diff(dump_keyspace(scripted.raw), dump_keyspace(native.raw), kToleranceMs);
+    ASSERT_TRUE(diff.empty()) << where << ": the keyspaces differ, first: " << diff.front() << " (" << diff.size()
+                              << " in all); last reply " << show_reply(a);
+  }
+  // A run that never claimed or settled would prove little.
+  Reply stats = scripted.raw.command({"HGETALL", q.stats});
+  EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";
+}
+
+}  // namespace
+}  // namespace echomq::test

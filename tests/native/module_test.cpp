@@ -1,0 +1,237 @@
+// The emq module's own contract (PROTOCOL.md, "The native module"): its
+// identity, its key specs, its checks before it writes (EMQLAYOUT,
+// EMQWIRE), its refusal of a cluster, and how an executor chooses it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/job_id.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+#include "keyspace_dump.h"
+#include "native_call.h"
+#include "valkey_server.h"
+
+namespace echomq::test {
+namespace {
+
+ValkeyServer::Options with_module() {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  return o;
+}
+
+ConnectionOptions choosing(const ValkeyServer& s, ExecutorChoice choice) {
+  ConnectionOptions o = s.options();
+  o.executor = choice;
+  return o;
+}
+
+// The six core calls on queue q, each one that would write if let through.
+std::vector<ScriptCall> core_calls(const QueueKeys& q, const Lease& held, const std::string& fresh_id) {
+  return {enqueue_call(q, fresh_id, "payload"),
+          claim_call(q, {30000, 5, 5}),
+          extend_call(q, 60000, {held}),
+          complete_call(q, held, 0, "done"),
+          fail_call(q, held, {"boom", 5, 1000, false}),
+          release_call(q, held)};
+}
+
+class Module : public ::testing::Test {
+ protected:
+  Module() : server(with_module()), x(choosing(server, ExecutorChoice::Native)), q("mod") {}
+
+  // A queue with pending jobs and one held lease: every call would write.
+  Lease seed() {
+    for (int i = 0; i < 3; ++i) enqueue(x, q, mint_job_id(), "p");
+    std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+    EXPECT_EQ(jobs.size(), 1u);
+    return {jobs.at(0).id, jobs.at(0).lease_epoch};
+  }
+
+  // Sends the command over a plain connection; expects an error starting
+  // with code and an unchanged keyspace.
+  void expect_refused(const Command& c, const std::string& code) {
+    Connection raw = Connection::open(server.options());
+    Keyspace before = dump_keyspace(raw);
+    Reply r = raw.command(c);
+    std::string line;
+    for (const std::string& a : c) line += a + " ";
+    ASSERT_TRUE(r.is_error()) << line << "was not refused";
+    EXPECT_EQ(r.str.rfind(code + " ", 0), 0u) << line << "answered " << r.str;
+    std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(raw), 0);
+    EXPECT_TRUE(diff.empty()) << line << "wrote: " << (diff.empty() ? "" : diff.front());
+  }
+
+  ValkeyServer server;
+  Executor x;
+  QueueKeys q;
+};
+
+TEST_F(Module, ModuleListShowsEmqAndAVersion) {
+  Connection raw = Connection::open(server.options());
+  Reply r = raw.command({"MODULE", "LIST"});
+  ASSERT_EQ(r.elements.size(), 1u);
+  const Reply& m = r.elements[0];
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < m.elements.size(); i += 2) {
+    fields[m.elements[i].str] = m.elements[i + 1].type == Reply::Type::Integer
+                                    ? std::to_string(m.elements[i + 1].integer)
+                                    : m.elements[i + 1].str;
+  }
+  EXPECT_EQ(fields["name"], "emq");
+  EXPECT_GT(std::stoll(fields["ver"]), 0);
+}
+
+TEST_F(Module, CommandGetkeysSeesEveryKeyOfEveryTransition) {
+  Connection raw = Connection::open(server.options());
+  for (const ScriptCall& call : core_calls(q, {"JOB_1", 1}, "JOB_2")) {
+    Command c{"COMMAND", "GETKEYS"};
+    Command n = native_command(call);
+    c.insert(c.end(), n.begin(), n.end());
+    Reply r = raw.command(c);
+    std::vector<std::string> keys;
+    for (const Reply& k : r.elements) keys.push_back(k.str);
+    EXPECT_EQ(keys, call.keys) << n[0] << ": " << r.str;
+  }
+}
+
+TEST_F(Module, AclKeyPatternsApplyToTheTransitionsKeys) {
+  Connection admin = Connection::open(server.options());
+  ASSERT_FALSE(admin.command({"ACL", "SETUSER", "only-a", "on", ">pw", "~emq:{a}:*", "~{emq}:*", "+@all"}).is_error());
+  x.ensure_connected();  // sets {emq}:version
+  ConnectionOptions o = server.options();
+  o.username = "only-a";
+  o.password = "pw";
+  Connection limited = Connection::open(o);
+  Reply ok = limited.command(native_command(enqueue_call(QueueKeys("a"), "JOB_1", "p")));
+  EXPECT_EQ(ok.integer, 1) << ok.str;
+  Reply refused = limited.command(native_command(enqueue_call(QueueKeys("b"), "JOB_1", "p")));
+  ASSERT_TRUE(refused.is_error());
+  EXPECT_EQ(refused.str.rfind("NOPERM", 0), 0u) << refused.str;
+}
+
+TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
+  const Lease held = seed();
+  const QueueKeys other("other");
+  for (const ScriptCall& call : core_calls(q, held, mint_job_id())) {
+    const Command good = native_command(call);
+    SCOPED_TRACE(good[0]);
+    // numkeys: one too few, one too many, not a number.
+    Command c = good;
+    c[1] = std::to_string(call.keys.size() - 1);
+    expect_refused(c, "EMQLAYOUT");
+    c[1] = std::to_string(call.keys.size() + 1);
+    expect_refused(c, "EMQLAYOUT");
+    c[1] = "two";
+    expect_refused(c, "EMQLAYOUT");
+    for (std::size_t k = 0; k < call.keys.size(); ++k) {
+      // Each position with a key of another type (the next position's), of
+      // another queue, and one not in the emq:{q}: shape at all.
+      const std::size_t at = 2 + k;
+      c = good;
+      c[at] = call.keys[(k + 1) % call.keys.size()];
+      expect_refused(c, "EMQLAYOUT");
+      c = good;
+      c[at] = "emq:{other}:" + call.keys[k].substr(call.keys[k].find("}:") + 2);
+      expect_refused(c, "EMQLAYOUT");
+      c = good;
+      c[at] = "pending";
+      expect_refused(c, "EMQLAYOUT");
+    }
+    // A row key that is not the row of ARGV[1]; a row root with more after it.
+    c = good;
+    if (call.keys[0].rfind(q.row_root, 0) == 0 && call.keys[0] != q.row_root) {
+      c[2] = q.row("JOB_someone-else");
+      expect_refused(c, "EMQLAYOUT");
+    }
+    if (call.keys.back() == q.row_root) {
+      c[2 + call.keys.size() - 1] = q.row_root + "x";
+      expect_refused(c, "EMQLAYOUT");
+    }
+  }
+}
+
+TEST_F(Module, AMissingOrForeignWireIdentityIsRefusedBeforeAnyWrite) {
+  const Lease held = seed();
+  Connection raw = Connection::open(server.options());
+  for (const char* held_wire : {"", "emq/2"}) {
+    if (*held_wire == '\0') raw.command({"DEL", std::string(kVersionKey)});
+    else raw.command({"SET", std::string(kVersionKey), held_wire});
+    for (const ScriptCall& call : core_calls(q, held, mint_job_id())) expect_refused(native_command(call), "EMQWIRE");
+  }
+}
+
+TEST(ModuleLoad, ACLusterEnabledServerRefusesItWithALogLine) {
+  char tmpl[] = "/tmp/emq-cluster-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  // A cluster node also binds port + 10000 for its bus: keep that a port.
+  int port = free_loopback_port();
+  while (port > 55000) port = free_loopback_port();
+  const std::string cmd = "timeout 30 valkey-server --port " + std::to_string(port) +
+                          " --bind 127.0.0.1 --save '' --cluster-enabled yes --cluster-config-file " + dir +
+                          "/nodes.conf --dir " + dir + " --logfile " + dir + "/valkey.log --loadmodule " +
+                          emq_module_path();
+  const int status = std::system(cmd.c_str());
+  std::ifstream log(dir + "/valkey.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  std::system(("rm -rf " + dir).c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 124)
+      << "the server should have stopped at load, status " << status;
+  EXPECT_NE(text.str().find("emq: refusing to load on a cluster-enabled server"), std::string::npos) << text.str();
+}
+
+TEST(ExecutorChoiceTest, AutoIsNativeWhenTheModuleIsLoadedAndScriptedWhenNot) {
+  ValkeyServer with(with_module()), without;
+  Executor a(choosing(with, ExecutorChoice::Auto)), b(choosing(without, ExecutorChoice::Auto));
+  a.ensure_connected();
+  b.ensure_connected();
+  EXPECT_TRUE(a.native());
+  EXPECT_FALSE(b.native());
+  for (Executor* x : {&a, &b}) {
+    QueueKeys q("auto");
+    const std::string id = mint_job_id();
+    EXPECT_EQ(enqueue(*x, q, id, "p"), EnqueueResult::Enqueued);
+    std::vector<ClaimedJob> jobs = claim(*x, q, {30000, 1, 0});
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(complete(*x, q, {id, jobs[0].lease_epoch}, 0, ""), CompleteResult::Completed);
+  }
+  const std::string stats = with.cli({"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_emq.claim:calls=1"), std::string::npos) << stats;
+}
+
+TEST(ExecutorChoiceTest, NativeAgainstAServerWithoutTheModuleSaysHowToLoadIt) {
+  ValkeyServer without;
+  Executor x(choosing(without, ExecutorChoice::Native));
+  try {
+    x.ensure_connected();
+    FAIL() << "connected natively to a server without the module";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("loadmodule"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecutorChoiceTest, ScriptedNeverSendsEmqCommandsAndNativeKeepsScriptsForLanes) {
+  ValkeyServer with(with_module());
+  Executor scripted(choosing(with, ExecutorChoice::Scripted)), native(choosing(with, ExecutorChoice::Native));
+  QueueKeys q("choice");
+  enqueue(scripted, q, mint_job_id(), "p");
+  std::string stats = with.cli({"INFO", "commandstats"});
+  EXPECT_EQ(stats.find("cmdstat_emq."), std::string::npos) << stats;
+  enqueue(native, q, mint_job_id(), "p");
+  enqueue(native, q, mint_job_id(), "p", {3, std::nullopt});
+  stats = with.cli({"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_emq.enqueue:calls=1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_evalsha:calls=2"), std::string::npos) << "a lane stays a script: " << stats;
+}
+
+}  // namespace
+}  // namespace echomq::test

@@ -1,0 +1,18 @@
+// A transition as the EMQ.* command line the native executor writes, for
+// tests that talk to the module over a plain connection.
+#pragma once
+
+#include <string>
+
+#include "echomq/executor.h"
+
+namespace echomq::test {
+
+inline Command native_command(const ScriptCall& call) {
+  Command c{script_info(call.script).native, std::to_string(call.keys.size())};
+  c.insert(c.end(), call.keys.begin(), call.keys.end());
+  c.insert(c.end(), call.args.begin(), call.args.end());
+  return c;
+}
+
+}  // namespace echomq::test

@@ -1,0 +1,110 @@
+// The module's effects reach replicas and the AOF as plain commands: a
+// replica without the module, and the primary restarted from its AOF, hold
+// the keys the primary held after a native run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/job_id.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+#include "keyspace_dump.h"
+#include "valkey_server.h"
+#include "wait_for.h"
+
+namespace echomq::test {
+namespace {
+
+constexpr std::int64_t kToleranceMs = 2000;
+
+ConnectionOptions native_on(const ValkeyServer& s) {
+  ConnectionOptions o = s.options();
+  o.executor = ExecutorChoice::Native;
+  return o;
+}
+
+// Every core transition, each outcome at least once, through the module.
+void native_run(Executor& x) {
+  QueueKeys q("repl");
+  for (int i = 0; i < 40; ++i) enqueue(x, q, mint_job_id(), "payload " + std::to_string(i) + std::string(1, '\0'));
+  std::vector<ClaimedJob> jobs = claim(x, q, {600000, 30, 0});
+  ASSERT_EQ(jobs.size(), 30u);
+  std::vector<Lease> leases;
+  for (const ClaimedJob& j : jobs) leases.push_back({j.id, j.lease_epoch});
+  extend(x, q, 900000, {leases.begin(), leases.begin() + 10});
+  for (int i = 0; i < 5; ++i) complete(x, q, leases[i], 0, "");
+  for (int i = 5; i < 10; ++i) complete(x, q, leases[i], 3600000, "kept");
+  for (int i = 10; i < 15; ++i) fail(x, q, leases[i], {"retry later", 5, 3600000, false});
+  for (int i = 15; i < 18; ++i) fail(x, q, leases[i], {"now again", 5, 0, false});
+  for (int i = 18; i < 22; ++i) fail(x, q, leases[i], {"broken", 5, 0, true});
+  for (int i = 22; i < 26; ++i) release(x, q, leases[i]);
+  complete(x, q, leases[0], 0, "a late answer changes nothing");
+  claim(x, q, {600000, 100, 0});  // pops pending to empty: its key goes
+}
+
+TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
+  ValkeyServer::Options p;
+  p.load_module = true;
+  ValkeyServer primary(p);
+  ValkeyServer::Options r;
+  r.extra_args = {"--replicaof", "127.0.0.1", std::to_string(primary.port())};
+  ValkeyServer replica(r);
+  Connection pc = Connection::open(primary.options());
+  ASSERT_TRUE(wait_for([&] { return pc.command({"INFO", "replication"}).str.find("state=online") != std::string::npos; },
+                       std::chrono::seconds(20)))
+      << "the replica did not come online";
+
+  Executor x(native_on(primary));
+  native_run(x);
+  ASSERT_EQ(pc.command({"WAIT", "1", "10000"}).integer, 1) << "the replica did not acknowledge the run";
+
+  Connection rc = Connection::open(replica.options());
+  EXPECT_EQ(rc.command({"MODULE", "LIST"}).elements.size(), 0u) << "the replica must not need the module";
+  Keyspace want = dump_keyspace(pc);
+  std::vector<std::string> diff = keyspace_diff(want, dump_keyspace(rc), kToleranceMs);
+  EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
+  EXPECT_GT(want.size(), 5u);
+}
+
+std::string read_dir(const std::string& dir) {
+  std::string all;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!f.is_regular_file()) continue;
+    std::ifstream in(f.path(), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    all += s.str();
+  }
+  return all;
+}
+
+TEST(Replication, ARestartFromTheAofHoldsWhatTheNativeRunLeft) {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  o.appendonly = true;
+  o.extra_args = {"--appendfsync", "always"};
+  ValkeyServer server(o);
+  Keyspace before;
+  {
+    Executor x(native_on(server));
+    native_run(x);
+    Connection c = Connection::open(server.options());
+    before = dump_keyspace(c);
+  }
+  server.stop();
+  const std::string aof = read_dir(server.dir() + "/appendonlydir");
+  EXPECT_EQ(aof.find("EMQ."), std::string::npos) << "the AOF must hold plain commands, not EMQ.*";
+  EXPECT_NE(aof.find("MULTI"), std::string::npos) << "each transition's commands come in MULTI/EXEC";
+  server.start();
+  Connection c = Connection::open(server.options());
+  std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(c), kToleranceMs);
+  EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
+}
+
+}  // namespace
+}  // namespace echomq::test
