@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "echomq/scripts.h"
 #include "ops_files.h"
 
 namespace echomq::test {
@@ -65,7 +66,7 @@ TEST_F(InstallTree, TheUnitIsInLibSystemdSystemWhateverTheLibdir) {
 TEST_F(InstallTree, EveryLuaTransitionIsInShareEchomqLua) {
   const auto installed = names_in(at("share/echomq/lua"), ".lua");
   EXPECT_EQ(installed, names_in(source_dir() / "lua", ".lua"));
-  EXPECT_EQ(installed.size(), 12u) << "the twelve transitions of emq/1";
+  EXPECT_EQ(installed.size(), echomq::kScriptCount) << "every transition of emq/1 the library knows";
 }
 
 TEST_F(InstallTree, ThePublicHeadersAndThePluginAbiAreInIncludeEchomq) {
