@@ -21,6 +21,7 @@ valkey          valkey://worker@127.0.0.1:6390/2
   timeouts      connect 1500 ms, command none
   keyspace      events on
   noeviction    required
+  executor      auto
 metrics         [::1]:9500
 log             debug, json
 reaper          every 250 ms, up to 50 jobs

@@ -138,7 +138,12 @@ void ValkeyServer::launch() {
 void ValkeyServer::wait_ready() {
   ConnectionOptions o = options();
   // A password in extra_args (--requirepass) is the caller's to pass; PING
-  // answers NOAUTH then, which still means "up".
+  // answers NOAUTH then, which still means "up", and the password from
+  // extra_args lets the check below ask whose server it is.
+  std::string password;
+  for (std::size_t i = 0; i + 1 < options_.extra_args.size(); ++i) {
+    if (options_.extra_args[i] == "--requirepass") password = options_.extra_args[i + 1];
+  }
   bool up = wait_for(
       [&] {
         int status = 0;
@@ -149,7 +154,17 @@ void ValkeyServer::wait_ready() {
         try {
           Connection c = Connection::open(o);
           Reply r = c.command({"PING"});
-          return r.type == Reply::Type::Status || (r.is_error() && r.str.rfind("NOAUTH", 0) == 0);
+          if (r.is_error() && r.str.rfind("NOAUTH", 0) == 0) {
+            if (password.empty()) return true;
+            c.command({"AUTH", password});
+          } else if (r.type != Reply::Type::Status) {
+            return false;
+          }
+          // The port was free when picked, but another test's server may
+          // have bound it first: then ours exits, and this one must not be
+          // taken for it.
+          return c.command({"INFO", "server"}).str.find("process_id:" + std::to_string(pid_) + "\r\n") !=
+                 std::string::npos;
         } catch (const Error& e) {
           // A server whose certificate fails verification on purpose
           // (expired, another name) is up when it shows that certificate.
