@@ -85,13 +85,7 @@ int run(int argc, char** argv) {
   CLI::App app{"emq: the EchoMQ operator and producer tool (wire " + std::string(kWireVersion) + ")", "emq"};
   app.set_version_flag("--version", std::string("emq ") + EMQ_VERSION + " (wire " + std::string(kWireVersion) + ")");
   add_server_options(app, tool);
-  app.add_option("--executor", tool.executor,
-                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
-                 "or native (default auto)")
-      ->envname(kExecutorEnv)
-      ->check(CLI::IsMember({"auto", "scripted", "native"}))
-      ->type_name("MODE");
-  // Lets --url and --executor come after the command too: emq stats --url ...
+  // Lets the server options come after the command too: emq stats --url ...
   app.fallthrough();
 
   add_enqueue(app, tool);

@@ -40,9 +40,16 @@ void add_server_options(CLI::App& app, Tool& tool) {
   app.add_option("--tls-key", tool.tls.key_file, "the client certificate's private key (PEM)")
       ->envname("EMQ_TLS_KEY")
       ->type_name("FILE");
-  app.add_option("--tls-server-name", tool.tls.server_name, "the name the server's certificate holds; default: the URL's host")
+  app.add_option("--tls-server-name", tool.tls.server_name,
+                 "the name the server's certificate holds; default: the URL's host")
       ->envname("EMQ_TLS_SERVER_NAME")
       ->type_name("NAME");
+  app.add_option("--executor", tool.executor,
+                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
+                 "or native (default auto)")
+      ->envname(kExecutorEnv)
+      ->check(CLI::IsMember({"auto", "scripted", "native"}))
+      ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};
 }

@@ -27,12 +27,12 @@ struct Tool {
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its
-  // secret), and the TLS files and the executor chosen. Throws Error{Invalid} for a bad URL, or
-  // TLS files given with a plaintext one.
+  // secret), the TLS files and the executor chosen. Throws Error{Invalid}
+  // for a bad URL, or TLS files given with a plaintext one.
   ConnectionOptions options() const;
 };
 
-// Adds --url and the --tls-* options, each with its variable.
+// Adds --url, the --tls-* options and --executor, each with its variable.
 void add_server_options(CLI::App& app, Tool& tool);
 
 void add_enqueue(CLI::App& app, Tool& tool);
