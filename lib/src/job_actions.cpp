@@ -65,9 +65,7 @@ PurgeResult purge(Executor& x, const QueueKeys& q, JobState state,
                 "active jobs are running and cannot be purged: pause the queue and let them finish");
   }
   const std::string& set = set_key(q, state);
-  Reply card = x.command({"ZCARD", set});
-  if (card.is_error()) throw error_from_reply("purge", card.str);
-  std::int64_t left = card.integer;
+  std::int64_t left = count_jobs(x, q, state);
 
   PurgeResult result;
   while (left > 0) {

@@ -63,6 +63,12 @@ const std::string& set_key(const QueueKeys& q, JobState s) {
   return q.pending;
 }
 
+std::int64_t count_jobs(Executor& x, const QueueKeys& q, JobState s) {
+  Reply card = x.command({"ZCARD", set_key(q, s)});
+  if (card.is_error()) throw error_from_reply("count", card.str);
+  return card.integer;
+}
+
 ListOrder default_order(JobState s) { return s == JobState::Dead ? ListOrder::Descending : ListOrder::Ascending; }
 
 JobPage list_jobs(Executor& x, const QueueKeys& q, const ListArgs& a) {
@@ -111,12 +117,12 @@ JobPage list_jobs(Executor& x, const QueueKeys& q, const ListArgs& a) {
     job.lane = number_of(f.elements[3]);
     job.error = string_of(f.elements[4]);
     job.payload_bytes = number_of(fields[2 * i + 1]);
-    if (job.payload_bytes <= kPreviewFetchMax) {
-      payloads.push_back({"HGET", q.row_root + job.id, "payload"});
+    if (a.preview_bytes > 0 && job.payload_bytes <= kPreviewFetchMax) {
+      payloads.push_back({"HGET", rows[2 * i][1], "payload"});
       wanted.push_back(i);
     }
   }
-  if (payloads.empty() || a.preview_bytes == 0) return page;
+  if (payloads.empty()) return page;
 
   std::vector<Reply> bodies = x.pipeline(payloads);
   for (std::size_t k = 0; k < wanted.size(); ++k) {

@@ -162,7 +162,7 @@ std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
 }
 
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::RetryJob, {q.row_root + std::string(id), q.dead, q.pending}, {std::string(id)}};
+  return {Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
 }
 
 RetryJobResult decode_retry_job(const Reply& r) {
@@ -174,7 +174,7 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
 }
 
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id) {
-  return {Script::Cancel, {q.row_root + std::string(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+  return {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
 }
 
 CancelResult decode_cancel(const Reply& r) {

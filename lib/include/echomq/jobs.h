@@ -25,6 +25,8 @@ const char* to_string(JobState s);
 std::optional<JobState> job_state_from(std::string_view name);
 // The set of q that holds jobs in state s.
 const std::string& set_key(const QueueKeys& q, JobState s);
+// How many jobs of q are in state s now (ZCARD).
+std::int64_t count_jobs(Executor& x, const QueueKeys& q, JobState s);
 
 // By the set's score, then byte order of id (the set's own order).
 // Ascending is claim order for pending, earliest lease deadline first for
