@@ -31,4 +31,12 @@ void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string
   }
 }
 
+void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std::optional<std::string_view> bytes) {
+  if (bytes) {
+    put_bytes(obj, name, *bytes);
+  } else {
+    obj[name] = nullptr;
+  }
+}
+
 }  // namespace echomq::cli

@@ -26,5 +26,7 @@ std::string text_cell(const std::optional<std::string>& bytes, std::size_t max_b
 // obj[name] = bytes when they are UTF-8, else obj[name + "_b64"] = base64:
 // the same rule the pool handler protocol uses for payloads.
 void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes);
+// The same, or obj[name] = null when there are none (a field the row lacks).
+void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std::optional<std::string_view> bytes);
 
 }  // namespace echomq::cli

@@ -9,10 +9,8 @@
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
-#include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "emq/bytes_text.h"
-#include "emq/confirm.h"
 #include "emq/output.h"
 #include "emq/tool.h"
 
@@ -61,11 +59,7 @@ int run_list(Tool& tool, const DeadArgs& a) {
     for (const JobSummary& j : page.jobs) {
       nlohmann::ordered_json o = {{"id", j.id},       {"died_ms", j.score},     {"died_at", iso_time(j.score)},
                                   {"attempts", j.attempts}, {"failures", j.failures}};
-      if (j.error) {
-        put_bytes(o, "error", *j.error);
-      } else {
-        o["error"] = nullptr;
-      }
+      put_bytes_or_null(o, "error", j.error);
       out.push_back(std::move(o));
     }
     std::cout << out.dump(2) << '\n';
@@ -112,14 +106,14 @@ int run_retry(Tool& tool, const DeadArgs& a) {
   if (!a.ids.empty()) return run_retry_ids(x, q, a.ids);
   // Without --limit: every job dead now, and no more, so jobs that die
   // again while this runs cannot keep it going.
-  std::int64_t left = a.limit_given->count() > 0 ? a.limit : stats(x, q).dead;
+  std::int64_t left = a.limit_given->count() > 0 ? a.limit : count_jobs(x, q, JobState::Dead);
   std::int64_t moved = 0;
   while (left > 0) {
     const std::int64_t slice = std::min(left, kRetrySlice);
     const std::int64_t n = retry_dead(x, q, slice);
     moved += n;
     left -= slice;
-    if (n == 0 && stats(x, q).dead == 0) break;
+    if (n == 0 && count_jobs(x, q, JobState::Dead) == 0) break;
   }
   std::cout << moved << '\n';
   return kExitOk;
@@ -132,20 +126,7 @@ int run_delete(Tool& tool, const DeadArgs& a) {
     throw Error(ErrorKind::Invalid, "dead delete", "give job ids or --all (every dead job), one of the two");
   }
   Executor x(tool.options());
-  if (a.all) {
-    const std::int64_t dead = stats(x, q).dead;
-    if (dead == 0) {
-      std::cout << "0\n";
-      return kExitOk;
-    }
-    if (!confirmed("delete all " + std::to_string(dead) + " dead jobs of queue " + q.queue + ", rows and all?",
-                   a.yes)) {
-      say("nothing was deleted");
-      return kExitNotFound;
-    }
-    std::cout << purge(x, q, JobState::Dead).removed << '\n';
-    return kExitOk;
-  }
+  if (a.all) return purge_confirmed(x, q, JobState::Dead, a.yes);
   std::vector<bool> deleted = delete_dead_jobs(x, q, a.ids);
   std::int64_t n = 0;
   for (std::size_t i = 0; i < a.ids.size(); ++i) {

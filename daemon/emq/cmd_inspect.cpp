@@ -122,14 +122,7 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   j["state"] = std::string(field(row, "state").value_or("unknown"));
   if (when) j[when->json_name] = when->ms;
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
-  for (const char* name : {"error", "payload", "result"}) {
-    auto bytes = field(row, name);
-    if (bytes) {
-      put_bytes(j, name, *bytes);
-    } else {
-      j[name] = nullptr;
-    }
-  }
+  for (const char* name : {"error", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
   std::cout << j.dump(2) << '\n';
 }
@@ -140,8 +133,7 @@ int run_inspect(Tool& tool, const InspectArgs& a) {
   Executor x(tool.options());
   std::optional<JobRow> row = inspect(x, q, a.id);
   if (!row) {
-    say("no job " + a.id + " in queue " + q.queue +
-        " (a completed job is deleted at once unless its queue keeps completed rows)");
+    say_no_job(q.queue, a.id);
     return kExitNotFound;
   }
   std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));

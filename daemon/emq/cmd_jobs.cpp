@@ -65,11 +65,7 @@ void print_json(const QueueKeys& q, JobState state, const ListArgs& args, const 
     o["lane"] = state == JobState::Pending ? j.score : j.lane;
     o["attempts"] = j.attempts;
     o["failures"] = j.failures;
-    if (j.error) {
-      put_bytes(o, "error", *j.error);
-    } else {
-      o["error"] = nullptr;
-    }
+    put_bytes_or_null(o, "error", j.error);
     o["payload_bytes"] = j.payload_bytes;
     if (!j.payload_head) {
       o["payload_preview"] = nullptr;

@@ -10,6 +10,28 @@
 
 namespace echomq::cli {
 
+int purge_confirmed(Executor& x, const QueueKeys& q, JobState state, bool yes) {
+  const std::string name = to_string(state);
+  const std::int64_t n = count_jobs(x, q, state);
+  if (n == 0) {
+    say("no " + name + " jobs in queue " + q.queue);
+    std::cout << "0\n";
+    return kExitOk;
+  }
+  if (!confirmed("delete all " + std::to_string(n) + " " + name + " jobs of queue " + q.queue + ", rows and all?",
+                 yes)) {
+    say("nothing was deleted");
+    return kExitNotFound;
+  }
+  const PurgeResult r = purge(x, q, state);
+  std::cout << r.removed << '\n';
+  if (r.refused_active > 0) {
+    say(std::to_string(r.refused_active) + " ids stay in the " + name + " set: their rows say active, so cancel " +
+        "refused them (emq jobs " + q.queue + " --state " + name + " lists them)");
+  }
+  return kExitOk;
+}
+
 namespace {
 
 struct PurgeArgs {
@@ -29,28 +51,8 @@ int run_purge(Tool& tool, const PurgeArgs& a) {
                 "--state active is refused: running jobs belong to their workers (emq pause " + q.queue +
                     " stops new claims; they then finish or are reaped)");
   }
-  const std::string name = to_string(*state);
   Executor x(tool.options());
-  Reply card = x.command({"ZCARD", set_key(q, *state)});
-  if (card.is_error()) throw error_from_reply("purge", card.str);
-  if (card.integer == 0) {
-    say("no " + name + " jobs in queue " + q.queue);
-    std::cout << "0\n";
-    return kExitOk;
-  }
-  if (!confirmed("delete all " + std::to_string(card.integer) + " " + name + " jobs of queue " + q.queue +
-                     ", rows and all?",
-                 a.yes)) {
-    say("nothing was deleted");
-    return kExitNotFound;
-  }
-  const PurgeResult r = purge(x, q, *state);
-  std::cout << r.removed << '\n';
-  if (r.refused_active > 0) {
-    say(std::to_string(r.refused_active) + " ids stay in the " + name + " set: their rows say active, so cancel " +
-        "refused them (emq jobs " + q.queue + " --state " + name + " lists them)");
-  }
-  return kExitOk;
+  return purge_confirmed(x, q, *state, a.yes);
 }
 
 }  // namespace

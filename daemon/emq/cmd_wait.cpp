@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "echomq/executor.h"
-#include "echomq/job_id.h"
 #include "echomq/keyspace.h"
 #include "emq/output.h"
 #include "emq/tool.h"
@@ -62,12 +61,11 @@ void print_raw(const std::string& bytes) {
 
 int run_wait(Tool& tool, const WaitArgs& a) {
   QueueKeys q(a.queue);
-  check_wire_gate(a.id);
+  const std::string row = q.row(a.id);  // the wire's gate only: a listed id may be any shape a peer wrote
   const bool bounded = a.timeout_given->count() > 0;
   if (bounded && !(a.timeout_s > 0 && std::isfinite(a.timeout_s))) {
     throw Error(ErrorKind::Invalid, "wait", "--timeout must be a number of seconds > 0");
   }
-  const std::string row = q.row_root + a.id;
   Executor x(tool.options());
 
   // A daemon publishes its policy in meta; with keep_completed_ms 0 a
@@ -78,8 +76,7 @@ int run_wait(Tool& tool, const WaitArgs& a) {
 
   Seen s = look(x, row);
   if (!s.state) {
-    say("no job " + a.id + " in queue " + q.queue + " (a completed job is deleted at once unless its queue keeps "
-        "completed rows)");
+    say_no_job(q.queue, a.id);
     return kExitNotFound;
   }
   if (keeps_none && *s.state != "completed") {

@@ -7,6 +7,11 @@ namespace echomq::cli {
 
 void say(const std::string& message) { std::cerr << "emq: " << message << '\n'; }
 
+void say_no_job(const std::string& queue, const std::string& id) {
+  say("no job " + id + " in queue " + queue +
+      " (a completed job is deleted at once unless its queue keeps completed rows)");
+}
+
 std::string iso_time(std::int64_t epoch_ms) {
   // Floor division, so times before 1970 (never minted, but a peer may
   // write any score) still print as a valid instant.

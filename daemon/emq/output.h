@@ -12,8 +12,8 @@ namespace echomq::cli {
 // The exit codes are an interface (docs/cli.md): never renumber them.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitNotFound = 1,  // no such job (inspect, cancel, dead retry|delete ID), a job that died (wait)
-  kExitUsage = 2,     // bad arguments, queue name, job id, lane or URL
+  kExitNotFound = 1,  // no such job (inspect, cancel, dead retry|delete ID), a job that died (wait), no at a prompt
+  kExitUsage = 2,     // bad arguments, queue name, job id, lane, time or URL; purge without --yes off a terminal
   kExitServer = 3,    // server unreachable, login refused, or a server error
   kExitRunning = 4,   // refused: the job is running (cancel), the queue still holds jobs (forget)
   kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out
@@ -21,6 +21,8 @@ enum ExitCode : int {
 
 // One line on stderr, prefixed "emq: ".
 void say(const std::string& message);
+// Says that the job has no row, and why a finished one may have none.
+void say_no_job(const std::string& queue, const std::string& id);
 
 // Epoch milliseconds as UTC ISO 8601: 2024-05-01T12:00:00.123Z.
 std::string iso_time(std::int64_t epoch_ms);

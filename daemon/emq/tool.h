@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "echomq/jobs.h"
 #include "echomq/url.h"
 
 namespace echomq::cli {
@@ -34,6 +35,10 @@ struct Tool {
 
 // Adds --url, the --tls-* options and --executor, each with its variable.
 void add_server_options(CLI::App& app, Tool& tool);
+
+// Deletes every job of q in state (not active) through cancel, asking first
+// unless yes, and prints the count: emq purge, and emq dead delete --all.
+int purge_confirmed(Executor& x, const QueueKeys& q, JobState state, bool yes);
 
 void add_enqueue(CLI::App& app, Tool& tool);
 void add_stats(CLI::App& app, Tool& tool);
