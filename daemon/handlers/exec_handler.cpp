@@ -146,7 +146,7 @@ void ExecHandler::start() {
 }
 
 Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
-  if (stop.requested()) return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+  if (stop.requested()) return Outcome::stopped();
   const SigpipeBlock sigpipe_block;
   try {
     ChildProcess child({params_.handler.command, env_.for_job(job), params_.handler.cwd});

@@ -4,7 +4,6 @@
 // its last 4 KiB are the error text; the exit status decides the verdict.
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>

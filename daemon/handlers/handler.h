@@ -34,7 +34,7 @@ struct Outcome {
   };
   Verdict verdict = Verdict::Retry;
   std::string result;  // Complete
-  std::string error;   // Retry, Dead: what went wrong, for the row's error field
+  std::string error;   // Retry, Dead, Release: what went wrong, for the row's error field and the log
 
   static Outcome complete(std::string result) {
     Outcome out;
@@ -48,11 +48,18 @@ struct Outcome {
     out.error = std::move(error);
     return out;
   }
+  // A job the daemon ended (lease lost, drain timed out): the caller
+  // discards the outcome or releases the job, but the text shows in logs.
+  static Outcome stopped(std::string_view note = {});
 };
 
-// The error of a job the daemon ended (lease lost, drain timed out): the
-// caller discards it or releases the job, but the text shows in logs.
 inline constexpr std::string_view kStoppedByDaemon = "stopped by the daemon";
+
+inline Outcome Outcome::stopped(std::string_view note) {
+  std::string text(kStoppedByDaemon);
+  if (!note.empty()) text.append(" (").append(note).append(")");
+  return failed(Verdict::Retry, std::move(text));
+}
 
 // A configured number of seconds (timeout_s, kill_grace_s) as a duration,
 // clamped to [0, 30 years] so an absurd value cannot overflow the clock.

@@ -13,7 +13,6 @@ namespace {
 // The size of the buffer create() may write its error message into.
 constexpr std::size_t kCreateErrorBytes = 1024;
 
-
 // What one handle() call wrote through its emq_result. The writers are
 // called by foreign code: they never throw, and they check what they are
 // given.
@@ -95,7 +94,7 @@ void PluginHandler::start() {
 }
 
 Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
-  if (stop.requested()) return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+  if (stop.requested()) return Outcome::stopped();
   if (state_ == nullptr) return Outcome::failed(Outcome::Verdict::Retry, "plugin handler is not started");
 
   emq_job in{};
@@ -124,7 +123,7 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
 
   // The call could not be interrupted; its answer no longer counts.
   if (stop.requested()) {
-    return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon) + " (the plugin's answer was discarded)");
+    return Outcome::stopped("the plugin's answer was discarded");
   }
   if (!thrown.empty()) {
     spdlog::warn("queue={} job={}: plugin {}: {} (a plugin must not let exceptions out)", job.queue, job.id,
@@ -135,10 +134,11 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
     case EMQ_PLUGIN_OK:
       break;
     case EMQ_PLUGIN_RETRY:
-      return Outcome::failed(Outcome::Verdict::Retry, answer.error.empty() ? "the plugin failed the job" : answer.error);
+      return Outcome::failed(Outcome::Verdict::Retry,
+                             answer.error.empty() ? "the plugin failed the job" : answer.error);
     case EMQ_PLUGIN_PERMANENT:
       return Outcome::failed(Outcome::Verdict::Dead,
-                     answer.error.empty() ? "the plugin failed the job permanently" : answer.error);
+                             answer.error.empty() ? "the plugin failed the job permanently" : answer.error);
     default: {
       const std::string error = "emq_plugin_handle returned " + std::to_string(code) +
                                 ", which is none of EMQ_PLUGIN_OK (0), EMQ_PLUGIN_RETRY (1), EMQ_PLUGIN_PERMANENT (2)";
@@ -152,9 +152,8 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
     return Outcome::failed(Outcome::Verdict::Retry, "the plugin wrote its result from a NULL pointer");
   }
   if (answer.result_over_limit) {
-    return Outcome::failed(Outcome::Verdict::Retry,
-                   "the plugin's result exceeded max_output_bytes (" +
-                       std::to_string(params_.handler.max_output_bytes) + ")");
+    return Outcome::failed(Outcome::Verdict::Retry, "the plugin's result exceeded max_output_bytes (" +
+                                                        std::to_string(params_.handler.max_output_bytes) + ")");
   }
   Outcome done;
   done.verdict = Outcome::Verdict::Complete;

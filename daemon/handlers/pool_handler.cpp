@@ -86,7 +86,7 @@ void PoolHandler::start() {
 }
 
 Outcome PoolHandler::run(const Job& job, const StopToken& stop) {
-  if (stop.requested()) return Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+  if (stop.requested()) return Outcome::stopped();
   std::optional<Clock::time_point> timeout_at;
   if (params_.handler.timeout_s > 0) timeout_at = Clock::now() + seconds(params_.handler.timeout_s);
 
@@ -142,17 +142,17 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
     }
     if (all_backing_off && next != nullptr) {
       failed = Outcome::failed(Outcome::Verdict::Release,
-                       "the pool's processes keep failing (last: " + next->last_failure + "); the next starts in " +
-                           std::to_string(ms_until(next->start_at)) + " ms");
+                               "the pool's processes keep failing (last: " + next->last_failure +
+                                   "); the next starts in " + std::to_string(ms_until(next->start_at)) + " ms");
       return nullptr;
     }
     if (stop.requested()) {
-      failed = Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+      failed = Outcome::stopped();
       return nullptr;
     }
     if (timeout_at && now >= *timeout_at) {
       failed = Outcome::failed(Outcome::Verdict::Retry, fmt::format("timed out after {}s (no pool process was free)",
-                                                            params_.handler.timeout_s));
+                                                                    params_.handler.timeout_s));
       return nullptr;
     }
     changed_.wait_for(lock, kWaitTick);

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <system_error>
 #include <utility>
 
@@ -47,11 +46,9 @@ void PoolProcess::drain_stderr() {
 }
 
 bool PoolProcess::take_line(std::string& line, std::string& rest) {
-  // Only the bytes not yet looked at: a long reply arrives in many reads.
-  const std::size_t newline = buffer_.find('\n', scanned_);
-  scanned_ = buffer_.size();
+  // The pump has seen the newline already (it scans as the reply arrives).
+  const std::size_t newline = buffer_.find('\n');
   if (newline == std::string::npos) return false;
-  scanned_ = 0;
   line = buffer_.substr(0, newline);
   rest = buffer_.substr(newline + 1);
   buffer_.clear();
@@ -100,8 +97,8 @@ PoolProcess::Turn PoolProcess::reply_turn(const std::string& line, const Job& jo
     turn.outcome.result = std::move(reply.result);
   } else {
     turn.outcome = Outcome::failed(reply.permanent ? Outcome::Verdict::Dead : Outcome::Verdict::Retry,
-                           reply.error.empty() ? "the pool handler failed the job without an error text"
-                                               : std::move(reply.error));
+                                   reply.error.empty() ? "the pool handler failed the job without an error text"
+                                                       : std::move(reply.error));
   }
   if (leftover) {
     // The next job would read these bytes as its reply.
@@ -115,7 +112,6 @@ PoolProcess::Turn PoolProcess::run_job(const Job& job, const HandlerConfig& conf
                                        std::optional<Clock::time_point> timeout_at) {
   ++jobs_;
   buffer_.clear();
-  scanned_ = 0;
   const std::string frame = encode_job_frame(job);
   ChildIoPump::Rules rules;
   rules.input = frame;
@@ -145,7 +141,7 @@ PoolProcess::Turn PoolProcess::job_turn(ChildIoPump& pump, const Job& job, const
         return answer_turn(pump, job);
       case Event::Stopped: {
         Turn turn;
-        turn.outcome = Outcome::failed(Outcome::Verdict::Retry, std::string(kStoppedByDaemon));
+        turn.outcome = Outcome::stopped();
         turn.then = Turn::Then::Replace;
         return turn;
       }
@@ -241,7 +237,6 @@ void PoolProcess::kill() noexcept { child_.terminate_group(SIGKILL); }
 bool PoolProcess::pump_ending() {
   drain_stderr();
   while (read_pipe(child_.stdout_pipe(), buffer_) == PipeRead::Data) buffer_.clear();
-  scanned_ = 0;
   if (!child_.has_exited()) return false;
   const ExitStatus status = reap();
   spdlog::debug("queue={} pid={}: pool process ended: {}", queue_, child_.pid(), status.describe());

@@ -97,7 +97,6 @@ class PoolProcess {
   ChildProcess child_;
   StderrLines stderr_;
   std::string buffer_;       // stdout bytes not yet taken as a line
-  std::size_t scanned_ = 0;  // how much of buffer_ holds no '\n'
   std::optional<Clock::time_point> stdout_closed_at_;
   std::int64_t jobs_ = 0;
 };

@@ -108,13 +108,6 @@ void move_above_stdio(Fd& fd) {
   fd.reset(moved);
 }
 
-// The parent's end of a fresh pipe: every user polls it. One F_SETFL, no
-// F_GETFL: a new pipe end has no status flags to keep (F_SETFL leaves the
-// access mode alone), and this runs three times per exec job.
-void make_nonblocking(const Fd& fd) {
-  if (::fcntl(fd.get(), F_SETFL, O_NONBLOCK) != 0) throw_errno(errno, "fcntl O_NONBLOCK");
-}
-
 Fd open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
   // pidfd_open (Linux 5.3) returns a close-on-exec descriptor.
@@ -239,7 +232,7 @@ ChildProcess::ChildProcess(const Params& params) {
     move_above_stdio(*fd);
   }
   // The child's ends stay blocking: a handler reading its stdin expects to wait.
-  for (const Fd* fd : {&in.write, &out.read, &err.read}) make_nonblocking(*fd);
+  for (const Fd* fd : {&in.write, &out.read, &err.read}) set_nonblocking(fd->get());  // every user polls them
 
   FileActions actions;
   set_child_fds(actions, in, out, err, params.cwd);

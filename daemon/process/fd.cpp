@@ -20,8 +20,10 @@ Pipe make_pipe() {
 }
 
 void set_nonblocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+  // One F_SETFL, no F_GETFL: every caller passes a pipe end fresh from
+  // pipe2, which has no status flags to keep (F_SETFL leaves the access
+  // mode alone), and exec does this three times per job.
+  if (::fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
     throw std::system_error(errno, std::generic_category(), "fcntl O_NONBLOCK");
   }
 }

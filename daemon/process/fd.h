@@ -36,7 +36,8 @@ struct Pipe {
 
 // pipe2(O_CLOEXEC); throws std::system_error.
 Pipe make_pipe();
-// Sets O_NONBLOCK; throws std::system_error.
+// Sets O_NONBLOCK on a fresh pipe end (its only status flag after this);
+// throws std::system_error.
 void set_nonblocking(int fd);
 
 }  // namespace echomq::daemon
