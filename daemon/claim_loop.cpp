@@ -15,9 +15,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kMinIdleDelay{1};
 constexpr milliseconds kHeartbeat{1000};
-// As the executor's reconnect policy: a refusal backs off like an outage.
-constexpr milliseconds kFirstTroubleWait{100};
-constexpr milliseconds kMaxTroubleWait{5000};
 constexpr milliseconds kLookForServerBack{100};
 constexpr std::int64_t kPromoteLimit = 100;
 // While the handler cannot take jobs, how often the loop asks it again.
@@ -130,7 +127,8 @@ std::string ClaimLoop::handler_problem() const {
 
 bool ClaimLoop::handler_ready() {
   std::string why = handler_.not_ready();
-  std::lock_guard<std::mutex> lock(mutex_);
+  // Only this thread writes handler_problem_: a turn whose answer did not
+  // change takes no lock.
   if (why != handler_problem_) {
     if (why.empty()) {
       spdlog::info("queue={} the handler is up again: claiming resumes", queue_.name);
@@ -138,9 +136,11 @@ bool ClaimLoop::handler_ready() {
       spdlog::error("queue={} claiming nothing until the handler can start: {}", queue_.name, why);
     }
     qm_.handler_up->Set(why.empty() ? 1 : 0);
+    std::lock_guard<std::mutex> lock(mutex_);
     handler_problem_ = std::move(why);
   }
   if (handler_problem_.empty()) return true;
+  std::lock_guard<std::mutex> lock(mutex_);
   next_claim_at_ = Clock::now() + kNotReadyRecheck;
   return false;
 }
@@ -317,17 +317,17 @@ void ClaimLoop::release_unstarted() {
 }
 
 // Trouble backs off as a lost server does: the executor's reconnect wait,
-// or (for a server that answers but refuses writes) a wait of our own that
-// doubles from 100 ms to 5 s. The log gets one line per attempt at a lost
+// or (for a server that answers but refuses writes) a wait that doubles
+// on the same reconnect policy's bounds. The log gets one line per attempt at a lost
 // server (each with that attempt's error) and one line per change of a
 // refusal, and a last line with the count when the trouble is over.
 void ClaimLoop::on_server_trouble(const Error& e, std::deque<Settlement> unsent) {
   const Clock::time_point now = Clock::now();
   if (trouble_count_++ == 0) {
     trouble_since_ = now;
-    trouble_delay_ = kFirstTroubleWait;
+    trouble_delay_ = executor_.reconnect_policy().initial;
   } else {
-    trouble_delay_ = std::min(trouble_delay_ * 2, kMaxTroubleWait);
+    trouble_delay_ = std::min(trouble_delay_ * 2, executor_.reconnect_policy().max);
   }
   const milliseconds wait = std::max(executor_.retry_after(), trouble_delay_);
   const std::string what = e.what();

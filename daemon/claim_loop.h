@@ -95,7 +95,7 @@ class ClaimLoop {
   std::chrono::steady_clock::time_point next_claim_at_{};
   std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
-  std::string handler_problem_;  // see handler_problem()
+  std::string handler_problem_;  // see handler_problem(); written by the loop thread only, under mutex_
   std::atomic<std::int64_t> last_turn_ns_{0};
   // The loop thread's own: the server trouble under way, if any.
   int trouble_count_ = 0;

@@ -28,6 +28,13 @@ std::vector<std::string> queue_names(const Config& c) {
   for (const QueueConfig& q : c.queues) names.push_back(q.name);
   return names;
 }
+
+// Which executor runs the transitions, and why, for the start-up line.
+std::string executor_note(const Executor& x) {
+  if (x.native()) return "native (the emq module runs the core transitions)";
+  if (x.options().executor == ExecutorChoice::Scripted) return "scripted (valkey.executor: scripted)";
+  return "scripted (the server has no emq module; lua/ scripts by SHA)";
+}
 }  // namespace
 
 Daemon::Daemon(Config config) : config_(std::move(config)) { reconnect_.group = std::make_shared<ReconnectGroup>(); }
@@ -53,17 +60,17 @@ ConnectionOptions Daemon::server_options() const {
 // What start-up waits on, in words an operator can act on: a refused login
 // names the key that holds the password; anything else is the server's
 // error as it is.
-std::string Daemon::waiting_reason(const Error& e) const {
+std::string Daemon::waiting_reason(const Error& e, const ConnectionOptions& server) const {
   const std::string what = e.what();
   const bool login = e.op() == "auth" || what.find("NOAUTH") != std::string::npos ||
                      what.find("WRONGPASS") != std::string::npos;
-  if (!login) return "waiting for the server at " + server_options().redacted() + ": " + what;
+  if (!login) return "waiting for the server at " + server.redacted() + ": " + what;
   std::string key = "valkey.password_env or valkey.password_file (and valkey.username)";
   if (!config_.valkey.password_env.empty()) {
     key = "valkey.password_env (the variable " + config_.valkey.password_env + ")";
   } else if (!config_.valkey.password_file.empty()) {
     key = "valkey.password_file (" + config_.valkey.password_file + ")";
-  } else if (!server_options().password.empty()) {
+  } else if (!server.password.empty()) {
     key = "the password in valkey.url";
   }
   return "the server refuses the login: fix " + key + "; retrying (" + what + ")";
@@ -86,7 +93,7 @@ bool Daemon::connect_and_check(Executor& x) {
       if (e.kind() == ErrorKind::Wire || e.kind() == ErrorKind::Invalid) throw;
       // Connected, and refused for good: no retry mends it.
       if (x.connected() && !e.transient()) throw;
-      const std::string why = waiting_reason(e);
+      const std::string why = waiting_reason(e, x.options());
       spdlog::warn("{}", why);
       if (endpoint_) endpoint_->starting(why);
     }
@@ -97,8 +104,9 @@ bool Daemon::connect_and_check(Executor& x) {
 void Daemon::check_server(Executor& x) {
   Reply policy = x.command({"CONFIG", "GET", "maxmemory-policy"});
   // An error a wait may mend (LOADING, BUSY) is retried by the caller.
-  if (policy.is_error() && error_from_reply("config get", policy.str).transient()) {
-    throw error_from_reply("config get", policy.str);
+  if (policy.is_error()) {
+    Error refused = error_from_reply("config get", policy.str);
+    if (refused.transient()) throw refused;
   }
   std::string msg;
   if (policy.type != Reply::Type::Array || policy.elements.size() != 2) {
@@ -258,12 +266,8 @@ int Daemon::run() {
     stop_parts();
     return 1;
   }
-  spdlog::info("connected to {}; {} queues; executor {} ({})", control.options().redacted(), config_.queues.size(),
-               control.native() ? "native" : "scripted",
-               control.native() ? std::string("the emq module runs the core transitions")
-               : control.options().executor == ExecutorChoice::Scripted
-                   ? std::string("valkey.executor: ") + to_string(control.options().executor)
-                   : std::string("the server has no emq module; lua/ scripts by SHA"));
+  spdlog::info("connected to {}; {} queues; executor {}", control.options().redacted(), config_.queues.size(),
+               executor_note(control));
 
   start_parts();
   notify_.ready(summary());

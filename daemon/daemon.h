@@ -32,7 +32,7 @@ class Daemon {
   ConnectionOptions server_options() const;
   bool connect_and_check(Executor& x);
   void check_server(Executor& x);
-  std::string waiting_reason(const Error& e) const;
+  std::string waiting_reason(const Error& e, const ConnectionOptions& server) const;
   void start_parts();
   void drain();
   void stop_parts();

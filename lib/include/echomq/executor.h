@@ -93,6 +93,7 @@ class Executor {
   void disconnect() noexcept { conn_.reset(); }
 
   const ConnectionOptions& options() const noexcept { return options_; }
+  const ReconnectPolicy& reconnect_policy() const noexcept { return policy_; }
   // Whether the current connection runs the core transitions natively
   // (decided at each connect; false before the first).
   bool native() const noexcept { return native_; }
