@@ -94,9 +94,12 @@ void Executor::ensure_connected() {
 
 void Executor::handshake(Connection& c) {
   // SET NX claims an empty keyspace for emq/1; GET reads what is there, so a
-  // read-only replica that already holds emq/1 is accepted too.
-  std::vector<Reply> r = c.pipeline({{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
-                                     {"GET", std::string(kVersionKey)}});
+  // read-only replica that already holds emq/1 is accepted too. MODULE LIST,
+  // unless the scripts are asked for, rides in the same round trip.
+  std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
+                                {"GET", std::string(kVersionKey)}};
+  if (options_.executor != ExecutorChoice::Scripted) hello.push_back({"MODULE", "LIST"});
+  std::vector<Reply> r = c.pipeline(hello);
   if (r[1].is_error() && r[1].str.rfind("WRONGTYPE", 0) == 0) {
     // A hash or a set where the wire identity belongs will not mend itself.
     throw Error(ErrorKind::Wire, "connect",
@@ -114,15 +117,13 @@ void Executor::handshake(Connection& c) {
     if (r[1].is_error()) throw error_from_reply("connect", r[1].str);
     throw Error(ErrorKind::Protocol, "connect", "GET " + std::string(kVersionKey) + " answered no string");
   }
-  choose_executor(c);
+  native_ = false;
+  if (r.size() == 3) choose_executor(r[2]);
   load_scripts(c);
 }
 
-void Executor::choose_executor(Connection& c) {
-  native_ = false;
-  if (options_.executor == ExecutorChoice::Scripted) return;
+void Executor::choose_executor(const Reply& modules) {
   // Managed services often refuse MODULE: that is a server without emq.
-  Reply modules = c.command({"MODULE", "LIST"});
   native_ = modules.type == Reply::Type::Array && lists_emq(modules);
   if (!native_ && options_.executor == ExecutorChoice::Native) {
     throw Error(ErrorKind::Invalid, "connect",

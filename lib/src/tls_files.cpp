@@ -10,6 +10,8 @@
 #include <cstring>
 #include <memory>
 
+#include "openssl_errors.h"
+
 namespace echomq {
 
 namespace {
@@ -32,17 +34,11 @@ File open_file(const std::string& path, std::string& why) {
   return f;
 }
 
-// OpenSSL's reason for the last failure, and the queue emptied.
+// OpenSSL's reason for the last failure, for a file it could not read.
 std::string openssl_reason() {
-  const unsigned long e = ERR_peek_last_error();
-  const char* reason = e != 0 ? ERR_reason_error_string(e) : nullptr;
-  ERR_clear_error();
-  return reason != nullptr ? reason : "unreadable";
+  std::string reason = take_openssl_reason();
+  return reason.empty() ? "unreadable" : reason;
 }
-
-// A key with a passphrase is refused rather than asked for: emqd runs
-// without a terminal, and OpenSSL's default is to prompt on one.
-int no_passphrase(char*, int, int, void*) { return 0; }
 
 X509Ptr first_certificate(const std::string& path, std::string& why) {
   File f = open_file(path, why);

@@ -23,6 +23,7 @@
 
 #include "echomq/errors.h"
 #include "echomq/tls.h"
+#include "openssl_errors.h"
 #include "transport.h"
 
 namespace echomq {
@@ -108,16 +109,6 @@ std::string endpoint(const ConnectionOptions& o) {
   return (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
 }
 
-// OpenSSL's reason for the last failure ("" when it gave none); the queue
-// is emptied.
-std::string take_reason(int* code = nullptr) {
-  const unsigned long e = ERR_peek_last_error();
-  const char* reason = e != 0 ? ERR_reason_error_string(e) : nullptr;
-  if (code != nullptr) *code = e != 0 ? ERR_GET_REASON(e) : 0;
-  ERR_clear_error();
-  return reason != nullptr ? reason : "";
-}
-
 // What to do when the server turned the session down with an alert or
 // spoke no TLS at all. "" when there is nothing better to say.
 std::string alert_hint(int reason, const TlsOptions& t) {
@@ -174,7 +165,7 @@ std::string verify_hint(long result, const TlsOptions& t, const std::string& nam
   const std::string head = "TLS handshake with " + endpoint(o) + " failed: ";
   const long verify = SSL_get_verify_result(ssl);
   int code = 0;
-  const std::string reason = take_reason(&code);
+  const std::string reason = take_openssl_reason(&code);
   if (verify != X509_V_OK) {
     throw Error(ErrorKind::Io, "tls",
                 head + "certificate verify failed: " + X509_verify_cert_error_string(verify) + "; " +
@@ -194,18 +185,16 @@ std::string verify_hint(long result, const TlsOptions& t, const std::string& nam
   throw Error(ErrorKind::Io, "tls", "cannot use " + setting + ": " + why);
 }
 
-int no_passphrase(char*, int, int, void*) { return 0; }
-
 CtxPtr make_context(const TlsOptions& t) {
   CtxPtr ctx(SSL_CTX_new(TLS_client_method()));
-  if (!ctx) throw Error(ErrorKind::Io, "tls", "cannot create a TLS context: " + take_reason());
+  if (!ctx) throw Error(ErrorKind::Io, "tls", "cannot create a TLS context: " + take_openssl_reason());
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
   SSL_CTX_set_default_passwd_cb(ctx.get(), no_passphrase);
   SSL_CTX_set_read_ahead(ctx.get(), 1);
   if (t.ca_file.empty()) {
     if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
-      unusable("the system's CA store", take_reason() + "; install ca-certificates or set " + t.settings.ca_file);
+      unusable("the system's CA store", take_openssl_reason() + "; install ca-certificates or set " + t.settings.ca_file);
     }
   } else if (SSL_CTX_load_verify_locations(ctx.get(), t.ca_file.c_str(), nullptr) != 1) {
     ERR_clear_error();
@@ -247,7 +236,7 @@ void expect_name(SSL* ssl, const std::string& name) {
     ok = X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) == 1 &&
          SSL_set_tlsext_host_name(ssl, name.c_str()) == 1;
   }
-  if (!ok) throw Error(ErrorKind::Io, "tls", "cannot verify the server as '" + name + "': " + take_reason());
+  if (!ok) throw Error(ErrorKind::Io, "tls", "cannot verify the server as '" + name + "': " + take_openssl_reason());
 }
 
 // --- the transport ---------------------------------------------------------
@@ -257,7 +246,7 @@ class TlsTransport final : public Transport {
       : socket_(std::move(s)), state_{socket_.fd()}, address_(o.redacted()), tls_(o.tls), ctx_(make_context(o.tls)) {
     ssl_.reset(SSL_new(ctx_.get()));
     BIO* bio = ssl_ ? BIO_new(socket_method()) : nullptr;
-    if (bio == nullptr) throw Error(ErrorKind::Io, "tls", "cannot start a TLS session: " + take_reason());
+    if (bio == nullptr) throw Error(ErrorKind::Io, "tls", "cannot start a TLS session: " + take_openssl_reason());
     BIO_set_data(bio, &state_);
     SSL_set_bio(ssl_.get(), bio, bio);
   }
@@ -348,7 +337,7 @@ class TlsTransport final : public Transport {
   [[noreturn]] void fail(const char* op, int err) {
     const int sys_errno = errno;
     int code = 0;
-    const std::string reason = take_reason(&code);
+    const std::string reason = take_openssl_reason(&code);
     if (err == SSL_ERROR_ZERO_RETURN || code == SSL_R_UNEXPECTED_EOF_WHILE_READING || state_.eof) {
       if (code != 0 && code != SSL_R_UNEXPECTED_EOF_WHILE_READING) {
         throw Error(ErrorKind::Io, "tls", "the server at " + address_ + " ended the TLS session: " + reason +

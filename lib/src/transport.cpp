@@ -33,13 +33,18 @@ int ms_left(Deadline deadline) {
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 24 * 3600 * 1000));
 }
 
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
 void make_blocking(int fd, std::chrono::milliseconds command_timeout, const std::string& address) {
   const int flags = ::fcntl(fd, F_GETFL);
   bool ok = flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   if (ok) {
-    timeval tv{};  // zero: no timeout
-    tv.tv_sec = static_cast<time_t>(command_timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((command_timeout.count() % 1000) * 1000);
+    const timeval tv = to_timeval(command_timeout);
     ok = ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
          ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0;
   }

@@ -71,6 +71,8 @@ int ms_left(Deadline deadline);
 Socket connect_tcp(const ConnectionOptions& options, Deadline deadline);
 Socket connect_unix(const ConnectionOptions& options);
 
+// A duration as the timeval SO_RCVTIMEO and SO_SNDTIMEO take (0: none).
+timeval to_timeval(std::chrono::milliseconds ms);
 // Blocking, with the command timeout on every read and write (0: none).
 void make_blocking(int fd, std::chrono::milliseconds command_timeout, const std::string& address);
 

@@ -24,9 +24,7 @@ Socket connect_unix(const ConnectionOptions& o) {
   Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   int err = s.fd() < 0 ? errno : 0;
   if (err == 0) {
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(o.connect_timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((o.connect_timeout.count() % 1000) * 1000);
+    const timeval tv = to_timeval(o.connect_timeout);
     ::setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     while (::connect(s.fd(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
       if (errno == EINTR) continue;

@@ -104,7 +104,7 @@ class Executor {
  private:
   void handshake(Connection& c);
   void load_scripts(Connection& c);
-  void choose_executor(Connection& c);
+  void choose_executor(const Reply& modules);  // MODULE LIST's answer
   std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
   // Writes the call: EMQ.<NAME> when native and the module has a twin,
   // else EVALSHA of its script; then numkeys, its keys and its arguments.
