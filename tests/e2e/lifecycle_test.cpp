@@ -98,12 +98,15 @@ TEST_F(Lifecycle, KillNineOfOneDaemonLosesNothingAndRerunsAtMostItsConcurrency) 
 }
 
 TEST_F(Lifecycle, SigtermReleasesWhatDoesNotFinishWithinTheDrain) {
+  // Signalled once the handler runs: a job only leased is released at once,
+  // and this test is about the drain's wait for one that runs.
+  const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: drain\n    concurrency: 2\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sleep\", \"60\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 60\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   std::string id = put("drain", "x");
-  ASSERT_TRUE(wait_for([&] { return stats_of("drain").active == 1; }, seconds(10)));
+  ASSERT_TRUE(wait_for([&] { return read_ledger(started).distinct() == 1; }, seconds(10))) << d.log();
   const auto began = std::chrono::steady_clock::now();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(20)), 0) << d.log();
@@ -119,13 +122,16 @@ TEST_F(Lifecycle, SigtermReleasesWhatDoesNotFinishWithinTheDrain) {
 }
 
 TEST_F(Lifecycle, SigtermLetsARunningJobFinish) {
+  // The signal waits for the handler to have started, not for the lease: a
+  // job leased but not yet handed to a slot is rightly released by the drain.
+  const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: drain\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sleep\", \"1\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 1\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   put("drain", "x");
   put("drain", "y");
-  ASSERT_TRUE(wait_for([&] { return stats_of("drain").active == 1; }, seconds(10)));
+  ASSERT_TRUE(wait_for([&] { return read_ledger(started).distinct() == 1; }, seconds(10))) << d.log();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
   QueueStats s = stats_of("drain");
