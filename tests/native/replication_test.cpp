@@ -61,7 +61,9 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
 
   Executor x(native_on(primary));
   native_run(x);
-  ASSERT_EQ(pc.command({"WAIT", "1", "10000"}).integer, 1) << "the replica did not acknowledge the run";
+  // WAIT counts the replicas that hold what *this* connection wrote, so it
+  // goes on the executor's connection, the one that ran the transitions.
+  ASSERT_EQ(x.command({"WAIT", "1", "10000"}).integer, 1) << "the replica did not acknowledge the run";
 
   Connection rc = Connection::open(replica.options());
   EXPECT_EQ(rc.command({"MODULE", "LIST"}).elements.size(), 0u) << "the replica must not need the module";
