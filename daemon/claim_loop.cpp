@@ -77,39 +77,21 @@ void ClaimLoop::join() {
 
 Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
 
-// The slot that frees runs the turn itself (its settlement and the next
-// claim, one round trip) when no other turn is under way, instead of waking
-// the loop thread to do it: a thread wake-up and two context switches less
-// per job, which on a few CPUs busy spawning exec handlers are a tenth of a
-// job's cost. While a turn is under way its holder looks at the outbox again
-// when done, so an outcome left there is never stranded. The loop thread is
-// woken only for what its timers decide: the drain, server trouble, an idle
-// queue's polling.
 void ClaimLoop::deliver(std::optional<Settlement> s) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (s) outbox_.push_back(std::move(*s));
-  if (turn_taken_) return;
-  while (claiming_ && ready(Clock::now())) {
-    std::deque<Settlement> batch;
-    const bool claim_now = take_turn(Clock::now(), batch);
-    lock.unlock();
-    run_turn(std::move(batch), claim_now);
-    lock.lock();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s) outbox_.push_back(std::move(*s));
   }
-  const bool loop_needed = !claiming_ || !outbox_.empty() || backing_off(Clock::now()) || runner_.room() > 0;
-  lock.unlock();
-  if (loop_needed) cv_.notify_one();
+  cv_.notify_one();  // a slot is free either way
 }
 
 // Waiting out server trouble, unless another connection of the daemon has
-// reached the server since: then the wait is over at once. (Under mutex_;
-// the executor is asked only while nobody is using it.)
+// reached the server since: then the wait is over at once.
 bool ClaimLoop::backing_off(Clock::time_point now) const {
-  return now < backoff_until_ && (turn_taken_ || !executor_.server_back());
+  return now < backoff_until_ && !executor_.server_back();
 }
 
 bool ClaimLoop::ready(Clock::time_point now) const {
-  if (turn_taken_) return false;       // one turn at a time: its holder looks again when done
   if (backing_off(now)) return false;  // the server is in trouble: wait
   if (!outbox_.empty()) return true;
   if (stopping_) return runner_.busy() == 0;
@@ -118,8 +100,6 @@ bool ClaimLoop::ready(Clock::time_point now) const {
 
 Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kHeartbeat;
-  // A slot's turn under way wakes the loop when done if the loop has work.
-  if (turn_taken_) return deadline;
   // Looking every 100 ms whether another connection found the server back
   // costs no call to it.
   if (backing_off(now)) return std::min({deadline, backoff_until_, now + kLookForServerBack});
@@ -147,8 +127,8 @@ std::string ClaimLoop::handler_problem() const {
 
 bool ClaimLoop::handler_ready() {
   std::string why = handler_.not_ready();
-  // Only a turn's holder writes handler_problem_: a turn whose answer did
-  // not change takes no lock.
+  // Only this thread writes handler_problem_: a turn whose answer did not
+  // change takes no lock.
   if (why != handler_problem_) {
     if (why.empty()) {
       spdlog::info("queue={} the handler is up again: claiming resumes", queue_.name);
@@ -175,7 +155,7 @@ bool ClaimLoop::main_step() {
     while (true) {
       if (!claiming_) release_unstarted();
       if (ready(now)) break;
-      if (!turn_taken_ && stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
+      if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
       cv_.wait_until(lock, next_deadline(now));
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
@@ -190,35 +170,13 @@ bool ClaimLoop::main_step() {
       return false;
     }
     if (backing_off(now)) return true;
-    claim_now = take_turn(now, batch);
+    batch.swap(outbox_);
+    claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
+    wake_ = false;
   }
-  run_turn(std::move(batch), claim_now);
+  if (batch.empty() && !claim_now) return true;
+  turn(std::move(batch), claim_now);
   return true;
-}
-
-// Under mutex_: takes the outbox for a turn and says whether the turn
-// claims; the caller must then call run_turn().
-bool ClaimLoop::take_turn(Clock::time_point now, std::deque<Settlement>& batch) {
-  batch.swap(outbox_);
-  const bool claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
-  wake_ = false;
-  turn_taken_ = true;
-  return claim_now;
-}
-
-// Runs a turn taken with take_turn(), on the loop thread or a slot's. No
-// value read from the server may end the daemon or a slot: what no branch
-// of turn() expected is server trouble, retried after a backoff.
-void ClaimLoop::run_turn(std::deque<Settlement> batch, bool claim_now) {
-  if (!batch.empty() || claim_now) {
-    try {
-      turn(std::move(batch), claim_now);
-    } catch (const std::exception& e) {
-      on_server_trouble(Error(ErrorKind::Protocol, "claim loop", e.what()), {});
-    }
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  turn_taken_ = false;
 }
 
 void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {

@@ -62,8 +62,6 @@ class ClaimLoop {
   bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool ready(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  bool take_turn(std::chrono::steady_clock::time_point now, std::deque<Settlement>& batch);
-  void run_turn(std::deque<Settlement> batch, bool claim_now);
   void turn(std::deque<Settlement> batch, bool claim_now);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_ready();
@@ -91,16 +89,15 @@ class ClaimLoop {
   std::condition_variable cv_;
   std::deque<Settlement> outbox_;  // outcomes the server has not taken yet
   bool wake_ = false;
-  bool turn_taken_ = false;  // a turn is under way, on the loop thread or a slot's (see deliver())
   bool claiming_ = true;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point flush_until_{};
   std::chrono::steady_clock::time_point next_claim_at_{};
   std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
-  std::string handler_problem_;  // see handler_problem(); written by a turn's holder only, under mutex_
+  std::string handler_problem_;  // see handler_problem(); written by the loop thread only, under mutex_
   std::atomic<std::int64_t> last_turn_ns_{0};
-  // A turn's holder's own: the server trouble under way, if any.
+  // The loop thread's own: the server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};
   std::chrono::milliseconds trouble_delay_{0};

@@ -43,7 +43,7 @@ int JobRunner::room() const {
 
 int JobRunner::busy() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return running_count_ + handing_on_ + static_cast<int>(waiting_.size());
+  return running_count_ + static_cast<int>(waiting_.size());
 }
 
 std::vector<JobRunner::Assignment> JobRunner::take_waiting() {
@@ -84,32 +84,10 @@ JobRunner::Slot* JobRunner::wake_target_locked() {
   return slot;
 }
 
-// Each job's outcome is handed on (settled, and the next jobs claimed, in
-// one round trip: ClaimLoop::deliver) by the slot's own thread. When another
-// job waits for the slot and its handler runs it in a child process, the
-// hand-off waits until that child is spawned, so the round trip overlaps the
-// child's start instead of delaying it; otherwise it happens as the job ends.
-// A slot never sleeps owing an outcome: the turn that settles it may claim
-// the slot's next job.
 void JobRunner::slot_main(Slot& me) {
-  bool owed = false;                 // the last job's outcome is still to be handed on
-  std::optional<Settlement> owing;   // that outcome (nullopt: nothing to settle, the slot is free)
-  const auto hand_on = [&] {
-    if (!owed) return;
-    owed = false;
-    deliver_(std::move(owing));
-    std::lock_guard<std::mutex> lock(mutex_);
-    --handing_on_;
-  };
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     if (waiting_.empty()) {
-      if (owed) {
-        lock.unlock();
-        hand_on();
-        lock.lock();
-        continue;
-      }
       if (stopping_) break;  // work already handed over still runs: its lease is held
       me.woken = false;
       idle_.push_back(&me);
@@ -128,20 +106,17 @@ void JobRunner::slot_main(Slot& me) {
     lock.unlock();
     if (next != nullptr) next->cv.notify_one();
 
-    if (!handler_.calls_started()) hand_on();
-    std::optional<Settlement> settlement = run_one(a, hand_on);
-    hand_on();  // the handler ended the job before it started
+    std::optional<Settlement> settlement = run_one(a);
     lock.lock();
-    --running_count_;  // before the hand-on, so the claim it sends counts the free slot
-    ++handing_on_;
-    owed = true;
-    owing = std::move(settlement);
+    --running_count_;  // before the delivery, so the claim loop it wakes sees the free slot
+    lock.unlock();
+    deliver_(std::move(settlement));
+    lock.lock();
   }
 }
 
-std::optional<Settlement> JobRunner::run_one(Assignment& a, const std::function<void()>& started) {
+std::optional<Settlement> JobRunner::run_one(Assignment& a) {
   Job job;
-  if (handler_.calls_started()) job.started = started;
   job.queue = queue_.name;
   job.id = a.job.id;
   job.payload = std::move(a.job.payload);

@@ -25,8 +25,6 @@ class JobRunner {
  public:
   // Called from a slot thread when a job ends: a settlement to send, or
   // nullopt when there is nothing to send (the slot is free all the same).
-  // It may send it, and claim the next jobs, on the slot's own thread
-  // (ClaimLoop::deliver) before the slot takes its next job.
   using Deliver = std::function<void(std::optional<Settlement>)>;
 
   // A claimed job and its entry in RunningJobs.
@@ -47,8 +45,7 @@ class JobRunner {
   // How many more jobs may be claimed: the free slots plus the queue's
   // prefetch, less the jobs already waiting for a slot.
   int room() const;
-  // Jobs handed over and not done with: running, waiting for a slot, or
-  // ended with their outcome not handed on yet.
+  // Jobs handed over and not ended yet: running, or waiting for a slot.
   int busy() const;
   // Takes back the jobs no slot has started, for release at the drain.
   std::vector<Assignment> take_waiting();
@@ -64,7 +61,7 @@ class JobRunner {
     std::thread thread;
   };
   void slot_main(Slot& me);
-  std::optional<Settlement> run_one(Assignment& a, const std::function<void()>& started);
+  std::optional<Settlement> run_one(Assignment& a);
   Slot* wake_target_locked();
 
   const QueueConfig& queue_;
@@ -76,7 +73,6 @@ class JobRunner {
   mutable std::mutex mutex_;
   std::deque<Assignment> waiting_;
   int running_count_ = 0;
-  int handing_on_ = 0;         // jobs ended whose outcome a slot has not handed on yet
   std::vector<Slot*> idle_;    // sleeping slots, the most recently idle last
   bool wake_pending_ = false;  // a slot has been woken and has not taken work yet
   bool stopping_ = false;

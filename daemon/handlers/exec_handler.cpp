@@ -30,12 +30,8 @@ class JobRun {
       : config_(config), job_(job), child_(child), stderr_(job.queue, job.id),
         pump_(child, stderr_, stop.fd(), rules(config, job)) {}
 
-  // `started`: the slot's other work (its previous job's settlement),
-  // done once the payload is in the pipe, while the child starts up.
-  Outcome run(const std::function<void()>& started) {
-    const Clock::time_point began = Clock::now();
-    if (auto event = pump_.write_input()) handle(*event);
-    if (started) started();
+  Outcome run() {
+    const Clock::time_point started = Clock::now();
     while (!handle(pump_.run())) {
     }
     // Whatever the job left behind in its group goes with it.
@@ -43,7 +39,7 @@ class JobRun {
     const ExitStatus status = child_.wait();
     stderr_.finish();
     spdlog::debug("queue={} job={}: {} after {} ms", job_.queue, job_.id, status.describe(),
-                  std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began).count());
+                  std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
     return outcome(status);
   }
 
@@ -154,9 +150,7 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
   const SigpipeBlock sigpipe_block;
   try {
     ChildProcess child({params_.handler.command, env_.for_job(job), params_.handler.cwd});
-    // The child execs and starts up meanwhile (most of a short job's time):
-    // the slot settles its previous job and claims the next then.
-    return JobRun(params_.handler, job, stop, child).run(job.started);
+    return JobRun(params_.handler, job, stop, child).run();
   } catch (const SpawnError& e) {
     spdlog::warn("queue={} job={}: {}", job.queue, job.id, e.what());
     return Outcome::failed(Outcome::Verdict::Retry, e.what());

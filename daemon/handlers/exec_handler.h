@@ -30,7 +30,6 @@ class ExecHandler : public Handler {
   // program missing or not executable, cwd missing).
   void start() override;
   Outcome run(const Job& job, const StopToken& stop) override;
-  bool calls_started() const override { return true; }
 
  private:
   Params params_;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,11 +23,6 @@ struct Job {
   std::string payload;     // bytes
   std::int64_t attempt = 1;
   std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
-  // Set by the daemon for a handler whose calls_started() is true: called
-  // once (never after run() has returned), from run()'s thread, when the
-  // job runs elsewhere (a child process), so the slot settles its previous
-  // job while this one runs. Empty when there is nothing to do.
-  std::function<void()> started;
 };
 
 struct Outcome {
@@ -87,10 +81,6 @@ class Handler {
   // it safely can (the caller discards the outcome). Never throws: every
   // failure of the handler is an Outcome.
   virtual Outcome run(const Job& job, const StopToken& stop) = 0;
-  // Whether run() calls job.started once the job runs outside the slot's
-  // thread (exec: once the child is spawned). Otherwise the slot settles its
-  // previous job before run().
-  virtual bool calls_started() const { return false; }
   // Why no job should be claimed for it now, "" when jobs may be (a pool
   // with no process up while its starts keep failing). The claim loop
   // claims nothing meanwhile, and /healthz says why. Any thread, any time.

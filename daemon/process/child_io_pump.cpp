@@ -99,11 +99,6 @@ int ChildIoPump::poll_timeout_ms(Clock::time_point now, std::optional<Clock::tim
   return static_cast<int>(std::clamp<long long>(wait, 0, 60 * 60 * 1000));
 }
 
-std::optional<ChildIoPump::Event> ChildIoPump::write_input() {
-  if (input_written() || !child_.stdin_pipe()) return std::nullopt;
-  return write_stdin();
-}
-
 std::optional<ChildIoPump::Event> ChildIoPump::write_stdin() {
   Fd& in = child_.stdin_pipe();
   const std::size_t chunk = std::min(rules_.input.size() - written_, kWriteChunk);

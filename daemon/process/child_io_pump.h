@@ -63,11 +63,6 @@ class ChildIoPump {
   // when poll() fails.
   Event run(std::optional<Clock::time_point> wake_at = std::nullopt);
 
-  // Writes what of the input the pipe takes now, without waiting: a caller
-  // about to turn to other work first gives the child what it will read.
-  // StdinRefused when the child has closed its stdin already.
-  std::optional<Event> write_input();
-
   // SIGTERM (and SIGCONT: a stopped process would not act on it) to the
   // group now, SIGKILL after grace; with no grace, SIGKILL now.
   void end_group(Clock::duration grace);

@@ -62,27 +62,6 @@ TEST_F(ClaimLoopTest, RunsEveryJobAndRecordsItsResultOnTheServer) {
   EXPECT_LE(handler.max_running(), 4);
 }
 
-// Slots settle their own jobs and claim the next on their own threads; an
-// outcome that arrives while another slot's turn is under way rides with
-// that slot's next turn. Many short jobs ending together exercise both, and
-// the queue, drained that way, is still polled by the loop afterwards.
-TEST_F(ClaimLoopTest, OutcomesEndingDuringAnotherSlotsTurnAreSettledAndTheIdleQueueIsPolledAfter) {
-  const QueueConfig q = queue("q", 8, 8);
-  const QueueKeys keys("q");
-  fill(keys, 400);
-  handler.open();
-  ClaimLoop loop(q, server.options(), handler, metrics);
-  loop.start();
-  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 400; }, seconds(30)));
-  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
-  EXPECT_EQ(metrics.queue("q").completed->Value(), 400);
-  EXPECT_EQ(handler.finished(), 400);
-
-  const std::vector<std::string> later = fill(keys, 1);
-  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 401; }, seconds(10)));
-  EXPECT_EQ(inspect(x, keys, later[0])->fields.at("result"), "done:p");
-}
-
 TEST_F(ClaimLoopTest, FailedOutcomesRetryAfterTheBackoffOrDie) {
   QueueConfig q = queue("q", 2, 0);
   q.backoff = {60000, 2.0, 3600000, 0};  // a retry waits a minute: it stays delayed
