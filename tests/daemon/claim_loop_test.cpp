@@ -62,6 +62,29 @@ TEST_F(ClaimLoopTest, RunsEveryJobAndRecordsItsResultOnTheServer) {
   EXPECT_LE(handler.max_running(), 4);
 }
 
+// Short jobs ending together on many slots: their outcomes, handed to the
+// loop while one of its turns is on the wire, ride in the next turn with the
+// next claim, and none is lost or settled twice. The queue, drained that
+// way, is still polled afterwards.
+TEST_F(ClaimLoopTest, OutcomesOfJobsEndingTogetherAreEachSettledOnceAndTheDrainedQueueIsPolledAfter) {
+  const QueueConfig q = queue("q", 8, 8);
+  const QueueKeys keys("q");
+  fill(keys, 400);
+  handler.open();
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 400; }, seconds(30)));
+  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
+  EXPECT_EQ(metrics.queue("q").completed->Value(), 400);
+  EXPECT_EQ(handler.finished(), 400);
+  EXPECT_EQ(now(keys).active, 0);
+
+  const std::vector<std::string> later = fill(keys, 1);
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 401; }, seconds(10)));
+  EXPECT_EQ(inspect(x, keys, later[0])->fields.at("result"), "done:p");
+  EXPECT_EQ(handler.finished(), 401);
+}
+
 TEST_F(ClaimLoopTest, FailedOutcomesRetryAfterTheBackoffOrDie) {
   QueueConfig q = queue("q", 2, 0);
   q.backoff = {60000, 2.0, 3600000, 0};  // a retry waits a minute: it stays delayed
