@@ -112,6 +112,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
     RedisModule_CloseKey(row);
   }
 }
+
 typedef struct {
   RedisModuleString *id;
   RedisModuleString *payload;
