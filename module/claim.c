@@ -28,20 +28,12 @@
   Errors:  EMQARG when an argument is not an integer in range
 */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
 static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0};
-
-/* The script's int_arg: '^-?%d+$', then tonumber. */
-static int int_arg(const EmqCall *call, int i, double *out) {
-  size_t len;
-  const char *s = emq_arg(call, i, &len);
-  return emq_matches_int(s, len, 1) && emq_lua_tonumber(s, len, out);
-}
 
 static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
   size_t rlen, slen;
@@ -54,13 +46,13 @@ static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisMod
 }
 
 /* claim.lua's is_counter_of(stats, 'claimed'): absent, or a hash whose
- * claimed field is absent or an integer counter. */
-static int counts_claims(RedisModuleKey *stats) {
+ * claimed field is absent or an integer counter, which *claimed holds. */
+static int counts_claims(RedisModuleKey *stats, long long *claimed) {
+  *claimed = 0;
   const int type = RedisModule_KeyType(stats);
   if (type == REDISMODULE_KEYTYPE_EMPTY) return 1;
   if (type != REDISMODULE_KEYTYPE_HASH) return 0;
-  long long n;
-  return emq_row_counter(emq_hget(stats, "claimed"), &n);
+  return emq_row_counter(emq_hget(stats, EMQ_WORD_CLAIMED), claimed);
 }
 
 static void skip_count(RedisModuleCtx *ctx, RedisModuleString *stats, size_t claimed) {
@@ -75,52 +67,50 @@ static void skip_count(RedisModuleCtx *ctx, RedisModuleString *stats, size_t cla
 /* Opens the row of id for writing when it is an emq/1 row; NULL when it
  * is gone (skipped) or malformed (skipped and logged). */
 static RedisModuleKey *open_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set) {
-  RedisModuleKey *row = emq_open_read(ctx, row_name);
-  if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) return NULL;
-  if (!emq_is_row(row)) {
-    skip_malformed(ctx, row_name, set);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
+  if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_CloseKey(row);
     return NULL;
   }
-  return emq_reopen_write(ctx, row, row_name);
+  if (!emq_is_row(row)) {
+    skip_malformed(ctx, row_name, set);
+    RedisModule_CloseKey(row);
+    return NULL;
+  }
+  return row;
 }
+
+/* The zsets claim moves ids between, each opened once for writing. */
+typedef struct {
+  RedisModuleKey *pending, *active, *delayed;
+} Sets;
 
 /* ZRANGEBYSCORE delayed -inf now LIMIT 0 limit, then per id: ZREM, and
  * back to pending at its lane when its row is an emq/1 row. */
-static void promote(RedisModuleCtx *ctx, const EmqCall *call, mstime_t now, double limit) {
+static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, mstime_t now, double limit) {
   RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
-  RedisModuleKey *delayed = emq_open_read(ctx, delayed_name);
-  size_t cap = RedisModule_ValueLength(delayed);
-  if (cap == 0) {
-    RedisModule_CloseKey(delayed);
-    return;
-  }
+  size_t cap = RedisModule_ValueLength(sets->delayed);
+  if (cap == 0) return;
   if ((double)cap > limit) cap = (size_t)limit;
-  RedisModuleString **due = malloc(sizeof *due * cap);
+  RedisModuleString **due = RedisModule_PoolAlloc(ctx, sizeof *due * cap);
   size_t n = 0;
-  if (RedisModule_ZsetFirstInScoreRange(delayed, -1.0 / 0.0, (double)now, 0, 0) == REDISMODULE_OK) {
-    while (n < cap && !RedisModule_ZsetRangeEndReached(delayed)) {
+  if (RedisModule_ZsetFirstInScoreRange(sets->delayed, -1.0 / 0.0, (double)now, 0, 0) == REDISMODULE_OK) {
+    while (n < cap && !RedisModule_ZsetRangeEndReached(sets->delayed)) {
       double score;
-      due[n++] = RedisModule_ZsetRangeCurrentElement(delayed, &score);
-      RedisModule_ZsetRangeNext(delayed);
+      due[n++] = RedisModule_ZsetRangeCurrentElement(sets->delayed, &score);
+      RedisModule_ZsetRangeNext(sets->delayed);
     }
-    RedisModule_ZsetRangeStop(delayed);
+    RedisModule_ZsetRangeStop(sets->delayed);
   }
-  if (n > 0) {
-    delayed = emq_reopen_write(ctx, delayed, delayed_name);
-    RedisModuleKey *pending = emq_open_write(ctx, pending_name);
-    for (size_t i = 0; i < n; ++i) {
-      emq_zrem(ctx, delayed, delayed_name, due[i]);
-      RedisModuleString *row_name = emq_row_key(ctx, root, due[i]);
-      RedisModuleKey *row = open_row(ctx, row_name, delayed_name);
-      if (row == NULL) continue;
-      emq_hset1(ctx, row, row_name, "state", "pending");
-      emq_zadd(ctx, pending, pending_name, emq_row_lane(row), due[i], 0);
-      RedisModule_CloseKey(row);
-    }
-    RedisModule_CloseKey(pending);
+  for (size_t i = 0; i < n; ++i) {
+    emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
+    RedisModuleString *row_name = emq_row_key(ctx, root, due[i]);
+    RedisModuleKey *row = open_row(ctx, row_name, delayed_name);
+    if (row == NULL) continue;
+    emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
+    emq_zadd(ctx, sets->pending, pending_name, emq_row_lane(row), due[i], 0);
+    RedisModule_CloseKey(row);
   }
-  RedisModule_CloseKey(delayed);
-  free(due);
 }
 
 typedef struct {
@@ -134,8 +124,7 @@ typedef struct {
  * attempts, HINCRBY lease_epoch, HSET state: the three events), the three
  * fields written and replicated as one HSET. 0 when the row is gone or is
  * not an emq/1 row (skipped; the latter logged). */
-static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set_name,
-                     RedisModuleString *active_state, Claimed *job) {
+static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set_name, Claimed *job) {
   RedisModuleKey *row = emq_open_write(ctx, row_name);
   const int type = RedisModule_KeyType(row);
   if (type == REDISMODULE_KEYTYPE_EMPTY) {
@@ -145,8 +134,8 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
   RedisModuleString *attempts = NULL, *epoch = NULL;
   job->payload = NULL;
   if (type == REDISMODULE_KEYTYPE_HASH) {
-    RedisModule_HashGet(row, REDISMODULE_HASH_CFIELDS, "attempts", &attempts, "lease_epoch", &epoch, "payload",
-                        &job->payload, NULL);
+    RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_ATTEMPTS), &attempts,
+                        emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload, NULL);
   }
   if (type != REDISMODULE_KEYTYPE_HASH || !emq_row_counter(attempts, &job->attempts) ||
       !emq_row_counter(epoch, &job->epoch)) {
@@ -155,117 +144,105 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
     return 0;
   }
   char a[24], e[24];
-  const int alen = snprintf(a, sizeof a, "%lld", ++job->attempts);
-  const int elen = snprintf(e, sizeof e, "%lld", ++job->epoch);
-  RedisModule_HashSet(row, REDISMODULE_HASH_CFIELDS, "attempts", RedisModule_CreateString(ctx, a, (size_t)alen),
-                      "lease_epoch", RedisModule_CreateString(ctx, e, (size_t)elen), "state", active_state, NULL);
+  const size_t alen = emq_format_ll(a, ++job->attempts);
+  const size_t elen = emq_format_ll(e, ++job->epoch);
+  RedisModuleString *attempts_field = emq_word(EMQ_WORD_ATTEMPTS), *epoch_field = emq_word(EMQ_WORD_LEASE_EPOCH),
+                    *state_field = emq_word(EMQ_WORD_STATE), *active = emq_word(EMQ_WORD_ACTIVE);
+  RedisModule_HashSet(row, REDISMODULE_HASH_NONE, attempts_field, RedisModule_CreateString(ctx, a, alen), epoch_field,
+                      RedisModule_CreateString(ctx, e, elen), state_field, active, NULL);
+  RedisModule_SignalModifiedKey(ctx, row_name);
   RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
   RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
   RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", row_name);
-  RedisModule_Replicate(ctx, "HSET", "scbcbcs", row_name, "attempts", a, (size_t)alen, "lease_epoch", e,
-                        (size_t)elen, "state", active_state);
+  RedisModule_Replicate(ctx, "HSET", "ssbsbss", row_name, attempts_field, a, alen, epoch_field, e, elen, state_field,
+                        active);
   RedisModule_CloseKey(row);
   return 1;
 }
 
 /* Pops in rounds, as the script does, so that ids whose row is gone do
- * not shorten the batch. Returns how many jobs it leased into out. The
- * active entries are replicated as one ZADD at the end. */
-static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, double deadline, double max_count, Claimed *out,
+ * not shorten the batch; cap (at most what pending holds) jobs at most.
+ * Returns how many jobs it leased into out. The active entries are
+ * replicated as one ZADD at the end. */
+static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out,
                     size_t cap) {
   RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
-  RedisModuleKey *pending = emq_open_read(ctx, pending_name);
-  if (RedisModule_ValueLength(pending) == 0) {
-    RedisModule_CloseKey(pending);
-    return 0;
-  }
-  pending = emq_reopen_write(ctx, pending, pending_name);
-  RedisModuleKey *active = emq_open_write(ctx, active_name);
-  RedisModuleString *active_state = RedisModule_CreateString(ctx, "active", 6);
   char score[40];
-  const int slen = snprintf(score, sizeof score, "%.17g", deadline);
-  RedisModuleString *score_str = RedisModule_CreateString(ctx, score, (size_t)slen);
-  RedisModuleString **popped = malloc(sizeof *popped * cap);
-  RedisModuleString **zadd = malloc(sizeof *zadd * (1 + 2 * cap));
+  RedisModuleString *score_str = RedisModule_CreateString(ctx, score, emq_format_score(score, deadline));
+  RedisModuleString **popped = RedisModule_PoolAlloc(ctx, sizeof *popped * cap);
+  RedisModuleString **zadd = RedisModule_PoolAlloc(ctx, sizeof *zadd * (1 + 2 * cap));
   size_t zadd_len = 1;
   zadd[0] = active_name;
   size_t claimed = 0;
-  while ((double)claimed < max_count) {
-    int n = emq_zpopmin(ctx, pending, pending_name, (int)(cap - claimed), popped);
+  while (claimed < cap) {
+    int n = emq_zpopmin(ctx, sets->pending, pending_name, (int)(cap - claimed), popped);
     if (n == 0) break;
     for (int i = 0; i < n; ++i) {
       Claimed *job = &out[claimed];
-      if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, active_state, job)) continue;
+      if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       job->id = popped[i];
       ++claimed;
       int flags = 0;
-      RedisModule_ZsetAdd(active, deadline, popped[i], &flags);
+      RedisModule_ZsetAdd(sets->active, deadline, popped[i], &flags);
       if (flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) {
-        RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", active_name);
+        emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", active_name);
         zadd[zadd_len++] = score_str;
         zadd[zadd_len++] = popped[i];
       }
     }
   }
   if (zadd_len > 1) RedisModule_Replicate(ctx, "ZADD", "v", zadd, zadd_len);
-  RedisModule_CloseKey(active);
-  RedisModule_CloseKey(pending);
-  free(zadd);
-  free(popped);
   return claimed;
+}
+
+static int reply_jobs(RedisModuleCtx *ctx, const Claimed *jobs, size_t claimed) {
+  RedisModule_ReplyWithArray(ctx, (long)(4 * claimed));
+  for (size_t i = 0; i < claimed; ++i) {
+    RedisModule_ReplyWithString(ctx, jobs[i].id);
+    RedisModule_ReplyWithString(ctx, jobs[i].payload != NULL ? jobs[i].payload : emq_word(EMQ_WORD_EMPTY));
+    RedisModule_ReplyWithLongLong(ctx, jobs[i].attempts);
+    RedisModule_ReplyWithLongLong(ctx, jobs[i].epoch);
+  }
+  return REDISMODULE_OK;
 }
 
 int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kClaim, &call)) return REDISMODULE_OK;
   double lease_ms, max_count, promote_limit;
-  if (!int_arg(&call, 1, &lease_ms) || lease_ms <= 0) {
-    return emq_reply_error(ctx, "EMQARG lease_ms must be an integer > 0");
-  }
-  if (!int_arg(&call, 2, &max_count) || max_count <= 0) {
-    return emq_reply_error(ctx, "EMQARG max_count must be an integer > 0");
-  }
-  if (!int_arg(&call, 3, &promote_limit) || promote_limit < 0) {
-    return emq_reply_error(ctx, "EMQARG promote_limit must be an integer >= 0");
+  if (!emq_int_arg(&call, 1, 1, 1, "EMQARG lease_ms must be an integer > 0", &lease_ms) ||
+      !emq_int_arg(&call, 2, 1, 1, "EMQARG max_count must be an integer > 0", &max_count) ||
+      !emq_int_arg(&call, 3, 1, 0, "EMQARG promote_limit must be an integer >= 0", &promote_limit)) {
+    return REDISMODULE_OK;
   }
 
   RedisModuleKey *meta = emq_open_read(ctx, call.keys[3]);
   if (!emq_require_type(ctx, meta, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
-  if (emq_bytes_equal(emq_hget(meta, "paused"), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
-  RedisModuleKey *stats = emq_open_read(ctx, call.keys[4]);
+  if (emq_bytes_equal(emq_hget(meta, EMQ_WORD_PAUSED), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
+  RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
+  Sets sets;
+  RedisModuleKey **set[] = {&sets.pending, &sets.active, &sets.delayed};
   for (int i = 0; i < 3; ++i) {
-    if (!emq_require_type_of(ctx, call.keys[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+    *set[i] = emq_open_write(ctx, call.keys[i]);
+    if (!emq_require_type(ctx, *set[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   }
-  const int counted = counts_claims(stats);
+  long long claimed_before;
+  const int counted = counts_claims(stats, &claimed_before);
 
   mstime_t now = emq_now_ms();
-  if (promote_limit > 0) promote(ctx, &call, now, promote_limit);
+  if (promote_limit > 0) promote(ctx, &call, &sets, now, promote_limit);
 
   /* No batch is larger than what pending holds once promotion is done. */
-  RedisModuleKey *pending = emq_open_read(ctx, call.keys[0]);
-  size_t cap = RedisModule_ValueLength(pending);
-  RedisModule_CloseKey(pending);
+  size_t cap = RedisModule_ValueLength(sets.pending);
   if ((double)cap > max_count) cap = (size_t)max_count;
-  Claimed *jobs = malloc(sizeof *jobs * (cap ? cap : 1));
-  size_t claimed = cap ? lease(ctx, &call, (double)now + lease_ms, max_count, jobs, cap) : 0;
+  if (cap == 0) return RedisModule_ReplyWithArray(ctx, 0);
+  Claimed *jobs = RedisModule_PoolAlloc(ctx, sizeof *jobs * cap);
+  size_t claimed = lease(ctx, &call, &sets, (double)now + lease_ms, jobs, cap);
 
   if (claimed > 0 && counted) {
-    RedisModule_CloseKey(stats);
-    emq_hincrby(ctx, emq_open_write(ctx, call.keys[4]), call.keys[4], "claimed", (long long)claimed);
+    emq_hincrby(ctx, stats, call.keys[4], EMQ_WORD_CLAIMED, claimed_before, (long long)claimed);
   } else if (claimed > 0) {
     skip_count(ctx, call.keys[4], claimed);
   }
-  RedisModule_ReplyWithArray(ctx, (long)(4 * claimed));
-  for (size_t i = 0; i < claimed; ++i) {
-    RedisModule_ReplyWithString(ctx, jobs[i].id);
-    if (jobs[i].payload != NULL) {
-      RedisModule_ReplyWithString(ctx, jobs[i].payload);
-    } else {
-      RedisModule_ReplyWithStringBuffer(ctx, "", 0);
-    }
-    RedisModule_ReplyWithLongLong(ctx, jobs[i].attempts);
-    RedisModule_ReplyWithLongLong(ctx, jobs[i].epoch);
-  }
-  free(jobs);
-  return REDISMODULE_OK;
+  return reply_jobs(ctx, jobs, claimed);
 }

@@ -33,34 +33,31 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   size_t len;
   const char *s = emq_arg(&call, 1, &len);
   if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
-  s = emq_arg(&call, 3, &len);
   double keep_ms;
-  if (!emq_matches_int(s, len, 0) || !emq_lua_tonumber(s, len, &keep_ms)) {
-    return emq_reply_error(ctx, "EMQARG keep_ms must be a non-negative integer");
-  }
+  if (!emq_int_arg(&call, 3, 0, 0, "EMQARG keep_ms must be a non-negative integer", &keep_ms)) return REDISMODULE_OK;
 
-  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
   if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
-  /* From here on every key is written: open each once, for writing. */
   RedisModuleKey *active = emq_open_write(ctx, active_name);
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
-  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) || !emq_require_counter(ctx, stats, "completed", 1)) {
+  long long completed;
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) ||
+      !emq_require_counter(ctx, stats, EMQ_WORD_COMPLETED, 1, &completed)) {
     return REDISMODULE_OK;
   }
   if (keep_ms > EMQ_MAX_KEEP_MS) return emq_reply_error(ctx, "ERR invalid expire time in 'pexpire' command");
 
   emq_zrem(ctx, active, active_name, id);
-  row = emq_reopen_write(ctx, row, row_name);
   if (keep_ms == 0) {
     emq_del(ctx, row, row_name);
   } else {
-    const char *fields[] = {"state", "result"};
-    RedisModuleString *values[] = {RedisModule_CreateString(ctx, "completed", 9),
-                                   call.num_args >= 4 ? call.args[3] : RedisModule_CreateString(ctx, "", 0)};
+    const EmqWord fields[] = {EMQ_WORD_STATE, EMQ_WORD_RESULT};
+    RedisModuleString *values[] = {emq_word(EMQ_WORD_COMPLETED),
+                                   call.num_args >= 4 ? call.args[3] : emq_word(EMQ_WORD_EMPTY)};
     emq_hset(ctx, row, row_name, 2, fields, values);
     emq_pexpire(ctx, row, row_name, emq_now_ms() + (mstime_t)keep_ms);
   }
-  emq_hincrby(ctx, stats, stats_name, "completed", 1);
+  emq_hincrby(ctx, stats, stats_name, EMQ_WORD_COMPLETED, completed, 1);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -77,6 +77,10 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
                     "scripted executor (valkey.executor: scripted or auto)");
     return REDISMODULE_ERR;
   }
+  /* A key opened for writing is not thereby modified (a fenced transition
+   * whose lease is lost writes nothing): each write signals its key. */
+  RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
+  if (emq_create_words() != REDISMODULE_OK) return REDISMODULE_ERR;
   for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; ++i) {
     if (register_command(ctx, &kCommands[i]) != REDISMODULE_OK) {
       RedisModule_Log(ctx, "warning", "emq: could not register %s", kCommands[i].name);

@@ -25,15 +25,13 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   const char *idp = RedisModule_StringPtrLen(id, &idlen);
   if (!emq_is_job_id(idp, idlen)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
 
-  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
   RedisModuleKey *pending = emq_open_write(ctx, pending_name);
   if (!emq_require_type(ctx, pending, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
-  row = emq_reopen_write(ctx, row, row_name);
 
-  const char *fields[] = {"state", "attempts", "payload"};
-  RedisModuleString *values[] = {RedisModule_CreateString(ctx, "pending", 7), RedisModule_CreateString(ctx, "0", 1),
-                                 payload};
+  const EmqWord fields[] = {EMQ_WORD_STATE, EMQ_WORD_ATTEMPTS, EMQ_WORD_PAYLOAD};
+  RedisModuleString *values[] = {emq_word(EMQ_WORD_PENDING), emq_word(EMQ_WORD_ZERO), payload};
   emq_hset(ctx, row, row_name, 3, fields, values);
   emq_zadd(ctx, pending, pending_name, 0, id, 0);
   return RedisModule_ReplyWithLongLong(ctx, 1);

@@ -17,18 +17,18 @@
                    epochs do not pair up
            EMQKIND when an id is not JOB-namespaced
 */
-#include <stdlib.h>
-
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ACTIVE, EMQ_KEY_ROW_ROOT};
 static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0};
 
-/* 1 when the job's lease still holds: its row is active at this epoch
- * and the id is in the active set. */
+/* Whether the job's lease still holds: its row is active at this epoch and
+ * the id is in the active set. -1 when the row is not a hash (the script
+ * would stop there with WRONGTYPE; it has been replied). */
 static int holds(RedisModuleCtx *ctx, RedisModuleKey *active, RedisModuleString *root, RedisModuleString *id,
                  RedisModuleString *epoch) {
   RedisModuleKey *row = emq_open_read(ctx, emq_row_key(ctx, root, id));
+  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return -1;
   int held = emq_holds_lease(row, epoch);
   RedisModule_CloseKey(row);
   double score;
@@ -39,42 +39,34 @@ static int holds(RedisModuleCtx *ctx, RedisModuleKey *active, RedisModuleString 
 int emq_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kExtend, &call)) return REDISMODULE_OK;
-  size_t len;
-  const char *s = emq_arg(&call, 1, &len);
   double lease_ms;
-  if (!emq_matches_int(s, len, 0) || !emq_lua_tonumber(s, len, &lease_ms) || lease_ms <= 0) {
-    return emq_reply_error(ctx, "EMQARG lease_ms must be an integer > 0");
-  }
+  if (!emq_int_arg(&call, 1, 0, 1, "EMQARG lease_ms must be an integer > 0", &lease_ms)) return REDISMODULE_OK;
   if (call.num_args % 2 != 1) return emq_reply_error(ctx, "EMQARG extend takes lease_ms then id, epoch pairs");
   for (int i = 2; i <= call.num_args; i += 2) {
+    size_t len;
     const char *id = emq_arg(&call, i, &len);
     if (!emq_is_job_id(id, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
   }
   RedisModuleString *active_name = call.keys[0], *root = call.keys[1];
-  if (!emq_require_type_of(ctx, active_name, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
-  for (int i = 2; i <= call.num_args; i += 2) {
-    if (!emq_require_type_of(ctx, emq_row_key(ctx, root, call.args[i - 1]), REDISMODULE_KEYTYPE_HASH)) {
-      return REDISMODULE_OK;
-    }
-  }
+  RedisModuleKey *active = emq_open_write(ctx, active_name);
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
 
   /* Decide every job first, then write: a renewal changes only a score,
-   * never what a later pair's check reads. */
-  size_t jobs = (size_t)call.num_args / 2;
-  char *renew = malloc(jobs ? jobs : 1);
-  int any = 0;
-  RedisModuleKey *active = emq_open_read(ctx, active_name);
+   * never what a later pair's check reads, and a row of the wrong type
+   * stops the call before anything is written. */
+  const size_t jobs = (size_t)call.num_args / 2;
+  if (jobs == 0) return RedisModule_ReplyWithArray(ctx, 0);
+  char *renew = RedisModule_PoolAlloc(ctx, jobs);
   for (size_t j = 0; j < jobs; ++j) {
-    renew[j] = (char)holds(ctx, active, root, call.args[1 + 2 * j], call.args[2 + 2 * j]);
-    any |= renew[j];
+    const int held = holds(ctx, active, root, call.args[1 + 2 * j], call.args[2 + 2 * j]);
+    if (held < 0) return REDISMODULE_OK;
+    renew[j] = (char)held;
   }
-  double deadline = (double)emq_now_ms() + lease_ms;
-  if (any) active = emq_reopen_write(ctx, active, active_name);
+  const double deadline = (double)emq_now_ms() + lease_ms;
   RedisModule_ReplyWithArray(ctx, (long)jobs);
   for (size_t j = 0; j < jobs; ++j) {
     if (renew[j]) emq_zadd(ctx, active, active_name, deadline, call.args[1 + 2 * j], 1);
     RedisModule_ReplyWithLongLong(ctx, renew[j]);
   }
-  free(renew);
   return REDISMODULE_OK;
 }

@@ -31,12 +31,6 @@ static const EmqTransition kFail = {"EMQ.FAIL", kRoles, 6, 2};
 
 #define EMQ_MAX_ERROR 4096
 
-static int digits_arg(const EmqCall *call, int i, double *out) {
-  size_t len;
-  const char *s = emq_arg(call, i, &len);
-  return emq_matches_int(s, len, 0) && emq_lua_tonumber(s, len, out);
-}
-
 int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kFail, &call)) return REDISMODULE_OK;
@@ -47,30 +41,34 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   const char *s = emq_arg(&call, 1, &len);
   if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
   double max_attempts, backoff_ms;
-  if (!digits_arg(&call, 4, &max_attempts) || max_attempts <= 0) {
-    return emq_reply_error(ctx, "EMQARG max_attempts must be an integer > 0");
-  }
-  if (!digits_arg(&call, 5, &backoff_ms)) {
-    return emq_reply_error(ctx, "EMQARG backoff_ms must be a non-negative integer");
+  if (!emq_int_arg(&call, 4, 0, 1, "EMQARG max_attempts must be an integer > 0", &max_attempts) ||
+      !emq_int_arg(&call, 5, 0, 0, "EMQARG backoff_ms must be a non-negative integer", &backoff_ms)) {
+    return REDISMODULE_OK;
   }
   const char *permanent = emq_arg(&call, 6, &len);
   if (permanent == NULL || len != 1 || (permanent[0] != '0' && permanent[0] != '1')) {
     return emq_reply_error(ctx, "EMQARG permanent must be 0 or 1");
   }
 
-  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
   if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
-  for (int k = 1; k <= 4; ++k) {
-    if (!emq_require_type_of(ctx, call.keys[k], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  /* active, delayed, pending, dead: KEYS[2..5]. */
+  RedisModuleKey *sets[4];
+  for (int k = 0; k < 4; ++k) {
+    sets[k] = emq_open_write(ctx, call.keys[1 + k]);
+    if (!emq_require_type(ctx, sets[k], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   }
-  if (!emq_require_counter(ctx, row, "failures", 1)) return REDISMODULE_OK;
-  RedisModuleKey *stats = emq_open_read(ctx, stats_name);
-  if (!emq_require_counter(ctx, stats, "retried", 1) || !emq_require_counter(ctx, stats, "dead", 1)) {
+  RedisModuleKey *active = sets[0], *delayed = sets[1], *pending = sets[2], *dead = sets[3];
+  long long failures, retried, died;
+  if (!emq_require_counter(ctx, row, EMQ_WORD_FAILURES, 1, &failures)) return REDISMODULE_OK;
+  RedisModuleKey *stats = emq_open_write(ctx, stats_name);
+  if (!emq_require_counter(ctx, stats, EMQ_WORD_RETRIED, 1, &retried) ||
+      !emq_require_counter(ctx, stats, EMQ_WORD_DEAD, 1, &died)) {
     return REDISMODULE_OK;
   }
   double attempts = 0;
-  RedisModuleString *a = emq_hget(row, "attempts");
+  RedisModuleString *a = emq_hget(row, EMQ_WORD_ATTEMPTS);
   if (a != NULL) {
     const char *ap = RedisModule_StringPtrLen(a, &len);
     if (!emq_lua_tonumber(ap, len, &attempts)) attempts = 0;
@@ -80,26 +78,24 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString *error = RedisModule_CreateString(ctx, err ? err : "", len > EMQ_MAX_ERROR ? EMQ_MAX_ERROR : len);
 
   mstime_t now = emq_now_ms();
-  emq_zrem(ctx, emq_open_write(ctx, active_name), active_name, id);
-  row = emq_reopen_write(ctx, row, row_name);
-  emq_hincrby(ctx, row, row_name, "failures", 1);
-  const char *field = "error";
+  emq_zrem(ctx, active, active_name, id);
+  emq_hincrby(ctx, row, row_name, EMQ_WORD_FAILURES, failures, 1);
+  const EmqWord field = EMQ_WORD_ERROR;
   emq_hset(ctx, row, row_name, 1, &field, &error);
-  stats = emq_reopen_write(ctx, stats, stats_name);
 
   if (permanent[0] == '1' || attempts >= max_attempts) {
-    emq_hset1(ctx, row, row_name, "state", "dead");
-    emq_zadd(ctx, emq_open_write(ctx, dead_name), dead_name, (double)now, id, 0);
-    emq_hincrby(ctx, stats, stats_name, "dead", 1);
+    emq_set_state(ctx, row, row_name, EMQ_WORD_DEAD);
+    emq_zadd(ctx, dead, dead_name, (double)now, id, 0);
+    emq_hincrby(ctx, stats, stats_name, EMQ_WORD_DEAD, died, 1);
     return RedisModule_ReplyWithLongLong(ctx, 2);
   }
   if (backoff_ms > 0) {
-    emq_hset1(ctx, row, row_name, "state", "delayed");
-    emq_zadd(ctx, emq_open_write(ctx, delayed_name), delayed_name, (double)now + backoff_ms, id, 0);
+    emq_set_state(ctx, row, row_name, EMQ_WORD_DELAYED);
+    emq_zadd(ctx, delayed, delayed_name, (double)now + backoff_ms, id, 0);
   } else {
-    emq_hset1(ctx, row, row_name, "state", "pending");
-    emq_zadd(ctx, emq_open_write(ctx, pending_name), pending_name, lane, id, 0);
+    emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
+    emq_zadd(ctx, pending, pending_name, lane, id, 0);
   }
-  emq_hincrby(ctx, stats, stats_name, "retried", 1);
+  emq_hincrby(ctx, stats, stats_name, EMQ_WORD_RETRIED, retried, 1);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

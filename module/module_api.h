@@ -42,6 +42,10 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
 
+/* SetModuleOptions: CloseKey does not signal a key opened for writing as
+ * modified; the module calls SignalModifiedKey on the keys it changes. */
+#define REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
+
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2) /* g: del, expire */
 #define REDISMODULE_NOTIFY_HASH (1 << 6)    /* h */
 #define REDISMODULE_NOTIFY_ZSET (1 << 7)    /* z */
@@ -148,8 +152,12 @@ typedef struct {
   X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))                                \
   X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))                   \
   X(int, GetContextFlags, (RedisModuleCtx * ctx))                                                              \
+  X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                                               \
   X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))                                \
   X(void, AutoMemory, (RedisModuleCtx * ctx))                                                                  \
+  X(void *, PoolAlloc, (RedisModuleCtx * ctx, size_t bytes))                                                   \
+  X(void *, Alloc, (size_t bytes))                                                                             \
+  X(void, Free, (void *ptr))                                                                                   \
   X(int, WrongArity, (RedisModuleCtx * ctx))                                                                   \
   X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))                                              \
   X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))                                              \
@@ -158,8 +166,6 @@ typedef struct {
   X(int, ReplyWithString, (RedisModuleCtx * ctx, RedisModuleString * str))                                     \
   X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len))                           \
   X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len))                    \
-  X(RedisModuleString *, CreateStringFromString, (RedisModuleCtx * ctx, const RedisModuleString *str))         \
-  X(int, StringAppendBuffer, (RedisModuleCtx * ctx, RedisModuleString * str, const char *buf, size_t len))     \
   X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len))                                   \
   X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode))                  \
   X(void, CloseKey, (RedisModuleKey * key))                                                                    \
@@ -178,6 +184,7 @@ typedef struct {
   X(int, ZsetRangeNext, (RedisModuleKey * key))                                                                \
   X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                          \
   X(void, ZsetRangeStop, (RedisModuleKey * key))                                                               \
+  X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                               \
   X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))     \
   X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                         \
   X(mstime_t, Milliseconds, (void))

@@ -29,23 +29,25 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   const char *s = emq_arg(&call, 1, &len);
   if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
 
-  RedisModuleKey *row = emq_open_read(ctx, row_name);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
   if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
-  if (!emq_require_type_of(ctx, active_name, REDISMODULE_KEYTYPE_ZSET) ||
-      !emq_require_type_of(ctx, pending_name, REDISMODULE_KEYTYPE_ZSET) ||
-      !emq_require_counter(ctx, row, "attempts", -1)) {
+  RedisModuleKey *active = emq_open_write(ctx, active_name);
+  RedisModuleKey *pending = emq_open_write(ctx, pending_name);
+  long long attempts, released;
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) ||
+      !emq_require_type(ctx, pending, REDISMODULE_KEYTYPE_ZSET) ||
+      !emq_require_counter(ctx, row, EMQ_WORD_ATTEMPTS, -1, &attempts)) {
     return REDISMODULE_OK;
   }
-  RedisModuleKey *stats = emq_open_read(ctx, stats_name);
-  if (!emq_require_counter(ctx, stats, "released", 1)) return REDISMODULE_OK;
+  RedisModuleKey *stats = emq_open_write(ctx, stats_name);
+  if (!emq_require_counter(ctx, stats, EMQ_WORD_RELEASED, 1, &released)) return REDISMODULE_OK;
   double lane = emq_row_lane(row);
 
-  emq_zrem(ctx, emq_open_write(ctx, active_name), active_name, id);
-  row = emq_reopen_write(ctx, row, row_name);
-  emq_hincrby(ctx, row, row_name, "attempts", -1);
-  emq_hset1(ctx, row, row_name, "state", "pending");
-  emq_zadd(ctx, emq_open_write(ctx, pending_name), pending_name, lane, id, 0);
-  emq_hincrby(ctx, emq_reopen_write(ctx, stats, stats_name), stats_name, "released", 1);
+  emq_zrem(ctx, active, active_name, id);
+  emq_hincrby(ctx, row, row_name, EMQ_WORD_ATTEMPTS, attempts, -1);
+  emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
+  emq_zadd(ctx, pending, pending_name, lane, id, 0);
+  emq_hincrby(ctx, stats, stats_name, EMQ_WORD_RELEASED, released, 1);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,14 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len) {
   return RedisModule_StringPtrLen(call->args[i - 1], len);
 }
 
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const char *error, double *out) {
+  size_t len;
+  const char *s = emq_arg(call, i, &len);
+  if (emq_matches_int(s, len, allow_minus) && emq_lua_tonumber(s, len, out) && *out >= min) return 1;
+  RedisModule_ReplyWithError(call->ctx, error);
+  return 0;
+}
+
 int emq_is_job_id(const char *s, size_t len) { return s != NULL && len >= 3 && memcmp(s, "JOB", 3) == 0; }
 
 int emq_matches_int(const char *s, size_t len, int allow_minus) {
@@ -156,8 +165,9 @@ int emq_lua_tonumber(const char *s, size_t len, double *out) {
   char buf[128];
   const char *nul = memchr(s, '\0', len);
   size_t n = nul ? (size_t)(nul - s) : len;
-  char *copy = n < sizeof buf ? buf : malloc(n + 1);
-  if (copy == NULL) return 0;
+  /* The server's allocator, as for every value it holds: it never returns
+   * NULL (the server stops on out of memory). */
+  char *copy = n < sizeof buf ? buf : RedisModule_Alloc(n + 1);
   memcpy(copy, s, n);
   copy[n] = '\0';
   char *end;
@@ -166,7 +176,7 @@ int emq_lua_tonumber(const char *s, size_t len, double *out) {
   if (ok && (*end == 'x' || *end == 'X')) d = (double)strtoul(copy, &end, 16);
   while (ok && (*end == ' ' || (*end >= '\t' && *end <= '\r'))) ++end;
   ok = ok && *end == '\0';
-  if (copy != buf) free(copy);
+  if (copy != buf) RedisModule_Free(copy);
   if (ok) *out = d;
   return ok;
 }
@@ -212,6 +222,48 @@ int emq_str_equal(RedisModuleString *a, RedisModuleString *b) {
   return emq_bytes_equal(a, bp, blen);
 }
 
+static RedisModuleString *words[EMQ_WORD_COUNT];
+
+int emq_create_words(void) {
+  static const char *const text[EMQ_WORD_COUNT] = {
+      "state",  "attempts", "lease_epoch", "payload", "lane",    "failures", "error",
+      "result", "paused",   "claimed",     "retried", "released", "pending", "active",
+      "delayed", "dead",    "completed",   "0",       ""};
+  for (int i = 0; i < EMQ_WORD_COUNT; ++i) {
+    /* No context: the strings outlive every call, as long as the module. */
+    if (words[i] == NULL) words[i] = RedisModule_CreateString(NULL, text[i], strlen(text[i]));
+    if (words[i] == NULL) return REDISMODULE_ERR;
+  }
+  return REDISMODULE_OK;
+}
+
+RedisModuleString *emq_word(EmqWord word) { return words[word]; }
+
+size_t emq_format_ll(char buf[24], long long value) {
+  char digits[24];
+  size_t n = 0;
+  /* In unsigned arithmetic, so that LLONG_MIN has a magnitude. */
+  unsigned long long v = value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  size_t len = 0;
+  if (value < 0) buf[len++] = '-';
+  while (n > 0) buf[len++] = digits[--n];
+  buf[len] = '\0';
+  return len;
+}
+
+size_t emq_format_score(char buf[40], double score) {
+  /* Below 1e17 an integral value has at most 17 digits, which "%.17g"
+   * writes as a plain integer; -0 keeps its sign through printf. */
+  if (score > -1e17 && score < 1e17 && score == (double)(long long)score && !(score == 0 && signbit(score))) {
+    return emq_format_ll(buf, (long long)score);
+  }
+  return (size_t)snprintf(buf, 40, "%.17g", score);
+}
+
 int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
 
 RedisModuleKey *emq_open_read(RedisModuleCtx *ctx, RedisModuleString *name) {
@@ -222,17 +274,16 @@ RedisModuleKey *emq_open_write(RedisModuleCtx *ctx, RedisModuleString *name) {
   return RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
 }
 
-RedisModuleKey *emq_reopen_write(RedisModuleCtx *ctx, RedisModuleKey *read, RedisModuleString *name) {
-  RedisModule_CloseKey(read);
-  return emq_open_write(ctx, name);
-}
-
 int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch) {
-  return emq_bytes_equal(emq_hget(row, "state"), "active", 6) && emq_str_equal(emq_hget(row, "lease_epoch"), epoch);
+  if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) return 0;
+  RedisModuleString *state = NULL, *held = NULL;
+  RedisModule_HashGet(row, REDISMODULE_HASH_NONE, words[EMQ_WORD_STATE], &state, words[EMQ_WORD_LEASE_EPOCH], &held,
+                      NULL);
+  return emq_bytes_equal(state, "active", 6) && emq_str_equal(held, epoch);
 }
 
 double emq_row_lane(RedisModuleKey *row) {
-  RedisModuleString *lane = emq_hget(row, "lane");
+  RedisModuleString *lane = emq_hget(row, EMQ_WORD_LANE);
   if (lane == NULL) return 0;
   size_t len;
   const char *p = RedisModule_StringPtrLen(lane, &len);
@@ -241,17 +292,20 @@ double emq_row_lane(RedisModuleKey *row) {
 }
 
 RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id) {
-  size_t len;
-  const char *p = RedisModule_StringPtrLen(id, &len);
-  RedisModuleString *row = RedisModule_CreateStringFromString(ctx, root);
-  RedisModule_StringAppendBuffer(ctx, row, p, len);
-  return row;
+  /* Built in place and created once: one allocation for the name. */
+  size_t rlen, ilen;
+  const char *r = RedisModule_StringPtrLen(root, &rlen), *i = RedisModule_StringPtrLen(id, &ilen);
+  char stack[256];
+  char *name = rlen + ilen <= sizeof stack ? stack : RedisModule_PoolAlloc(ctx, rlen + ilen);
+  memcpy(name, r, rlen);
+  memcpy(name + rlen, i, ilen);
+  return RedisModule_CreateString(ctx, name, rlen + ilen);
 }
 
-RedisModuleString *emq_hget(RedisModuleKey *key, const char *field) {
+RedisModuleString *emq_hget(RedisModuleKey *key, EmqWord field) {
   if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_HASH) return NULL;
   RedisModuleString *value = NULL;
-  RedisModule_HashGet(key, REDISMODULE_HASH_CFIELDS, field, &value, NULL);
+  RedisModule_HashGet(key, REDISMODULE_HASH_NONE, words[field], &value, NULL);
   return value;
 }
 
@@ -262,14 +316,8 @@ int emq_require_type(RedisModuleCtx *ctx, RedisModuleKey *key, int type) {
   return 0;
 }
 
-int emq_require_type_of(RedisModuleCtx *ctx, RedisModuleString *name, int type) {
-  RedisModuleKey *key = emq_open_read(ctx, name);
-  int ok = emq_require_type(ctx, key, type);
-  RedisModule_CloseKey(key);
-  return ok;
-}
-
-int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field, long long delta) {
+int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, EmqWord field, long long delta, long long *value) {
+  *value = 0;
   if (!emq_require_type(ctx, hash, REDISMODULE_KEYTYPE_HASH)) return 0;
   RedisModuleString *v = emq_hget(hash, field);
   if (v == NULL) return 1;
@@ -284,6 +332,7 @@ int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *f
     RedisModule_ReplyWithError(ctx, "ERR increment or decrement would overflow");
     return 0;
   }
+  *value = n;
   return 1;
 }
 
@@ -301,50 +350,52 @@ int emq_row_counter(RedisModuleString *value, long long *out) {
 int emq_is_row(RedisModuleKey *row) {
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) return 0;
   long long n;
-  return emq_row_counter(emq_hget(row, "attempts"), &n) && emq_row_counter(emq_hget(row, "lease_epoch"), &n);
+  return emq_row_counter(emq_hget(row, EMQ_WORD_ATTEMPTS), &n) &&
+         emq_row_counter(emq_hget(row, EMQ_WORD_LEASE_EPOCH), &n);
 }
 
-void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const char **fields,
+void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *name) {
+  RedisModule_SignalModifiedKey(ctx, name);
+  RedisModule_NotifyKeyspaceEvent(ctx, type, event, name);
+}
+
+void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
               RedisModuleString **values) {
-  /* One HashSet call for the whole HSET: the API takes its pairs as
-   * arguments, and the transitions set three at most. */
-  const int f = REDISMODULE_HASH_CFIELDS;
+  /* One HashSet and one Replicate for the whole HSET: both take their
+   * pairs as arguments, and the transitions set three at most. */
+  const int f = REDISMODULE_HASH_NONE;
+  RedisModuleString *f0 = words[fields[0]], *f1 = pairs > 1 ? words[fields[1]] : NULL,
+                    *f2 = pairs > 2 ? words[fields[2]] : NULL;
   switch (pairs) {
-    case 1: RedisModule_HashSet(key, f, fields[0], values[0], NULL); break;
-    case 2: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], NULL); break;
-    default: RedisModule_HashSet(key, f, fields[0], values[0], fields[1], values[1], fields[2], values[2], NULL);
+    case 1:
+      RedisModule_HashSet(key, f, f0, values[0], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sss", name, f0, values[0]);
+      break;
+    case 2:
+      RedisModule_HashSet(key, f, f0, values[0], f1, values[1], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sssss", name, f0, values[0], f1, values[1]);
+      break;
+    default:
+      RedisModule_HashSet(key, f, f0, values[0], f1, values[1], f2, values[2], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sssssss", name, f0, values[0], f1, values[1], f2, values[2]);
   }
-  RedisModuleString *argv[1 + 2 * 3];
-  argv[0] = name;
-  for (int i = 0; i < pairs; ++i) {
-    argv[1 + 2 * i] = RedisModule_CreateString(ctx, fields[i], strlen(fields[i]));
-    argv[2 + 2 * i] = values[i];
-  }
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", name);
-  RedisModule_Replicate(ctx, "HSET", "v", argv, (size_t)(1 + 2 * pairs));
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hset", name);
 }
 
-void emq_hset1(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
-               const char *value) {
-  RedisModuleString *v = RedisModule_CreateString(ctx, value, strlen(value));
-  emq_hset(ctx, key, name, 1, &field, &v);
+void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state) {
+  static const EmqWord field = EMQ_WORD_STATE;
+  RedisModuleString *value = words[state];
+  emq_hset(ctx, row, row_name, 1, &field, &value);
 }
 
-long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
-                      long long delta) {
-  long long n = 0;
-  RedisModuleString *v = emq_hget(key, field);
-  if (v != NULL) {
-    size_t len;
-    const char *p = RedisModule_StringPtrLen(v, &len);
-    emq_strict_ll(p, len, &n); /* checked before the first write */
-  }
-  n += delta;
-  char buf[32];
-  int blen = snprintf(buf, sizeof buf, "%lld", n);
-  RedisModule_HashSet(key, REDISMODULE_HASH_CFIELDS, field, RedisModule_CreateString(ctx, buf, (size_t)blen), NULL);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", name);
-  RedisModule_Replicate(ctx, "HINCRBY", "scl", name, field, delta);
+long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, EmqWord field,
+                      long long current, long long delta) {
+  const long long n = current + delta;
+  char buf[24];
+  const size_t len = emq_format_ll(buf, n);
+  RedisModule_HashSet(key, REDISMODULE_HASH_NONE, words[field], RedisModule_CreateString(ctx, buf, len), NULL);
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", name);
+  RedisModule_Replicate(ctx, "HINCRBY", "ssl", name, words[field], delta);
   return n;
 }
 
@@ -354,13 +405,13 @@ void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
   RedisModule_ZsetAdd(key, score, id, &flags);
   /* ZADD is silent, and propagates nothing, when the score is unchanged. */
   if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", name);
   char buf[40];
-  snprintf(buf, sizeof buf, "%.17g", score);
+  const size_t blen = emq_format_score(buf, score);
   if (xx) {
-    RedisModule_Replicate(ctx, "ZADD", "sccs", name, "XX", buf, id);
+    RedisModule_Replicate(ctx, "ZADD", "scbs", name, "XX", buf, blen, id);
   } else {
-    RedisModule_Replicate(ctx, "ZADD", "scs", name, buf, id);
+    RedisModule_Replicate(ctx, "ZADD", "sbs", name, buf, blen, id);
   }
 }
 
@@ -376,7 +427,7 @@ void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
   int deleted = 0;
   if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_ZSET) RedisModule_ZsetRem(key, id, &deleted);
   if (!deleted) return;
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zrem", name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zrem", name);
   notify_if_emptied(ctx, key, name);
   RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
 }
@@ -394,31 +445,30 @@ int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *nam
     RedisModule_ZsetRangeStop(key);
   }
   if (n == 0) return 0;
-  RedisModuleString **argv = malloc(sizeof *argv * (size_t)(1 + n));
+  RedisModuleString **argv = RedisModule_PoolAlloc(ctx, sizeof *argv * (size_t)(1 + n));
   argv[0] = name;
   for (int i = 0; i < n; ++i) {
     int deleted;
     RedisModule_ZsetRem(key, ids[i], &deleted);
     argv[1 + i] = ids[i];
   }
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zpopmin", name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zpopmin", name);
   notify_if_emptied(ctx, key, name);
   /* The popped ids by name: the replica removes exactly these. */
   RedisModule_Replicate(ctx, "ZREM", "v", argv, (size_t)(1 + n));
-  free(argv);
   return n;
 }
 
 void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
   if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) return;
   RedisModule_DeleteKey(key);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
   RedisModule_Replicate(ctx, "DEL", "s", name);
 }
 
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms) {
   RedisModule_SetAbsExpire(key, at_ms);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
   /* As the server propagates a script's PEXPIRE: at an absolute time. */
   RedisModule_Replicate(ctx, "PEXPIREAT", "sl", name, (long long)at_ms);
 }

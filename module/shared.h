@@ -43,6 +43,11 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
 /* ARGV[i] (1-based) as bytes, or NULL where the script would see nil. */
 const char *emq_arg(const EmqCall *call, int i, size_t *len);
 
+/* ARGV[i] read as the scripts read an integer argument: the pattern
+ * '^%d+$' ('^-?%d+$' when allow_minus), then tonumber, then at least min.
+ * Otherwise it replies the script's error text and returns 0. */
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const char *error, double *out);
+
 /* The script's checks on arguments, with Lua's meaning. */
 int emq_is_job_id(const char *s, size_t len);                      /* string.sub(s, 1, 3) == 'JOB' */
 int emq_matches_int(const char *s, size_t len, int allow_minus);   /* '^-?%d+$' or '^%d+$' */
@@ -51,17 +56,56 @@ int emq_strict_ll(const char *s, size_t len, long long *out);      /* what HINCR
 int emq_bytes_equal(RedisModuleString *a, const char *b, size_t blen);
 int emq_str_equal(RedisModuleString *a, RedisModuleString *b);
 
+/* The field names and values the transitions read and write, created
+ * once at load and shared by every call: HashGet and HashSet take a field
+ * as a string without copying it first, HashSet copies a value, Replicate
+ * and the reply take a reference, and nothing changes them. One word
+ * serves as a field and a value where the spelling is the same
+ * (completed, dead). */
+typedef enum {
+  EMQ_WORD_STATE,
+  EMQ_WORD_ATTEMPTS,
+  EMQ_WORD_LEASE_EPOCH,
+  EMQ_WORD_PAYLOAD,
+  EMQ_WORD_LANE,
+  EMQ_WORD_FAILURES,
+  EMQ_WORD_ERROR,
+  EMQ_WORD_RESULT,
+  EMQ_WORD_PAUSED,
+  EMQ_WORD_CLAIMED,
+  EMQ_WORD_RETRIED,
+  EMQ_WORD_RELEASED,
+  EMQ_WORD_PENDING,
+  EMQ_WORD_ACTIVE,
+  EMQ_WORD_DELAYED,
+  EMQ_WORD_DEAD,
+  EMQ_WORD_COMPLETED,
+  EMQ_WORD_ZERO, /* "0" */
+  EMQ_WORD_EMPTY,
+  EMQ_WORD_COUNT
+} EmqWord;
+int emq_create_words(void);
+RedisModuleString *emq_word(EmqWord word);
+
+/* Numbers as the server writes them into a reply or a command: an integer
+ * in decimal; a score as "%.17g" (integral scores, which times and lanes
+ * are, without going through printf). Each returns the length written. */
+size_t emq_format_ll(char buf[24], long long value);
+size_t emq_format_score(char buf[40], double score);
+
 /* Replies with the script's error (EMQKIND ..., EMQARG ...). */
 int emq_reply_error(RedisModuleCtx *ctx, const char *text);
 
-/* Keys. Two open handles on one key must not meet a write through either
- * (the other would hold a value the write may have freed): a handle is
- * closed before the same key is opened again. A key only read is opened for reading, so that WATCH and client
- * caching see a change only where the script's commands would write. A
- * read handle is closed before the same key is opened for writing. */
+/* Keys. Each key is opened once per call: for writing when the call may
+ * write it, else for reading. The module is registered with
+ * NO_IMPLICIT_SIGNAL_MODIFIED, so a handle opened for writing marks
+ * nothing by itself: each write below signals the key it changed, as the
+ * script's command would, and WATCH and client caching see exactly the
+ * script's writes. Two open handles on one key must not meet a write
+ * through either (the other would hold a value the write may have freed):
+ * a handle is closed before the same key is opened again. */
 RedisModuleKey *emq_open_read(RedisModuleCtx *ctx, RedisModuleString *name);
 RedisModuleKey *emq_open_write(RedisModuleCtx *ctx, RedisModuleString *name);
-RedisModuleKey *emq_reopen_write(RedisModuleCtx *ctx, RedisModuleKey *read, RedisModuleString *name);
 /* The state and lease_epoch fence of complete, fail, extend and release:
  * the row is active and holds exactly this epoch. */
 int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch);
@@ -69,13 +113,14 @@ int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch);
 double emq_row_lane(RedisModuleKey *row);
 RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id);
 /* HGET; NULL when the key or the field is absent. */
-RedisModuleString *emq_hget(RedisModuleKey *key, const char *field);
+RedisModuleString *emq_hget(RedisModuleKey *key, EmqWord field);
 
 /* The script would stop with a server error half-way on these; the module
  * checks them first and replies the server's error without writing. */
 int emq_require_type(RedisModuleCtx *ctx, RedisModuleKey *key, int type);
-int emq_require_type_of(RedisModuleCtx *ctx, RedisModuleString *name, int type);
-int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field, long long delta);
+/* HINCRBY's checks on field; on success *value holds what it holds (0 when
+ * absent), for emq_hincrby. */
+int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, EmqWord field, long long delta, long long *value);
 
 /* claim's is_row: a hash whose attempts and lease_epoch, where present,
  * are integers (the script's pattern, and values HINCRBY accepts). */
@@ -83,13 +128,19 @@ int emq_is_row(RedisModuleKey *row);
 /* One of those counters: absent is 0; 0 when it is not an integer. */
 int emq_row_counter(RedisModuleString *value, long long *out);
 
+/* What every write does after changing name: signal it modified (WATCH,
+ * client caching) and emit the command's keyspace event. */
+void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *name);
+
 /* The writes, each as the script's command of the same name. */
-void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const char **fields,
+void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
               RedisModuleString **values);
-void emq_hset1(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
-               const char *value);
-long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, const char *field,
-                      long long delta);
+/* HSET row state <word>. */
+void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state);
+/* HINCRBY key field delta, where current is what field holds, read (and
+ * checked) before this call's first write. */
+long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, EmqWord field,
+                      long long current, long long delta);
 void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, double score, RedisModuleString *id,
               int xx);
 void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -164,6 +165,73 @@ TEST_F(Module, AMissingOrForeignWireIdentityIsRefusedBeforeAnyWrite) {
     if (*held_wire == '\0') raw.command({"DEL", std::string(kVersionKey)});
     else raw.command({"SET", std::string(kVersionKey), held_wire});
     for (const ScriptCall& call : core_calls(q, held, mint_job_id())) expect_refused(native_command(call), "EMQWIRE");
+  }
+}
+
+// The keys among these that step signalled modified: each is WATCHed on a
+// connection of its own before step, and its transaction refused after.
+std::vector<std::string> signalled(const ValkeyServer& server, const std::vector<std::string>& keys,
+                                   const std::function<void()>& step) {
+  std::vector<Connection> watchers;
+  for (const std::string& key : keys) {
+    watchers.push_back(Connection::open(server.options()));
+    EXPECT_FALSE(watchers.back().command({"WATCH", key}).is_error());
+  }
+  step();
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_FALSE(watchers[i].command({"MULTI"}).is_error());
+    EXPECT_FALSE(watchers[i].command({"PING"}).is_error());
+    if (watchers[i].command({"EXEC"}).is_nil()) out.push_back(keys[i]);
+  }
+  return out;
+}
+
+// WATCH (and client caching) sees a transition's writes exactly where the
+// script's commands write: a lost lease signals nothing, though the module
+// opens the row for writing, and each transition signals the keys it
+// changes and no other, the same on both executors.
+TEST_F(Module, WatchSeesExactlyTheKeysATransitionWrites) {
+  for (ExecutorChoice choice : {ExecutorChoice::Scripted, ExecutorChoice::Native}) {
+    SCOPED_TRACE(choice == ExecutorChoice::Native ? "native" : "scripted");
+    Executor e(choosing(server, choice));
+    const QueueKeys w(choice == ExecutorChoice::Native ? "watch-native" : "watch-scripted");
+    const std::string id = mint_job_id();
+    const std::vector<std::string> all{w.row(id), w.pending, w.active, w.delayed, w.dead, w.stats};
+    auto only = [](std::initializer_list<std::string> keys) { return std::vector<std::string>(keys); };
+
+    Lease held;
+    auto enqueue_it = [&] { enqueue(e, w, id, "p"); };
+    auto claim_it = [&] {
+      std::vector<ClaimedJob> jobs = claim(e, w, {60000, 1, 0});
+      ASSERT_EQ(jobs.size(), 1u);
+      held = {jobs[0].id, jobs[0].lease_epoch};
+    };
+    auto settle_a_lost_lease = [&] {
+      const Lease stale{held.id, held.epoch + 1};
+      EXPECT_EQ(complete(e, w, stale, 0, ""), CompleteResult::LeaseLost);
+      EXPECT_EQ(fail(e, w, stale, {"boom", 5, 0, false}), FailResult::LeaseLost);
+      EXPECT_EQ(release(e, w, stale), ReleaseResult::LeaseLost);
+      EXPECT_EQ(extend(e, w, 60000, {stale}), std::vector<bool>{false});
+    };
+    auto extend_it = [&] { EXPECT_EQ(extend(e, w, 60000, {held}), std::vector<bool>{true}); };
+    auto complete_it = [&] { EXPECT_EQ(complete(e, w, held, 60000, "r"), CompleteResult::Completed); };
+    EXPECT_EQ(signalled(server, all, enqueue_it), only({w.row(id), w.pending}));
+    EXPECT_EQ(signalled(server, all, claim_it), only({w.row(id), w.pending, w.active, w.stats}));
+    EXPECT_EQ(signalled(server, all, settle_a_lost_lease), only({}));
+    EXPECT_EQ(signalled(server, all, extend_it), only({w.active}));
+    EXPECT_EQ(signalled(server, all, complete_it), only({w.row(id), w.active, w.stats}));
+
+    // A retry at once and a release, on a second job.
+    const std::string second = mint_job_id();
+    const std::vector<std::string> all2{w.row(second), w.pending, w.active, w.delayed, w.dead, w.stats};
+    enqueue(e, w, second, "p");
+    claim_it();
+    auto fail_it = [&] { EXPECT_EQ(fail(e, w, held, {"boom", 5, 0, false}), FailResult::Retry); };
+    EXPECT_EQ(signalled(server, all2, fail_it), only({w.row(second), w.pending, w.active, w.stats}));
+    claim_it();
+    auto release_it = [&] { EXPECT_EQ(release(e, w, held), ReleaseResult::Released); };
+    EXPECT_EQ(signalled(server, all2, release_it), only({w.row(second), w.pending, w.active, w.stats}));
   }
 }
 
