@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <sstream>
 
 #include "cli_fixture.h"
 #include "echomq/transitions.h"
@@ -14,13 +15,21 @@ namespace {
 class WaitCli : public CliTest {
  protected:
   // emq wait in the background, the way a script would run it beside the
-  // workers. Returns once its connection is seen on the server, so what the
-  // test does next happens while it waits.
+  // workers. Returns once it has read the job's row, so what the test does
+  // next happens while it waits.
+  static bool has_looked(const std::string& clients) {
+    std::istringstream lines(clients);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(" name=emq ") != std::string::npos && line.find(" cmd=hmget ") != std::string::npos) return true;
+    }
+    return false;
+  }
   std::future<EmqResult> wait_in_background(std::vector<std::string> args) {
     auto f = std::async(std::launch::async, [this, args] { return emq(args); });
-    EXPECT_TRUE(wait_for([&] { return server().cli({"CLIENT", "LIST"}).find("name=emq ") != std::string::npos; },
-                         std::chrono::seconds(20)))
-        << "emq wait never connected";
+    // Ready once emq has read the row (its first HMGET), not merely once it
+    // connected: a change landing before that first look is "no such job".
+    EXPECT_TRUE(wait_for([&] { return has_looked(server().cli({"CLIENT", "LIST"})); }, std::chrono::seconds(20)))
+        << "emq wait never read the job's row";
     return f;
   }
   Lease claim_it(const std::string& id) {
