@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -227,7 +228,13 @@ HttpResponse WebSite::handle(const HttpRequest& request) {
     r = error_response(405, "only GET and POST are served");
     r.headers.push_back("Allow: GET, POST");
   }
-  r.headers.insert(r.headers.end(), kSecurityHeaders.begin(), kSecurityHeaders.end());
+  // A raw field brings its own, stricter policy (sandbox): one policy each.
+  const bool own_policy = std::any_of(r.headers.begin(), r.headers.end(), [](const std::string& h) {
+    return h.rfind("Content-Security-Policy:", 0) == 0;
+  });
+  for (const std::string& h : kSecurityHeaders) {
+    if (!own_policy || h.rfind("Content-Security-Policy:", 0) != 0) r.headers.push_back(h);
+  }
   return r;
 }
 
