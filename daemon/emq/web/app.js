@@ -24,7 +24,7 @@
       if (name === 'onclick') node.addEventListener('click', value);
       else if (value !== null && value !== undefined && value !== false) node.setAttribute(name, String(value));
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
       node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
     }
@@ -220,19 +220,30 @@
     const root = svg('svg', { class: 'chart', width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
     root.appendChild(svg('rect', { x: 0, y: 0, width: w, height: h, fill: '#fafbfc', stroke: '#dde1e8' }));
     if (list.length < 2) return root;
-    const t1 = list[list.length - 1][0], t0 = t1 - SAMPLE_WINDOW_MS;
-    const x = (t) => ((t - t0) / SAMPLE_WINDOW_MS) * (w - 2) + 1;
+    // From the first sample kept (at most the window ago) to the last.
+    const t1 = list[list.length - 1][0], t0 = Math.max(list[0][0], t1 - SAMPLE_WINDOW_MS);
+    const x = (t) => ((t - t0) / Math.max(1, t1 - t0)) * (w - 2) + 1;
+    const pendingTop = Math.max(1, ...list.map((s) => s[3]));
+    root.appendChild(svg('polyline', { class: 'pending', points: list.map((s) =>
+      x(s[0]).toFixed(1) + ',' + (h - 2 - (s[3] / pendingTop) * (h - 4)).toFixed(1)).join(' ') }));
+    // Between two samples, a bar each: completed (left half) and died
+    // (right half) per minute, on one scale.
     const rates = [];
     for (let i = 1; i < list.length; i++) {
-      const dt = (list[i][0] - list[i - 1][0]) / 60000;
-      rates.push([list[i][0], Math.max(0, (list[i][1] - list[i - 1][1]) / dt), Math.max(0, (list[i][2] - list[i - 1][2]) / dt)]);
+      const dt = Math.max(1, list[i][0] - list[i - 1][0]) / 60000;
+      rates.push([list[i - 1][0], list[i][0], Math.max(0, (list[i][1] - list[i - 1][1]) / dt),
+                  Math.max(0, (list[i][2] - list[i - 1][2]) / dt)]);
     }
-    const top = Math.max(1, ...rates.map((r) => Math.max(r[1], r[2])));
-    const pendingTop = Math.max(1, ...list.map((s) => s[3]));
-    const line = (points, cls) => root.appendChild(svg('polyline', { class: cls, points: points.join(' ') }));
-    line(list.map((s) => x(s[0]).toFixed(1) + ',' + (h - 2 - (s[3] / pendingTop) * (h - 4)).toFixed(1)), 'pending');
-    line(rates.map((r) => x(r[0]).toFixed(1) + ',' + (h - 2 - (r[1] / top) * (h - 4)).toFixed(1)), 'completed');
-    line(rates.map((r) => x(r[0]).toFixed(1) + ',' + (h - 2 - (r[2] / top) * (h - 4)).toFixed(1)), 'dead');
+    const top = Math.max(1, ...rates.map((r) => Math.max(r[2], r[3])));
+    for (const [from, to, completed, died] of rates) {
+      const x0 = x(from), half = Math.max(0.5, (x(to) - x0) / 2);
+      for (const [value, left, cls] of [[completed, x0, 'completed'], [died, x0 + half, 'dead']]) {
+        if (value <= 0) continue;
+        const bar = (value / top) * (h - 4);
+        root.appendChild(svg('rect', { class: cls, x: left.toFixed(1), y: (h - 2 - bar).toFixed(1),
+                                        width: half.toFixed(1), height: bar.toFixed(1) }));
+      }
+    }
     const title = svg('title', {});
     title.textContent = 'last 10 minutes: completed/min (green), died/min (red), pending (dashed)';
     root.appendChild(title);
