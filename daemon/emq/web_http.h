@@ -31,8 +31,8 @@ class WebSite {
   daemon::HttpResponse handle(const daemon::HttpRequest& request);
 
  private:
-  // Why the request may not be served at all ("" when it may), and the
-  // status to refuse it with.
+  // The answer that refuses the request (the caller is not let in; the
+  // action is not allowed), or nullopt when it may go on.
   std::optional<daemon::HttpResponse> refuse_caller(const daemon::HttpRequest& request) const;
   std::optional<daemon::HttpResponse> refuse_action(const daemon::HttpRequest& request) const;
   daemon::HttpResponse get(const daemon::HttpRequest& request);

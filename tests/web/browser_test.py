@@ -141,6 +141,43 @@ def wait(driver, cond, what):
     return WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(lambda d: cond(d), message=what)
 
 
+# Finds the button and clicks it in one task of the page, so a refresh
+# (which redraws the view every 5 s) cannot swap the element between the
+# finding and the clicking. The click runs in a task of its own, so a
+# confirmation it opens does not hold up this call.
+CLICK = """
+const [scope, label] = arguments;
+const find = () => {
+  const root = document.querySelector(scope);
+  return root && [...root.querySelectorAll('button')].find((b) => b.textContent === label);
+};
+if (!find()) return false;
+setTimeout(() => { const b = find(); if (b) b.click(); }, 0);
+return true;
+"""
+
+
+# Reads in one task of the page too: the text of the first element a
+# selector finds and of its cells, or None while there is none.
+TEXT = "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;"
+CELLS = """
+const e = document.querySelector(arguments[0]);
+return e ? [...e.querySelectorAll('td')].map((td) => td.innerText) : null;
+"""
+
+
+def text(driver, selector):
+    return wait(driver, lambda d: d.execute_script(TEXT, selector), selector)
+
+
+def cells(driver, selector):
+    return wait(driver, lambda d: d.execute_script(CELLS, selector), selector)
+
+
+def click(driver, scope, label):
+    wait(driver, lambda d: d.execute_script(CLICK, scope, label), f"a {label} button in {scope}")
+
+
 def wait_server(cond, what):
     deadline = time.monotonic() + WAIT_S
     while not cond():
@@ -174,14 +211,14 @@ class Page(unittest.TestCase):
         enqueue(self.valkey, "thumbs", "image 1")
         seed_dead(self.valkey, "thumbs", "JOB_thumb_dead", "image 0", "decoder: not a PNG", 1700000000000)
         self.open("/")
-        emails = self.row('tr[data-queue="emails"]')
-        thumbs = self.row('tr[data-queue="thumbs"]')
-        self.assertIn("emails", emails.text)
-        cells = [td.text for td in emails.find_elements(By.TAG_NAME, "td")]
-        self.assertEqual(cells[2], "3", cells)  # pending
-        cells = [td.text for td in thumbs.find_elements(By.TAG_NAME, "td")]
-        self.assertEqual(cells[5], "1", cells)  # dead
-        self.assertTrue(emails.find_elements(By.CSS_SELECTOR, "svg.chart"), "a chart per queue")
+        row = cells(self.driver, 'tr[data-queue="emails"]')
+        self.assertEqual(row[0], "emails", row)
+        self.assertEqual(row[2], "3", row)  # pending
+        row = cells(self.driver, 'tr[data-queue="thumbs"]')
+        self.assertEqual(row[5], "1", row)  # dead
+        self.assertTrue(self.driver.execute_script(
+            "return ['emails', 'thumbs'].every((q) => document.querySelector(`tr[data-queue='${q}'] svg.chart`))"),
+            "a chart per queue")
         # Work done between two refreshes, as workers would count it: the
         # rates and the chart come from the samples the page keeps.
         c = self.valkey.client()
@@ -189,8 +226,8 @@ class Page(unittest.TestCase):
         c.hincrby("emq:{thumbs}:stats", "dead", 3)
         wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-queue="emails"] svg.chart polyline'),
              "the chart draws once there are two samples")
-        rate = lambda d: d.find_element(By.CSS_SELECTOR, 'tr[data-queue="emails"]').find_elements(By.TAG_NAME, "td")[6].text
-        wait(self.driver, lambda d: rate(d) not in ("–", "0.0"), "a completed-per-minute rate")
+        wait(self.driver, lambda d: cells(d, 'tr[data-queue="emails"]')[6] not in ("–", "0.0"),
+             "a completed-per-minute rate")
         os.makedirs(ARGS.artifacts, exist_ok=True)
         self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-overview.png"))
 
@@ -199,15 +236,14 @@ class Page(unittest.TestCase):
             seed_dead(self.valkey, "reports", f"JOB_report_{i}", f"report {i}", f"timeout after {i + 30} s",
                       1700000000000 + i)
         self.open("/queues/reports?state=dead")
-        newest = self.row('tr[data-id="JOB_report_2"]')
-        self.assertIn("timeout after 32 s", newest.text)
-        ids = [tr.get_attribute("data-id") for tr in self.driver.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")]
+        self.assertIn("timeout after 32 s", text(self.driver, 'tr[data-id="JOB_report_2"]'))
+        ids = self.driver.execute_script(
+            "return [...document.querySelectorAll('#jobs tbody tr')].map((tr) => tr.dataset.id)")
         self.assertEqual(ids, ["JOB_report_2", "JOB_report_1", "JOB_report_0"], "newest dead first")
         os.makedirs(ARGS.artifacts, exist_ok=True)
         self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-queue.png"))
 
-        retry = [b for b in newest.find_elements(By.TAG_NAME, "button") if b.text == "Retry"][0]
-        retry.click()
+        click(self.driver, 'tr[data-id="JOB_report_2"]', "Retry")
         c = self.valkey.client()
         wait_server(lambda: c.hget("emq:{reports}:job:JOB_report_2", "state") == "pending", "JOB_report_2 pending")
         self.assertIsNotNone(c.zscore("emq:{reports}:pending", "JOB_report_2"))
@@ -222,15 +258,12 @@ class Page(unittest.TestCase):
         self.row('tr[data-id="JOB_export_0"]')
         c = self.valkey.client()
 
-        def retry_all():
-            return [b for b in self.driver.find_elements(By.TAG_NAME, "button") if b.text == "Retry all dead"][0]
-
-        retry_all().click()
+        click(self.driver, "#view", "Retry all dead")
         alert = wait(self.driver, lambda d: d.switch_to.alert, "a confirmation")
         self.assertIn("Retry all 4 dead jobs of exports", alert.text)
         alert.dismiss()
         self.assertEqual(c.zcard("emq:{exports}:dead"), 4, "dismissed: nothing moved")
-        retry_all().click()
+        click(self.driver, "#view", "Retry all dead")
         wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
         wait_server(lambda: c.zcard("emq:{exports}:dead") == 0 and c.zcard("emq:{exports}:pending") == 4,
                     "all four moved to pending")
@@ -239,13 +272,11 @@ class Page(unittest.TestCase):
         enqueue(self.valkey, "billing", "invoice 1")
         self.open("/")
         c = self.valkey.client()
-        row = self.row('tr[data-queue="billing"]')
-        [b for b in row.find_elements(By.TAG_NAME, "button") if b.text == "Pause"][0].click()
+        self.row('tr[data-queue="billing"]')
+        click(self.driver, 'tr[data-queue="billing"]', "Pause")
         wait_server(lambda: c.hget("emq:{billing}:meta", "paused") == "1", "paused in the meta")
-        resume = wait(self.driver, lambda d: [b for b in d.find_elements(
-            By.CSS_SELECTOR, 'tr[data-queue="billing"] button') if b.text == "Resume"], "a Resume button")
-        self.assertIn("paused", self.row('tr[data-queue="billing"]').text)
-        resume[0].click()
+        wait(self.driver, lambda d: "paused" in text(d, 'tr[data-queue="billing"]'), "the row says paused")
+        click(self.driver, 'tr[data-queue="billing"]', "Resume")
         wait_server(lambda: c.hget("emq:{billing}:meta", "paused") is None, "resumed: no paused field")
 
     def test_hostile_payloads_errors_and_ids_stay_text(self):
@@ -253,16 +284,15 @@ class Page(unittest.TestCase):
         seed_dead(self.valkey, "hostile", "JOB<img src=x onerror=window.__pwned=2>", hostile,
                   '<script>window.__pwned=3</script>' + hostile, 1700000000000)
         self.open("/queues/hostile?state=dead")
-        row = self.row("#jobs tbody tr")
-        self.assertIn(hostile, row.text)
-        self.assertIn("<script>window.__pwned=3</script>", row.text)
-        self.assertIn("JOB<img src=x onerror=window.__pwned=2>", row.text)
+        row = text(self.driver, "#jobs tbody tr")
+        self.assertIn(hostile, row)
+        self.assertIn("<script>window.__pwned=3</script>", row)
+        self.assertIn("JOB<img src=x onerror=window.__pwned=2>", row)
         self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img, #view script').length"), 0)
         self.assertIsNone(self.driver.execute_script("return window.__pwned"))
         # The job's own view too, reached by its link.
-        row.find_element(By.CSS_SELECTOR, "td.id a").click()
-        payload = self.row('pre[data-field="payload"]')
-        self.assertEqual(payload.text, hostile)
+        self.driver.get(self.driver.execute_script("return document.querySelector('#jobs td.id a').href"))
+        self.assertEqual(text(self.driver, 'pre[data-field="payload"]'), hostile)
         self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
         self.assertIsNone(self.driver.execute_script("return window.__pwned"))
 
