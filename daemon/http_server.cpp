@@ -1,5 +1,6 @@
 #include "http_server.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -29,11 +31,17 @@ constexpr milliseconds kLinger{1000};
 const char* reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     default: return "Unknown";
   }
@@ -44,6 +52,7 @@ std::string serialize(const HttpResponse& r, bool allow_get) {
   out += "Content-Type: " + r.content_type + "\r\n";
   out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
   if (allow_get) out += "Allow: GET\r\n";
+  for (const std::string& h : r.headers) out += h + "\r\n";
   out += "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
   out += r.body;
   return out;
@@ -61,8 +70,8 @@ struct HostPort {
   std::string port;
 };
 
-HostPort split_listen(const std::string& listen) {
-  const std::string fix = "metrics.listen '" + listen + "': ";
+HostPort split_listen(const std::string& setting, const std::string& listen) {
+  const std::string fix = setting + " '" + listen + "': ";
   std::string host;
   std::string port;
   if (!listen.empty() && listen[0] == '[') {
@@ -85,15 +94,15 @@ HostPort split_listen(const std::string& listen) {
   return {host, port};
 }
 
-Fd bind_listener(const std::string& listen) {
-  const HostPort hp = split_listen(listen);
+Fd bind_listener(const std::string& setting, const std::string& listen) {
+  const HostPort hp = split_listen(setting, listen);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   if (int rc = ::getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &found); rc != 0) {
-    throw std::runtime_error("metrics.listen '" + listen + "': cannot resolve the host: " + ::gai_strerror(rc));
+    throw std::runtime_error(setting + " '" + listen + "': cannot resolve the host: " + ::gai_strerror(rc));
   }
   std::string why = "no address";
   Fd fd;
@@ -113,8 +122,9 @@ Fd bind_listener(const std::string& listen) {
   }
   ::freeaddrinfo(found);
   if (!fd) {
-    throw std::runtime_error("metrics.listen '" + listen + "': cannot listen: " + why +
-                             "; choose a free port, or set metrics.listen to \"\" to turn the endpoint off");
+    throw std::runtime_error(setting + " '" + listen + "': cannot listen: " + why + "; choose a free port" +
+                             (setting == "metrics.listen" ? ", or set metrics.listen to \"\" to turn the endpoint off"
+                                                          : ""));
   }
   return fd;
 }
@@ -135,7 +145,61 @@ std::size_t head_end(const std::string& buf) {
   std::size_t lf = buf.find("\n\n");
   return std::min(crlf, lf);
 }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// The header lines after the request line; false when one has no colon.
+bool parse_headers(const std::string& head, std::map<std::string, std::string>& out) {
+  std::size_t pos = head.find('\n');
+  while (pos != std::string::npos && pos + 1 < head.size()) {
+    const std::size_t start = pos + 1;
+    pos = head.find('\n', start);
+    const std::string line = head.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
+    if (trim(line).empty()) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0) return false;
+    out.emplace(lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return true;
+}
 }  // namespace
+
+std::string HttpRequest::header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+bool is_loopback_listen(const std::string& listen) {
+  const HostPort hp = split_listen("--listen", listen);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(hp.host.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool loopback = found != nullptr;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      loopback = loopback && (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+      loopback = loopback && IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    } else {
+      loopback = false;
+    }
+  }
+  ::freeaddrinfo(found);
+  return loopback;
+}
 
 struct HttpServer::Connection {
   enum class Phase { Reading, Writing, Lingering };
@@ -149,7 +213,7 @@ struct HttpServer::Connection {
 };
 
 HttpServer::HttpServer(Params params)
-    : params_(std::move(params)), listener_(bind_listener(params_.listen)), wake_(make_pipe()) {
+    : params_(std::move(params)), listener_(bind_listener(params_.setting, params_.listen)), wake_(make_pipe()) {
   port_ = bound_port(listener_.get());
   set_nonblocking(wake_.read.get());
 }
@@ -174,17 +238,31 @@ void HttpServer::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-HttpResponse HttpServer::respond(const std::string& request) const {
-  const std::size_t eol = request.find_first_of("\r\n");
-  const std::string line = request.substr(0, eol);
+HttpResponse HttpServer::respond(const std::string& head) const {
+  const std::size_t eol = head.find_first_of("\r\n");
+  const std::string line = head.substr(0, eol);
   const std::size_t sp1 = line.find(' ');
   const std::size_t sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
   if (sp2 == std::string::npos || line.compare(sp2 + 1, 7, "HTTP/1.") != 0) {
     return text(400, "bad request: expected a request line like 'GET /metrics HTTP/1.1'\n");
   }
   const std::string method = line.substr(0, sp1);
-  std::string path = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  path = path.substr(0, path.find('?'));
+  const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::size_t question = target.find('?');
+  const std::string path = target.substr(0, question);
+  if (params_.handler) {
+    HttpRequest req;
+    req.method = method;
+    req.path = path;
+    if (question != std::string::npos) req.query = target.substr(question + 1);
+    if (!parse_headers(head, req.headers)) return text(400, "bad request: a header line without a colon\n");
+    try {
+      return params_.handler(req);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {} {} failed: {}", params_.name, method, path.substr(0, 200), e.what());
+      return text(500, "internal error while serving " + path + "\n");
+    }
+  }
   if (method != "GET") return text(405, "method not allowed: only GET is served\n");
   auto route = params_.routes.find(path);
   if (route == params_.routes.end()) {
@@ -195,7 +273,7 @@ HttpResponse HttpServer::respond(const std::string& request) const {
   try {
     return route->second();
   } catch (const std::exception& e) {
-    spdlog::warn("metrics endpoint: {} failed: {}", path, e.what());
+    spdlog::warn("{}: {} failed: {}", params_.name, path, e.what());
     return text(500, "internal error while serving " + path + "\n");
   }
 }
@@ -225,7 +303,7 @@ void HttpServer::accept_all(std::map<int, Connection>& conns) {
     Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-        spdlog::warn("metrics endpoint: accept failed: {}", std::strerror(errno));
+        spdlog::warn("{}: accept failed: {}", params_.name, std::strerror(errno));
       }
       return;
     }
@@ -258,7 +336,7 @@ void HttpServer::main() {
     }
     const auto wait = std::chrono::duration_cast<milliseconds>(next - now).count() + 1;
     if (::poll(fds.data(), fds.size(), static_cast<int>(wait)) < 0 && errno != EINTR) {
-      spdlog::error("metrics endpoint: poll failed: {}; the endpoint stops", std::strerror(errno));
+      spdlog::error("{}: poll failed: {}; it stops serving", params_.name, std::strerror(errno));
       return;
     }
     if (fds[0].revents != 0) return;  // request_stop()

@@ -84,10 +84,13 @@ build_pkgs=(
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-redis
+  chromium chromium-driver python3-selenium
   systemd prometheus openssl
 )
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
-# promtool, which checks the /metrics text (tests/ops); openssl: the TLS
+# promtool, which checks the /metrics text (tests/ops); chromium,
+# chromium-driver, python3-selenium: the browser tests of `emq web`
+# (tests/web); openssl: the TLS
 # tests make their own CA and certificates with it (tests/support/test_pki).
 
 missing() {

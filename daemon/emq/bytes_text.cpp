@@ -39,4 +39,30 @@ void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std
   }
 }
 
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char ch : bytes) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0xF];
+  }
+  return out;
+}
+
+nlohmann::ordered_json shown_bytes(std::string_view bytes, std::size_t max_bytes, std::size_t total) {
+  nlohmann::ordered_json out = {{"bytes", total}};
+  if (is_utf8(bytes)) {
+    const std::string_view head = utf8_prefix(bytes, max_bytes);
+    out["text"] = std::string(head);
+    out["truncated"] = head.size() < total;
+  } else {
+    const std::string_view head = bytes.substr(0, max_bytes);
+    out["hex"] = hex_encode(head);
+    out["truncated"] = head.size() < total;
+  }
+  return out;
+}
+
 }  // namespace echomq::cli

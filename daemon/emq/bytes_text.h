@@ -29,4 +29,16 @@ void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string
 // The same, or obj[name] = null when there are none (a field the row lacks).
 void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std::optional<std::string_view> bytes);
 
+// Lower-case hex, two digits a byte.
+std::string hex_encode(std::string_view bytes);
+
+// Bytes as `emq web` shows them: {"bytes": total, "text": ...} when they
+// are UTF-8, else {"bytes": total, "hex": ...}; at most max_bytes of them
+// (never cut inside a UTF-8 character), with "truncated": true when there
+// was more. total is the whole's size (bytes may be a head of it).
+nlohmann::ordered_json shown_bytes(std::string_view bytes, std::size_t max_bytes, std::size_t total);
+inline nlohmann::ordered_json shown_bytes(std::string_view bytes, std::size_t max_bytes) {
+  return shown_bytes(bytes, max_bytes, bytes.size());
+}
+
 }  // namespace echomq::cli

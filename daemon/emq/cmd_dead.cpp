@@ -19,9 +19,6 @@ namespace echomq::cli {
 namespace {
 
 constexpr std::int64_t kDefaultListLimit = 100;
-// retry_dead moves this many per call: one script call blocks the server
-// while it runs, so a large dead set is moved in slices.
-constexpr std::int64_t kRetrySlice = 1000;
 constexpr std::size_t kErrorColumnBytes = 100;
 
 struct DeadArgs {
@@ -106,16 +103,7 @@ int run_retry(Tool& tool, const DeadArgs& a) {
   if (!a.ids.empty()) return run_retry_ids(x, q, a.ids);
   // Without --limit: every job dead now, and no more, so jobs that die
   // again while this runs cannot keep it going.
-  std::int64_t left = a.limit_given->count() > 0 ? a.limit : count_jobs(x, q, JobState::Dead);
-  std::int64_t moved = 0;
-  while (left > 0) {
-    const std::int64_t slice = std::min(left, kRetrySlice);
-    const std::int64_t n = retry_dead(x, q, slice);
-    moved += n;
-    left -= slice;
-    if (n == 0 && count_jobs(x, q, JobState::Dead) == 0) break;
-  }
-  std::cout << moved << '\n';
+  std::cout << retry_all_dead(x, q, a.limit_given->count() > 0 ? a.limit : 0) << '\n';
   return kExitOk;
 }
 

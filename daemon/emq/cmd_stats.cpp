@@ -80,17 +80,16 @@ int run_stats(Tool& tool, const StatsArgs& a) {
   std::vector<QueueKeys> keys;
   for (const std::string& name : a.queues) keys.emplace_back(name);  // checks each name first
   Executor x(tool.options());
+  std::vector<QueueStats> all;
   if (keys.empty()) {
-    for (const std::string& name : known_queues(x)) {
-      // A peer may have registered a name this tool would refuse; skip it
-      // rather than refuse to show the others.
-      if (valid_queue_name(name)) {
-        keys.emplace_back(name);
-      } else {
-        say("skipping '" + name.substr(0, 80) + "' in " + std::string(kQueuesKey) + ": not a valid queue name");
-      }
+    Overview o = overview(x);
+    // A peer may have registered a name this tool would refuse; it is
+    // skipped rather than refusing to show the others.
+    for (const std::string& name : o.skipped) {
+      say("skipping '" + name.substr(0, 80) + "' in " + std::string(kQueuesKey) + ": not a valid queue name");
     }
-    if (keys.empty()) {
+    all = std::move(o.queues);
+    if (all.empty()) {
       if (a.json) {
         std::cout << "[]\n";
         return kExitOk;
@@ -98,8 +97,9 @@ int run_stats(Tool& tool, const StatsArgs& a) {
       say("no queues are known yet (" + std::string(kQueuesKey) + " is empty); name them: emq stats QUEUE...");
       return kExitOk;
     }
+  } else {
+    all = stats(x, keys);
   }
-  std::vector<QueueStats> all = stats(x, keys);
   if (a.json) {
     print_json(all);
   } else {

@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
   add_wait(app, tool);
   add_control(app, tool);
   add_queues(app, tool);
+  add_web(app, tool);
   // Set after the subcommands, which would inherit it otherwise.
   app.footer(kFooter);
 

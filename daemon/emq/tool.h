@@ -49,5 +49,6 @@ void add_jobs(CLI::App& app, Tool& tool);
 void add_purge(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);
 void add_queues(CLI::App& app, Tool& tool);  // queues, forget
+void add_web(CLI::App& app, Tool& tool);
 
 }  // namespace echomq::cli

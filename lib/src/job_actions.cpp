@@ -24,6 +24,19 @@ std::vector<Result> run_batched(Executor& x, const std::vector<std::string>& ids
 }
 }  // namespace
 
+std::int64_t retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
+  std::int64_t left = limit > 0 ? limit : count_jobs(x, q, JobState::Dead);
+  std::int64_t moved = 0;
+  while (left > 0) {
+    const std::int64_t slice = std::min(left, kRetrySlice);
+    const std::int64_t n = retry_dead(x, q, slice);
+    moved += n;
+    left -= slice;
+    if (n == 0 && count_jobs(x, q, JobState::Dead) == 0) break;
+  }
+  return moved;
+}
+
 std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
   return run_batched<RetryJobResult>(
       x, ids, [&](const std::string& id) { return retry_job_call(q, id); }, decode_retry_job);

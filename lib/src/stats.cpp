@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "echomq/job_id.h"
+
 namespace echomq {
 
 namespace {
@@ -68,7 +70,10 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
       }
     }
     s.paused = q[5].type == Reply::Type::String && q[5].str == "1";
-    if (q[6].type == Reply::Type::Array && !q[6].elements.empty()) s.head_pending = q[6].elements[0].str;
+    if (q[6].type == Reply::Type::Array && !q[6].elements.empty()) {
+      s.head_pending = q[6].elements[0].str;
+      if (auto ms = minted_at_ms(*s.head_pending)) s.head_pending_since_ms = static_cast<std::int64_t>(*ms);
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -106,6 +111,21 @@ std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const Q
     out.emplace_back(r.elements[k].str, static_cast<std::int64_t>(std::stod(r.elements[k + 1].str)));
   }
   return out;
+}
+
+Overview overview(Executor& x) {
+  Overview o;
+  std::vector<QueueKeys> keys;
+  for (std::string& name : known_queues(x)) {
+    if (valid_queue_name(name)) {
+      keys.emplace_back(name);
+    } else {
+      o.skipped.push_back(std::move(name));
+    }
+  }
+  if (!keys.empty()) o.queues = stats(x, keys);
+  o.server_time_ms = x.server_time_ms();
+  return o;
 }
 
 std::vector<std::string> known_queues(Executor& x) {

@@ -13,6 +13,8 @@
 
 #include "cli_fixture.h"
 #include "echomq/stats.h"
+#include "emq_web_process.h"
+#include "http_client.h"
 
 namespace echomq::test {
 namespace {
@@ -82,6 +84,44 @@ TEST_F(LargeSetsCli, AMillionDeadListedAndPurged) {
   figure("emq dead list --limit 20", seconds_since(t0));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out).size(), 21u);
+
+  // emq web pages the same set by index: the first and the last page of
+  // the million answer like a page of a ten-job set.
+  {
+    EmqWeb web({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server().url()}});
+    ASSERT_GT(web.port(), 0) << web.output();
+    QueueKeys small(queue() + ".small");
+    for (int i = 0; i < 10; ++i) {
+      Reply seeded = x().command({"EVAL", kSeedDead, "2", small.dead, small.row_root, std::to_string(i), "1"});
+      ASSERT_FALSE(seeded.is_error()) << seeded.str;
+    }
+    const std::string path = "/api/queues/" + queue() + "?state=dead";
+    t0 = std::chrono::steady_clock::now();
+    HttpAnswer a = http_get(web.port(), "/api/queues/" + small.queue + "?state=dead");
+    figure("emq web GET /api/queues/Q?state=dead of 10 dead", seconds_since(t0));
+    ASSERT_EQ(a.status, 200) << a.body;
+    t0 = std::chrono::steady_clock::now();
+    a = http_get(web.port(), path);
+    figure("emq web GET /api/queues/Q?state=dead, page 1 of 1000000 dead", seconds_since(t0));
+    ASSERT_EQ(a.status, 200) << a.body;
+    nlohmann::json b = nlohmann::json::parse(a.body);
+    EXPECT_EQ(b["total"], kDeadJobs);
+    EXPECT_EQ(b["pages"], kDeadJobs / 50);
+    EXPECT_EQ(b["jobs"][0]["id"], "JOB_00999999");
+    EXPECT_EQ(b["jobs"][0]["error"]["text"], "boom");
+    t0 = std::chrono::steady_clock::now();
+    a = http_get(web.port(), path + "&page=20000");
+    figure("emq web GET /api/queues/Q?state=dead&page=20000 (the last) of 1000000 dead", seconds_since(t0));
+    b = nlohmann::json::parse(a.body);
+    ASSERT_EQ(b["jobs"].size(), 50u);
+    EXPECT_EQ(b["jobs"][49]["id"], "JOB_00000000");
+    Reply gone = x().command({"DEL", small.dead});
+    for (int i = 0; i < 10; ++i) {
+      char id[16];
+      std::snprintf(id, sizeof id, "JOB_%08d", i);
+      gone = x().command({"DEL", small.row_root + id});
+    }
+  }
 
   t0 = std::chrono::steady_clock::now();
   r = emq_long({"purge", queue(), "--state", "dead", "--yes"});

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../e2e/e2e_fixture.h"
-#include "../ops/http_client.h"
+#include "http_client.h"
 
 namespace echomq::test {
 

@@ -274,7 +274,7 @@ TEST(Dockerfile, TheHealthcheckProbeTellsA200FromA503) {
   std::atomic<int> status{200};
   daemon::HttpServer::Params p;
   p.listen = "127.0.0.1:0";
-  p.routes["/healthz"] = [&] { return daemon::HttpResponse{status.load(), "text/plain", "x\n"}; };
+  p.routes["/healthz"] = [&] { return daemon::HttpResponse{status.load(), "text/plain", "x\n", {}}; };
   auto server = std::make_unique<daemon::HttpServer>(std::move(p));
   server->start();
   const std::string port = "EMQ_HEALTH_PORT=" + std::to_string(server->port());

@@ -30,7 +30,7 @@ HttpServer::Params routes() {
     r.body = "emq_valkey_up 1\n";
     return r;
   };
-  p.routes["/healthz"] = [] { return HttpResponse{503, "text/plain; charset=utf-8", "the server does not answer\n"}; };
+  p.routes["/healthz"] = [] { return HttpResponse{503, "text/plain; charset=utf-8", "the server does not answer\n", {}}; };
   return p;
 }
 
@@ -142,7 +142,7 @@ TEST(HttpServer, AClientThatSendsNoRequestIsCutOffAtTheReadDeadline) {
 TEST(HttpServer, ALargeBodyArrivesWhole) {
   HttpServer::Params p = routes();
   const std::string big(3 << 20, 'm');  // past any socket buffer: partial writes
-  p.routes["/big"] = [&big] { return HttpResponse{200, "text/plain", big}; };
+  p.routes["/big"] = [&big] { return HttpResponse{200, "text/plain", big, {}}; };
   auto s = serve(std::move(p));
   auto a = http_get(s->port(), "/big");
   EXPECT_EQ(a.status, 200);

@@ -146,7 +146,7 @@ std::string busy_scrape(Metrics& metrics) {
   metrics.on_script_loads(12);
   HttpServer::Params p;
   p.listen = "127.0.0.1:0";
-  p.routes["/metrics"] = [&] { return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()}; };
+  p.routes["/metrics"] = [&] { return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape(), {}}; };
   HttpServer server(std::move(p));
   server.start();
   return http_get(server.port(), "/metrics").body;

@@ -27,6 +27,15 @@ std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std
 // true for each id deleted. An id that is not dead is left alone.
 std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
 
+// Moves every job dead now back to pending (retry_dead), oldest death
+// first, kRetrySlice at a time (one script call blocks the server while it
+// runs), or at most limit when one is given (> 0). Jobs that die while it
+// runs are not chased: it stops once it has moved as many as were dead at
+// the start. Returns how many moved. `emq dead retry` and `emq web`'s
+// "retry all".
+inline constexpr std::int64_t kRetrySlice = 1000;
+std::int64_t retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit = 0);
+
 // Ids per pipelined round trip: large enough to amortise the trip, small
 // enough that the server serves other clients between batches.
 inline constexpr std::size_t kActionBatch = 1000;

@@ -25,6 +25,11 @@ struct QueueStats {
   std::map<std::string, std::int64_t> counters;
   // The next job a claim would take, if any (its minted id dates it).
   std::optional<std::string> head_pending;
+  // The millisecond head_pending was minted in: the age of the oldest
+  // pending job of its lane (ids are minted in order and a lane is served
+  // in id order). nullopt when there is none or its id was not minted
+  // (a producer's own id carries no time).
+  std::optional<std::int64_t> head_pending_since_ms;
   // What could not be read, one line each naming the key and field (a
   // counter that is not an integer, a key of the wrong type): another
   // writer broke it. The rest is read as usual; a counter named here is
@@ -49,6 +54,19 @@ std::optional<JobRow> inspect(Executor& x, const QueueKeys& q, std::string_view 
 
 // Ids of the dead set, oldest death first, with their death times.
 std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
+
+// Every queue of {emq}:queues with its stats: `emq stats` with no names,
+// and the overview of `emq web`. The registry's read, one pipeline for
+// every queue (stats above), and the server's clock: three round trips
+// however many queues there are.
+struct Overview {
+  std::int64_t server_time_ms = 0;
+  std::vector<QueueStats> queues;  // by name
+  // Names a peer put in the registry that no queue may have (too long,
+  // bad bytes): left out of queues, for the caller to mention.
+  std::vector<std::string> skipped;
+};
+Overview overview(Executor& x);
 
 // {emq}:queues: names of queues known to speakers, sorted.
 std::vector<std::string> known_queues(Executor& x);

@@ -1,4 +1,4 @@
-// A tiny blocking HTTP client for the ops tests: real TCP sockets to the
+// A tiny blocking HTTP client for the ops and emq web tests: real TCP sockets to the
 // server under test, raw bytes out, the whole answer (to EOF) back.
 #pragma once
 

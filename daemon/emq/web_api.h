@@ -1,0 +1,68 @@
+// The JSON API of `emq web` (docs/web.md, "API"): what the page reads and
+// the actions its buttons take, each one call of the library (stats.h,
+// jobs.h, job_actions.h) through one Executor, so the page and the CLI
+// read and act alike. Knows nothing of HTTP beyond a status per answer:
+// web_http.cpp routes to it, checks who asks, and writes the answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "echomq/executor.h"
+
+namespace echomq::cli {
+
+struct ApiAnswer {
+  int status = 200;
+  nlohmann::ordered_json body;
+};
+
+// Raw bytes of one field of a job's row (its whole payload, result or
+// error), for the link under a truncated one.
+struct RawField {
+  int status = 200;
+  bool utf8 = false;
+  std::string bytes;  // the field, or the error's text when status != 200
+};
+
+class WebApi {
+ public:
+  // Jobs per page of a queue's listing.
+  static constexpr std::int64_t kPageSize = 50;
+
+  WebApi(Executor& x, bool read_only) : x_(x), read_only_(read_only) {}
+
+  // GET /api/queues
+  ApiAnswer queues();
+  // GET /api/queues/Q?state=S&page=N (N from 1): state and page as given
+  // in the query, "" when absent.
+  ApiAnswer queue(const std::string& name, const std::string& state, const std::string& page);
+  // GET /api/queues/Q/jobs/ID
+  ApiAnswer job(const std::string& name, const std::string& id);
+  // GET /api/queues/Q/jobs/ID/{payload,result,error}
+  RawField job_field(const std::string& name, const std::string& id, const std::string& field);
+
+  // POST actions. The caller has checked the token and the origin.
+  ApiAnswer pause(const std::string& name, bool paused);
+  ApiAnswer retry_all(const std::string& name);
+  ApiAnswer retry(const std::string& name, const std::string& id);
+  ApiAnswer cancel(const std::string& name, const std::string& id);
+
+ private:
+  Executor& x_;
+  bool read_only_;
+};
+
+// A JSON error answer: {"error": message}, plus "server_unreachable": true
+// for 503, which the page shows as such.
+ApiAnswer api_error(int status, const std::string& message);
+
+// Runs f, turning what the library throws into an answer: a bad queue name
+// or id 400, the server unreachable or slow 503, anything else it said 502.
+ApiAnswer guarded_api(const std::function<ApiAnswer()>& f);
+
+}  // namespace echomq::cli

@@ -1,0 +1,379 @@
+// `emq web`'s JSON API and its guards, against a real valkey-server and a
+// real `emq web` process, over real sockets: every path's shape, paging by
+// index, 400/404 for bad names and ids, actions with and without the token
+// and a same-origin request, --read-only, the password, and hostile bytes
+// staying data.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+#include "echomq/bytes.h"
+#include "echomq/job_id.h"
+#include "echomq/jobs.h"
+#include "echomq/stats.h"
+#include "echomq/transitions.h"
+#include "emq_web_process.h"
+#include "http_client.h"
+#include "wait_for.h"
+
+namespace echomq::test {
+namespace {
+
+using json = nlohmann::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Puts a job straight into the dead set with an error, as a worker's last
+// failure would leave it (state, attempts, payload, failures, error).
+void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std::string& payload,
+               const std::string& error, std::int64_t died_ms) {
+  Reply r = x.command({"HSET", q.row(id), "state", "dead", "attempts", "5", "payload", payload, "failures", "5",
+                       "error", error});
+  ASSERT_FALSE(r.is_error()) << r.str;
+  r = x.command({"ZADD", q.dead, std::to_string(died_ms), id});
+  ASSERT_FALSE(r.is_error()) << r.str;
+  register_queues(x, {q.queue});
+}
+
+HttpAnswer request(int port, const std::string& method, const std::string& path, const Headers& headers = {}) {
+  std::string raw = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  for (const auto& [k, v] : headers) raw += k + ": " + v + "\r\n";
+  if (method == "POST") raw += "Content-Length: 0\r\n";
+  return http_request(port, raw + "\r\n");
+}
+
+json body_of(const HttpAnswer& a) { return json::parse(a.body); }
+
+// The token the page of this process carries, from its HTML.
+std::string token_of(int port) {
+  const HttpAnswer page = request(port, "GET", "/");
+  const std::string marker = "name=\"emq-token\" content=\"";
+  const std::size_t at = page.body.find(marker);
+  if (at == std::string::npos) return "";
+  const std::size_t start = at + marker.size();
+  return page.body.substr(start, page.body.find('"', start) - start);
+}
+
+std::string url_encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+class WebApiTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    web_ = std::make_unique<EmqWeb>(std::vector<std::string>{"--listen", "127.0.0.1:0"},
+                                    Env{{"EMQ_URL", server().url()}});
+    ASSERT_GT(web_->port(), 0) << web_->output();
+  }
+  void TearDown() override { web_.reset(); }
+
+  int port() const { return web_->port(); }
+  std::string qpath() const { return "/api/queues/" + url_encode(queue()); }
+  HttpAnswer get(const std::string& path) const { return request(port(), "GET", path); }
+  // A POST as the page sends it: the token and the page's own origin.
+  HttpAnswer act(const std::string& path) const {
+    return request(port(), "POST", path,
+                   {{"X-EMQ-Token", token_of(port())},
+                    {"Origin", "http://127.0.0.1:" + std::to_string(port())},
+                    {"Sec-Fetch-Site", "same-origin"}});
+  }
+
+  std::unique_ptr<EmqWeb> web_;
+};
+
+TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
+  const std::uint64_t minted = static_cast<std::uint64_t>(x().server_time_ms()) - 60000;
+  enqueue(x(), keys(), mint_job_id(minted), "a");
+  enqueue(x(), keys(), mint_job_id(), "b");
+  seed_dead(x(), keys(), "JOB_dead1", "p", "boom", 1000);
+  pause(x(), keys());
+
+  const HttpAnswer a = get("/api/queues");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.headers.at("content-type"), "application/json; charset=utf-8");
+  const json b = body_of(a);
+  EXPECT_EQ(b["read_only"], false);
+  EXPECT_GT(b["server_time_ms"].get<std::int64_t>(), 0);
+  const json* mine = nullptr;
+  for (const json& q : b["queues"]) {
+    if (q["queue"] == queue()) mine = &q;
+  }
+  ASSERT_NE(mine, nullptr) << a.body;
+  EXPECT_EQ((*mine)["pending"], 2);
+  EXPECT_EQ((*mine)["dead"], 1);
+  EXPECT_EQ((*mine)["active"], 0);
+  EXPECT_EQ((*mine)["delayed"], 0);
+  EXPECT_EQ((*mine)["paused"], true);
+  EXPECT_EQ((*mine)["counters"]["completed"], 0);
+  EXPECT_GE((*mine)["oldest_pending_age_ms"].get<std::int64_t>(), 60000);
+  EXPECT_LT((*mine)["oldest_pending_age_ms"].get<std::int64_t>(), 120000);
+}
+
+TEST_F(WebApiTest, TwoHundredQueuesInOneRequest) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) {
+    QueueKeys q(queue() + "." + std::to_string(i));
+    enqueue(x(), q, mint_job_id(), "x");
+    names.push_back(q.queue);
+  }
+  register_queues(x(), names);
+  const auto t0 = std::chrono::steady_clock::now();
+  const HttpAnswer a = get("/api/queues");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[figure] GET /api/queues with %zu+ queues: %.3f s\n", names.size(), s);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json b = body_of(a);
+  int seen = 0;
+  for (const json& q : b["queues"]) {
+    if (q["queue"].get<std::string>().rfind(queue() + ".", 0) == 0) {
+      ++seen;
+      EXPECT_EQ(q["pending"], 1);
+    }
+  }
+  EXPECT_EQ(seen, 200);
+}
+
+TEST_F(WebApiTest, AQueuePagesByIndexNewestDeadFirstWithErrors) {
+  for (int i = 0; i < 120; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof id, "JOB_%03d", i);
+    seed_dead(x(), keys(), id, "payload " + std::to_string(i), "error " + std::to_string(i), 1000 + i);
+  }
+  json b = body_of(get(qpath() + "?state=dead"));
+  EXPECT_EQ(b["state"], "dead");
+  EXPECT_EQ(b["order"], "descending");
+  EXPECT_EQ(b["total"], 120);
+  EXPECT_EQ(b["pages"], 3);
+  EXPECT_EQ(b["page"], 1);
+  ASSERT_EQ(b["jobs"].size(), 50u);
+  EXPECT_EQ(b["jobs"][0]["id"], "JOB_119");
+  EXPECT_EQ(b["jobs"][0]["time_ms"], 1119);
+  EXPECT_EQ(b["jobs"][0]["error"]["text"], "error 119");
+  EXPECT_EQ(b["jobs"][0]["payload"]["text"], "payload 119");
+  EXPECT_EQ(b["queue"]["dead"], 120);
+
+  b = body_of(get(qpath() + "?state=dead&page=3"));
+  ASSERT_EQ(b["jobs"].size(), 20u);
+  EXPECT_EQ(b["jobs"][19]["id"], "JOB_000");
+  b = body_of(get(qpath() + "?state=dead&page=4"));
+  EXPECT_EQ(b["jobs"].size(), 0u);
+  b = body_of(get(qpath()));
+  EXPECT_EQ(b["state"], "pending");
+  EXPECT_EQ(b["total"], 0);
+}
+
+TEST_F(WebApiTest, BadStatesPagesQueueNamesAndIdsAre400AndMissingOnes404) {
+  EXPECT_EQ(get(qpath() + "?state=finished").status, 400);
+  EXPECT_EQ(get(qpath() + "?page=0").status, 400);
+  EXPECT_EQ(get(qpath() + "?page=-1").status, 400);
+  EXPECT_EQ(get(qpath() + "?page=x").status, 400);
+  EXPECT_EQ(get(qpath() + "?page=99999999999999999999").status, 400);
+  EXPECT_EQ(get("/api/queues/" + std::string(300, 'q')).status, 400);
+  EXPECT_EQ(get("/api/queues/a%20b").status, 400);
+  EXPECT_EQ(get("/api/queues/bad%zz").status, 400);
+  EXPECT_EQ(get(qpath() + "/jobs/NOTAJOB").status, 400);
+  const HttpAnswer missing = get(qpath() + "/jobs/JOB_missing");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_NE(body_of(missing)["error"].get<std::string>().find("JOB_missing"), std::string::npos);
+  EXPECT_EQ(get("/api/nothing").status, 404);
+  EXPECT_EQ(get("/assets/nothing.js").status, 404);
+  EXPECT_EQ(request(port(), "DELETE", qpath()).status, 405);
+}
+
+TEST_F(WebApiTest, AJobShowsTextOrHexTruncatedWithTheWholeAtItsLink) {
+  enqueue(x(), keys(), "JOB_text", "héllo");
+  enqueue(x(), keys(), "JOB_bin", std::string("\x00\xff\x01", 3));
+  const std::string big(100 * 1024, 'z');
+  enqueue(x(), keys(), "JOB_big", big);
+
+  json b = body_of(get(qpath() + "/jobs/JOB_text"));
+  EXPECT_EQ(b["id"], "JOB_text");
+  EXPECT_EQ(b["state"], "pending");
+  EXPECT_EQ(b["payload"]["text"], "héllo");
+  EXPECT_EQ(b["payload"]["truncated"], false);
+  EXPECT_EQ(b["result"], nullptr);
+  EXPECT_EQ(b["fields"]["attempts"]["text"], "0");
+
+  b = body_of(get(qpath() + "/jobs/JOB_bin"));
+  EXPECT_EQ(b["payload"]["hex"], "00ff01");
+  EXPECT_FALSE(b["payload"].contains("text"));
+
+  b = body_of(get(qpath() + "/jobs/JOB_big"));
+  EXPECT_EQ(b["payload"]["truncated"], true);
+  EXPECT_EQ(b["payload"]["bytes"], big.size());
+  EXPECT_LT(b["payload"]["text"].get<std::string>().size(), big.size());
+  const HttpAnswer whole = get(qpath() + "/jobs/JOB_big/payload");
+  EXPECT_EQ(whole.status, 200);
+  EXPECT_EQ(whole.body, big);
+  EXPECT_EQ(whole.headers.at("content-type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(whole.headers.at("content-security-policy"), "sandbox");
+  const HttpAnswer bin = get(qpath() + "/jobs/JOB_bin/payload");
+  EXPECT_EQ(bin.headers.at("content-type"), "application/octet-stream");
+  EXPECT_EQ(bin.body, std::string("\x00\xff\x01", 3));
+  EXPECT_EQ(get(qpath() + "/jobs/JOB_text/result").status, 404);
+}
+
+TEST_F(WebApiTest, ActionsNeedTheTokenAndASameOriginRequest) {
+  const std::string origin = "http://127.0.0.1:" + std::to_string(port());
+  const std::string token = token_of(port());
+  ASSERT_EQ(token.size(), 64u);
+  const std::string pause_path = qpath() + "/pause";
+  auto paused = [&] { return stats(x(), keys()).paused; };
+
+  EXPECT_EQ(request(port(), "POST", pause_path, {{"Origin", origin}}).status, 403) << "no token";
+  EXPECT_EQ(request(port(), "POST", pause_path, {{"X-EMQ-Token", std::string(64, '0')}, {"Origin", origin}}).status,
+            403)
+      << "a wrong token";
+  EXPECT_EQ(request(port(), "POST", pause_path, {{"X-EMQ-Token", token}}).status, 403) << "no Origin";
+  EXPECT_EQ(request(port(), "POST", pause_path, {{"X-EMQ-Token", token}, {"Origin", "http://evil.example"}}).status,
+            403);
+  EXPECT_EQ(request(port(), "POST", pause_path,
+                    {{"X-EMQ-Token", token}, {"Origin", origin}, {"Sec-Fetch-Site", "cross-site"}})
+                .status,
+            403);
+  EXPECT_EQ(request(port(), "GET", pause_path).status, 404) << "an action is never a GET";
+  EXPECT_FALSE(paused()) << "no refused request changed anything";
+
+  HttpAnswer a = act(pause_path);
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(paused());
+  EXPECT_EQ(act(qpath() + "/resume").status, 200);
+  EXPECT_FALSE(paused());
+}
+
+TEST_F(WebApiTest, RetryOneRetryAllAndCancel) {
+  seed_dead(x(), keys(), "JOB_a", "p", "e", 1);
+  seed_dead(x(), keys(), "JOB_b", "p", "e", 2);
+  seed_dead(x(), keys(), "JOB_c", "p", "e", 3);
+  HttpAnswer a = act(qpath() + "/jobs/JOB_a/retry");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(x().command({"HGET", keys().row("JOB_a"), "state"}).str, "pending");
+  EXPECT_EQ(act(qpath() + "/jobs/JOB_a/retry").status, 409) << "no longer dead";
+
+  a = act(qpath() + "/retry-dead");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["moved"], 2);
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Dead), 0);
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Pending), 3);
+
+  EXPECT_EQ(act(qpath() + "/jobs/JOB_b/cancel").status, 200);
+  EXPECT_EQ(x().command({"EXISTS", keys().row("JOB_b")}).integer, 0);
+  EXPECT_EQ(act(qpath() + "/jobs/JOB_b/cancel").status, 404);
+  EXPECT_EQ(act(qpath() + "/jobs/NOPE/cancel").status, 400);
+}
+
+TEST_F(WebApiTest, EveryAnswerCarriesAStrictPolicy) {
+  for (const std::string path : {"/", "/api/queues", "/assets/app.js", "/nothing"}) {
+    HttpAnswer a = get(path);
+    const std::string csp = a.headers["content-security-policy"];
+    EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << path;
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << path;
+    EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << path;
+    EXPECT_EQ(a.headers["x-content-type-options"], "nosniff") << path;
+  }
+  const HttpAnswer page = get("/");
+  EXPECT_EQ(page.headers.at("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page.body.find("<script>"), std::string::npos) << "no inline script";
+  EXPECT_EQ(get("/assets/app.js").headers.at("content-type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(get("/queues/" + url_encode(queue()) + "/jobs/JOB_x").status, 200) << "every view is the one page";
+}
+
+TEST_F(WebApiTest, ALoopbackPageAnswersOnlyToALoopbackHost) {
+  // A page of another site, its name made to resolve to 127.0.0.1, sends
+  // its own Host: DNS rebinding must not reach the data or the token.
+  const HttpAnswer a = http_request(port(), "GET / HTTP/1.1\r\nHost: evil.example:" + std::to_string(port()) + "\r\n\r\n");
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(a.body.find("emq-token"), std::string::npos);
+  const HttpAnswer b = http_request(port(), "GET /api/queues HTTP/1.1\r\nHost: localhost:" + std::to_string(port()) + "\r\n\r\n");
+  EXPECT_EQ(b.status, 200);
+}
+
+TEST_F(WebApiTest, HostileIdsPayloadsAndErrorsStayData) {
+  // Ids a peer may write: past the wire's gate, anything goes.
+  const std::string id = "JOB<img src=x onerror=alert(1)>/\"'";
+  seed_dead(x(), keys(), id, "<script>alert(1)</script>", "<img src=x onerror=alert(2)>", 5);
+  json b = body_of(get(qpath() + "?state=dead"));
+  ASSERT_EQ(b["jobs"].size(), 1u);
+  EXPECT_EQ(b["jobs"][0]["id"], id);
+  EXPECT_EQ(b["jobs"][0]["error"]["text"], "<img src=x onerror=alert(2)>");
+  b = body_of(get(qpath() + "/jobs/" + url_encode(id)));
+  EXPECT_EQ(b["id"], id);
+  EXPECT_EQ(b["payload"]["text"], "<script>alert(1)</script>");
+  const HttpAnswer a = act(qpath() + "/jobs/" + url_encode(id) + "/retry");
+  EXPECT_EQ(a.status, 200) << a.body;
+}
+
+TEST_F(WebApiTest, ReadOnlyHasNoTokenAndRefusesActions) {
+  EmqWeb ro({"--listen", "127.0.0.1:0", "--read-only"}, {{"EMQ_URL", server().url()}});
+  ASSERT_GT(ro.port(), 0) << ro.output();
+  EXPECT_EQ(token_of(ro.port()), "");
+  EXPECT_EQ(body_of(request(ro.port(), "GET", "/api/queues"))["read_only"], true);
+  const std::string origin = "http://127.0.0.1:" + std::to_string(ro.port());
+  const HttpAnswer a = request(ro.port(), "POST", qpath() + "/pause",
+                               {{"X-EMQ-Token", token_of(port())}, {"Origin", origin}});
+  EXPECT_EQ(a.status, 403);
+  EXPECT_NE(body_of(a)["error"].get<std::string>().find("read-only"), std::string::npos);
+  EXPECT_FALSE(stats(x(), keys()).paused);
+}
+
+TEST_F(WebApiTest, ANonLoopbackAddressIsRefusedWithoutAPassword) {
+  EmqWeb open({"--listen", "0.0.0.0:0"}, {{"EMQ_URL", server().url()}});
+  EXPECT_EQ(open.port(), 0);
+  EXPECT_EQ(open.wait_exit(), 2);
+  EXPECT_NE(open.output().find("EMQ_WEB_PASSWORD"), std::string::npos) << open.output();
+}
+
+TEST_F(WebApiTest, WithAPasswordEveryRequestNeedsBasicAuth) {
+  const std::string password = "s3cret-Pa55";
+  EmqWeb guarded({"--listen", "0.0.0.0:0"}, {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
+  ASSERT_GT(guarded.port(), 0) << guarded.output();
+  const int p = guarded.port();
+  for (const std::string path : {"/", "/api/queues", "/assets/app.js"}) {
+    HttpAnswer a = request(p, "GET", path);
+    EXPECT_EQ(a.status, 401) << path;
+    EXPECT_NE(a.headers["www-authenticate"].find("Basic"), std::string::npos) << path;
+  }
+  EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", "Basic " + base64_encode("emq:wrong")}}).status, 401);
+  EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", "Basic !!!"}}).status, 401);
+  const std::string good = "Basic " + base64_encode("emq:" + password);
+  EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", good}}).status, 200);
+  // With the password, the Host may be any name the operator serves it by.
+  EXPECT_EQ(http_request(p, "GET /api/queues HTTP/1.1\r\nHost: emq.internal\r\nAuthorization: " + good + "\r\n\r\n")
+                .status,
+            200);
+  guarded.stop();
+  EXPECT_EQ(guarded.output().find(password), std::string::npos) << "the password never reaches the output";
+}
+
+// Its own server, stopped and started again: the page's data says the
+// server cannot be reached, and comes back with it.
+TEST(WebApiOutage, ServerDownIs503ThenRecovers) {
+  ValkeyServer server;
+  EmqWeb web({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server.url()}});
+  ASSERT_GT(web.port(), 0) << web.output();
+  EXPECT_EQ(request(web.port(), "GET", "/api/queues").status, 200);
+  server.stop();
+  const HttpAnswer down = request(web.port(), "GET", "/api/queues");
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(json::parse(down.body)["server_unreachable"], true);
+  server.start();
+  EXPECT_TRUE(wait_for([&] { return request(web.port(), "GET", "/api/queues").status == 200; },
+                       std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace echomq::test

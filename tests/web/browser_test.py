@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""emq web in a real browser: headless Chromium driven by Selenium against
+a real valkey-server and a real `emq web` process.
+
+What an operator does with the page is checked in the server, not in the
+page alone: the overview lists the queues; a queue's dead jobs show their
+errors; a dead job's Retry button moves it to pending; "Retry all" asks
+first; Pause and Resume show in the queue's meta; hostile payloads, errors
+and ids stay text; --read-only shows no buttons; the page says when the
+server cannot be reached and recovers when it is back. Screenshots of the
+overview and of a queue page are saved under --artifacts.
+
+A missing browser, driver or Selenium is a failure, never a skip: run
+scripts/install-deps.sh (chromium, chromium-driver, python3-selenium).
+
+  browser_test.py --emq build/bin/emq --artifacts build/test-artifacts
+"""
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ARGS = None
+
+try:
+    import redis
+    from selenium import webdriver
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError as e:  # a failure, not a skip: CI must have them
+    print(f"browser_test: {e}; install python3-selenium and python3-redis (scripts/install-deps.sh)", file=sys.stderr)
+    sys.exit(1)
+
+# The page refreshes every 5 s; a few refreshes is plenty.
+WAIT_S = 20
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Valkey:
+    """A valkey-server on a free loopback port, in a private directory."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="emq-web-test-")
+        self.port = free_port()
+        self.proc = None
+        self.start()
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            ["valkey-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.exceptions.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("valkey-server did not start")
+                time.sleep(0.05)
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def url(self):
+        return f"valkey://127.0.0.1:{self.port}/0"
+
+    def client(self):
+        return redis.Redis(port=self.port, decode_responses=True)
+
+
+class EmqWeb:
+    """`emq web` on a free port; the port read from the line it prints."""
+
+    def __init__(self, valkey, *extra):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EMQ_")}
+        env["EMQ_URL"] = valkey.url()
+        self.proc = subprocess.Popen([ARGS.emq, "web", "--listen", "127.0.0.1:0", *extra], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"serving http://[^ ]*:(\d+)/", line)
+        if not m:
+            raise RuntimeError(f"emq web did not start: {line}{self.proc.stdout.read()}")
+        self.base = f"http://127.0.0.1:{m.group(1)}"
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+def enqueue(valkey, queue, payload):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMQ_")}
+    env["EMQ_URL"] = valkey.url()
+    out = subprocess.run([ARGS.emq, "enqueue", queue, payload], env=env, check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def seed_dead(valkey, queue, job_id, payload, error, died_ms):
+    """A dead job as a worker's last failure leaves it."""
+    c = valkey.client()
+    c.hset(f"emq:{{{queue}}}:job:{job_id}",
+           mapping={"state": "dead", "attempts": "5", "payload": payload, "failures": "5", "error": error})
+    c.zadd(f"emq:{{{queue}}}:dead", {job_id: died_ms})
+    c.sadd("{emq}:queues", queue)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-proxy-server",
+              "--window-size=1400,900"):
+        options.add_argument(a)
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+def wait(driver, cond, what):
+    return WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(lambda d: cond(d), message=what)
+
+
+# Finds the button and clicks it in one task of the page, so a refresh
+# (which redraws the view every 5 s) cannot swap the element between the
+# finding and the clicking. The click runs in a task of its own, so a
+# confirmation it opens does not hold up this call.
+CLICK = """
+const [scope, label] = arguments;
+const find = () => {
+  const root = document.querySelector(scope);
+  return root && [...root.querySelectorAll('button')].find((b) => b.textContent === label);
+};
+if (!find()) return false;
+setTimeout(() => { const b = find(); if (b) b.click(); }, 0);
+return true;
+"""
+
+
+# Reads in one task of the page too: the text of the first element a
+# selector finds and of its cells, or None while there is none.
+TEXT = "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;"
+CELLS = """
+const e = document.querySelector(arguments[0]);
+return e ? [...e.querySelectorAll('td')].map((td) => td.innerText) : null;
+"""
+
+
+def text(driver, selector):
+    return wait(driver, lambda d: d.execute_script(TEXT, selector), selector)
+
+
+def cells(driver, selector):
+    return wait(driver, lambda d: d.execute_script(CELLS, selector), selector)
+
+
+def click(driver, scope, label):
+    wait(driver, lambda d: d.execute_script(CLICK, scope, label), f"a {label} button in {scope}")
+
+
+def wait_server(cond, what):
+    deadline = time.monotonic() + WAIT_S
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the server never showed: {what}")
+        time.sleep(0.05)
+
+
+class Page(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.valkey = Valkey()
+        cls.web = EmqWeb(cls.valkey)
+        cls.driver = browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.web.close()
+        cls.valkey.close()
+
+    def open(self, path):
+        self.driver.get(self.web.base + path)
+
+    def row(self, selector):
+        return wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), selector)[0]
+
+    def test_overview_lists_the_queues(self):
+        for i in range(3):
+            enqueue(self.valkey, "emails", f"message {i}")
+        enqueue(self.valkey, "thumbs", "image 1")
+        seed_dead(self.valkey, "thumbs", "JOB_thumb_dead", "image 0", "decoder: not a PNG", 1700000000000)
+        self.open("/")
+        row = cells(self.driver, 'tr[data-queue="emails"]')
+        self.assertEqual(row[0], "emails", row)
+        self.assertEqual(row[2], "3", row)  # pending
+        row = cells(self.driver, 'tr[data-queue="thumbs"]')
+        self.assertEqual(row[5], "1", row)  # dead
+        self.assertTrue(self.driver.execute_script(
+            "return ['emails', 'thumbs'].every((q) => document.querySelector(`tr[data-queue='${q}'] svg.chart`))"),
+            "a chart per queue")
+        # Work done between two refreshes, as workers would count it: the
+        # rates and the chart come from the samples the page keeps.
+        c = self.valkey.client()
+        c.hincrby("emq:{emails}:stats", "completed", 40)
+        c.hincrby("emq:{thumbs}:stats", "dead", 3)
+        wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-queue="emails"] svg.chart polyline'),
+             "the chart draws once there are two samples")
+        wait(self.driver, lambda d: cells(d, 'tr[data-queue="emails"]')[6] not in ("–", "0.0"),
+             "a completed-per-minute rate")
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-overview.png"))
+
+    def test_queue_page_shows_dead_jobs_with_errors_and_retry_moves_one(self):
+        for i in range(3):
+            seed_dead(self.valkey, "reports", f"JOB_report_{i}", f"report {i}", f"timeout after {i + 30} s",
+                      1700000000000 + i)
+        self.open("/queues/reports?state=dead")
+        self.assertIn("timeout after 32 s", text(self.driver, 'tr[data-id="JOB_report_2"]'))
+        ids = self.driver.execute_script(
+            "return [...document.querySelectorAll('#jobs tbody tr')].map((tr) => tr.dataset.id)")
+        self.assertEqual(ids, ["JOB_report_2", "JOB_report_1", "JOB_report_0"], "newest dead first")
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-queue.png"))
+
+        click(self.driver, 'tr[data-id="JOB_report_2"]', "Retry")
+        c = self.valkey.client()
+        wait_server(lambda: c.hget("emq:{reports}:job:JOB_report_2", "state") == "pending", "JOB_report_2 pending")
+        self.assertIsNotNone(c.zscore("emq:{reports}:pending", "JOB_report_2"))
+        self.assertIsNone(c.zscore("emq:{reports}:dead", "JOB_report_2"))
+        wait(self.driver, lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-id="JOB_report_2"]'),
+             "the retried job leaves the dead list")
+
+    def test_retry_all_asks_first(self):
+        for i in range(4):
+            seed_dead(self.valkey, "exports", f"JOB_export_{i}", "x", "disk full", 1700000000000 + i)
+        self.open("/queues/exports?state=dead")
+        self.row('tr[data-id="JOB_export_0"]')
+        c = self.valkey.client()
+
+        click(self.driver, "#view", "Retry all dead")
+        alert = wait(self.driver, lambda d: d.switch_to.alert, "a confirmation")
+        self.assertIn("Retry all 4 dead jobs of exports", alert.text)
+        alert.dismiss()
+        self.assertEqual(c.zcard("emq:{exports}:dead"), 4, "dismissed: nothing moved")
+        click(self.driver, "#view", "Retry all dead")
+        wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
+        wait_server(lambda: c.zcard("emq:{exports}:dead") == 0 and c.zcard("emq:{exports}:pending") == 4,
+                    "all four moved to pending")
+
+    def test_pause_and_resume_show_in_the_meta(self):
+        enqueue(self.valkey, "billing", "invoice 1")
+        self.open("/")
+        c = self.valkey.client()
+        self.row('tr[data-queue="billing"]')
+        click(self.driver, 'tr[data-queue="billing"]', "Pause")
+        wait_server(lambda: c.hget("emq:{billing}:meta", "paused") == "1", "paused in the meta")
+        wait(self.driver, lambda d: "paused" in text(d, 'tr[data-queue="billing"]'), "the row says paused")
+        click(self.driver, 'tr[data-queue="billing"]', "Resume")
+        wait_server(lambda: c.hget("emq:{billing}:meta", "paused") is None, "resumed: no paused field")
+
+    def test_hostile_payloads_errors_and_ids_stay_text(self):
+        hostile = '<img src=x onerror="window.__pwned=1">'
+        seed_dead(self.valkey, "hostile", "JOB<img src=x onerror=window.__pwned=2>", hostile,
+                  '<script>window.__pwned=3</script>' + hostile, 1700000000000)
+        self.open("/queues/hostile?state=dead")
+        row = text(self.driver, "#jobs tbody tr")
+        self.assertIn(hostile, row)
+        self.assertIn("<script>window.__pwned=3</script>", row)
+        self.assertIn("JOB<img src=x onerror=window.__pwned=2>", row)
+        self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img, #view script').length"), 0)
+        self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+        # The job's own view too, reached by its link.
+        self.driver.get(self.driver.execute_script("return document.querySelector('#jobs td.id a').href"))
+        self.assertEqual(text(self.driver, 'pre[data-field="payload"]'), hostile)
+        self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
+        self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+
+    def test_read_only_shows_no_buttons(self):
+        seed_dead(self.valkey, "audit", "JOB_audit_0", "x", "bad", 1700000000000)
+        ro = EmqWeb(self.valkey, "--read-only")
+        try:
+            self.driver.get(ro.base + "/")
+            self.row('tr[data-queue="audit"]')
+            self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
+            self.driver.get(ro.base + "/queues/audit?state=dead")
+            self.row('tr[data-id="JOB_audit_0"]')
+            self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
+            self.driver.get(ro.base + "/queues/audit/jobs/JOB_audit_0")
+            self.row('pre[data-field="payload"]')
+            self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
+        finally:
+            ro.close()
+
+
+class Outage(unittest.TestCase):
+    def test_says_the_server_is_unreachable_and_recovers(self):
+        valkey = Valkey()
+        web = EmqWeb(valkey)
+        driver = browser()
+        try:
+            enqueue(valkey, "orders", "order 1")
+            driver.get(web.base + "/")
+            wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-queue="orders"]'), "the queue")
+            banner = driver.find_element(By.ID, "banner")
+            self.assertFalse(banner.is_displayed())
+            valkey.stop()
+            wait(driver, lambda d: banner.is_displayed() and "cannot be reached" in banner.text,
+                 "a banner saying the server cannot be reached")
+            valkey.start()
+            enqueue(valkey, "orders", "order 2")
+            wait(driver, lambda d: not banner.is_displayed(), "the banner goes once the server is back")
+            wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-queue="orders"]'), "the queue again")
+            web.close()
+            wait(driver, lambda d: banner.is_displayed() and "emq web cannot be reached" in banner.text,
+                 "a banner saying emq web itself cannot be reached")
+        finally:
+            driver.quit()
+            if web.proc.poll() is None:
+                web.close()
+            valkey.close()
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--emq", required=True)
+    parser.add_argument("--artifacts", required=True)
+    ARGS, rest = parser.parse_known_args()
+    for program in ("valkey-server", "chromium", "chromedriver"):
+        if not shutil.which(program) and not os.path.exists(f"/usr/bin/{program}"):
+            print(f"browser_test: {program} is missing; run scripts/install-deps.sh", file=sys.stderr)
+            return 1
+    result = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False).result
+    return 0 if result.wasSuccessful() and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
