@@ -32,18 +32,20 @@ inline void report_figures(const std::string& scenario, const std::string& figur
   std::fflush(stdout);
 }
 
+// A queue name whose slot the primary `node` owns now.
+inline std::string queue_on(ValkeyCluster& cluster, std::size_t node, const std::string& stem) {
+  for (int i = 0; i < 100000; ++i) {
+    const std::string name = stem + std::to_string(i);
+    if (cluster.owner_of(key_slot(name)) == node) return name;
+  }
+  throw std::runtime_error("no queue name found for node " + std::to_string(node));
+}
+
 class ClusterTest : public ::testing::Test {
  protected:
   ClusterTest() : x(cluster.options(0)) {}
 
-  // A queue name whose slot the primary `node` owns now.
-  std::string queue_on(std::size_t node, const std::string& stem) {
-    for (int i = 0; i < 100000; ++i) {
-      const std::string name = stem + std::to_string(i);
-      if (cluster.owner_of(key_slot(name)) == node) return name;
-    }
-    throw std::runtime_error("no queue name found for node " + std::to_string(node));
-  }
+  std::string queue_on(std::size_t node, const std::string& stem) { return test::queue_on(cluster, node, stem); }
 
   std::string config_head(std::size_t node, const std::string& extra = "") const {
     return "valkey:\n  url: " + cluster.url(node) + "\n  keyspace_events: true\n" + extra +

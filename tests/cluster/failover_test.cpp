@@ -7,6 +7,7 @@
 // - a job whose completion reached the replica never runs again;
 // - the jobs that do run again are ones the replica still held as pending
 //   or active when the primary died (a claim or a completion it never got).
+#include "../ops/http_client.h"
 #include "cluster_fixture.h"
 
 namespace echomq::test {
@@ -37,7 +38,11 @@ TEST_F(ClusterFailover, PrimaryKilledMidRunLosesNothingReplicated) {
       },
       seconds(10)));
 
-  EmqdProcess d(config_head(1) + ledger_queue(name, kConcurrency, 2000, ledger_path()));
+  const int metrics_port = free_loopback_port();
+  std::string yaml = config_head(1) + ledger_queue(name, kConcurrency, 2000, ledger_path());
+  const std::string off = "listen: \"\"";
+  yaml.replace(yaml.find(off), off.size(), "listen: 127.0.0.1:" + std::to_string(metrics_port));
+  EmqdProcess d(yaml);
   ASSERT_TRUE(d.wait_ready()) << d.log();
   ASSERT_TRUE(wait_for([&] { return read_ledger(ledger_path()).lines >= kJobs / 4; }, seconds(60))) << d.log();
   cluster.node(primary).kill9();
@@ -57,6 +62,19 @@ TEST_F(ClusterFailover, PrimaryKilledMidRunLosesNothingReplicated) {
     for (std::size_t i = 0; i < ids.size(); ++i) at_promotion[ids[i]] = states[i].is_nil() ? "completed" : states[i].str;
     const Reply done = c.command({"HGET", q.stats, "completed"});
     completed_on_replica = done.is_nil() ? 0 : std::stoll(done.str);
+    // Before the promotion, health names the node that is gone.
+    const std::string dead = "127.0.0.1:" + std::to_string(cluster.node(primary).port());
+    HttpAnswer health;
+    EXPECT_TRUE(wait_for(
+        [&] {
+          health = http_get(metrics_port, "/healthz");
+          return health.status == 503 && health.body.find("cluster node " + dead + " is missing") != std::string::npos;
+        },
+        seconds(15)))
+        << health.status << " " << health.body;
+    const std::string page = http_get(metrics_port, "/metrics").body;
+    EXPECT_NE(page.find("emq_valkey_node_up{node=\"" + dead + "\"} 0"), std::string::npos) << page;
+    EXPECT_NE(page.find("emq_valkey_up 0"), std::string::npos);
     ASSERT_EQ(cluster.node(replica).cli({"CLUSTER", "FAILOVER", "TAKEOVER"}), "OK\n");
   }
   ASSERT_TRUE(wait_for([&] { return info_field(cluster.node(replica), "replication", "role") == "master"; },

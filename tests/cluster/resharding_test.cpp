@@ -32,6 +32,10 @@ TEST_F(ClusterResharding, OneQueuesSlotMovesWhileItsJobsRun) {
   const double move_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::size_t ran_during = read_ledger(ledger_path()).lines - ran_before;
   EXPECT_EQ(cluster.owner_of(slot), 2u);
+  // The wakeup follows the queue to its new owner.
+  EXPECT_TRUE(d.wait_log("wakeup: listening on cluster node 127.0.0.1:" + std::to_string(cluster.node(2).port()),
+                         seconds(10)))
+      << d.log();
 
   ASSERT_TRUE(all_completed(name, kJobs, seconds(90))) << d.log();
   LedgerCounts c = expect_all_ran(name, ids);

@@ -36,10 +36,16 @@ ValkeyCluster::ValkeyCluster(Options options) : options_(options) {
                     std::to_string(options_.node_timeout_ms), "--cluster-port", std::to_string(free_loopback_port()),
                     // Replicas stay with the primary the test gave them.
                     "--cluster-allow-replica-migration", "no"};
+    if (options_.tls) {
+      o.tls = options_.tls;
+      o.extra_args.insert(o.extra_args.end(), {"--tls-cluster", "yes", "--tls-replication", "yes"});
+    }
     nodes_.push_back(std::make_unique<ValkeyServer>(o));
   }
   if (options_.primaries >= 3) {
-    std::vector<std::string> args = {"--cluster", "create"};
+    std::vector<std::string> args;
+    if (options_.tls) args = {"--tls", "--cacert", options_.tls->ca_file};
+    args.insert(args.end(), {"--cluster", "create"});
     for (auto& n : nodes_) args.push_back("127.0.0.1:" + std::to_string(n->port()));
     args.insert(args.end(), {"--cluster-replicas", std::to_string(options_.replicas_per_primary), "--cluster-yes"});
     const std::string out = nodes_[0]->cli(args);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ class ValkeyCluster {
     int primaries = 3;
     int replicas_per_primary = 1;
     int node_timeout_ms = 5000;  // failures are declared by the tests, not by a busy machine
+    // Every port TLS: clients, the cluster bus and replication.
+    std::optional<ValkeyServer::Tls> tls;
   };
   ValkeyCluster();
   explicit ValkeyCluster(Options options);
