@@ -16,7 +16,9 @@ std::uint16_t crc16_xmodem(std::string_view bytes) {
   for (unsigned char b : bytes) {
     crc ^= static_cast<std::uint16_t>(b << 8);
     for (int i = 0; i < 8; ++i) {
-      crc = (crc & 0x8000) != 0 ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021) : static_cast<std::uint16_t>(crc << 1);
+      const bool high = (crc & 0x8000) != 0;
+      crc = static_cast<std::uint16_t>(crc << 1);
+      if (high) crc ^= 0x1021;
     }
   }
   return crc;
@@ -93,7 +95,9 @@ SlotMap SlotMap::from_cluster_slots(const Reply& slots, const std::string& seed_
     const int at = map.index_of(node);
     const auto first = std::max<std::int64_t>(range.elements[0].integer, 0);
     const auto last = std::min<std::int64_t>(range.elements[1].integer, kClusterSlots - 1);
-    for (std::int64_t s = first; s <= last; ++s) map.owner_[static_cast<std::size_t>(s)] = static_cast<std::int16_t>(at);
+    for (std::int64_t s = first; s <= last; ++s) {
+      map.owner_[static_cast<std::size_t>(s)] = static_cast<std::int16_t>(at);
+    }
   }
   return map;
 }

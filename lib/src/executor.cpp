@@ -144,14 +144,14 @@ void Executor::cluster_handshake(Connection& c) {
                 "use the executor auto or scripted");
   }
   native_ = false;
-  // Each node connection the router opens gets the scripts before its
-  // first call: a promoted replica's cache is empty.
-  SlotMap map = read_slot_map(c, options_.host);
-  auto router = std::make_unique<ClusterRouter>(options_, std::move(map));
+  auto router = std::make_unique<ClusterRouter>(options_, read_slot_map(c, options_.host));
   const std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
                                       {"GET", std::string(kVersionKey)}};
-  std::vector<Reply> r = router->run({key_slot(kVersionKey), key_slot(kVersionKey)},
-                                     [&](std::size_t i, RespBuffer& out) { out.add(hello[i]); }, [this](Connection& n) { load_scripts(n); });
+  auto write = [&](std::size_t i, RespBuffer& out) { out.add(hello[i]); };
+  // Each node connection the router opens gets the scripts before its
+  // first call: a promoted replica's cache is empty.
+  auto opened = [this](Connection& n) { load_scripts(n); };
+  std::vector<Reply> r = router->run({key_slot(kVersionKey), key_slot(kVersionKey)}, write, opened);
   check_wire(r[0], r[1]);
   cluster_ = std::move(router);
 }
@@ -261,7 +261,9 @@ std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t cou
       for (std::size_t i = 0; i < count; ++i) {
         if (!calls[i].keys.empty()) slots[i] = key_slot(calls[i].keys.front());
       }
-      std::vector<Reply> replies = cluster_->run(slots, [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); }, [this](Connection& n) { load_scripts(n); });
+      auto write = [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); };
+      auto opened = [this](Connection& n) { load_scripts(n); };
+      std::vector<Reply> replies = cluster_->run(slots, write, opened);
       for (const Reply& r : replies) {
         if (r.is_error()) note_error(error_from_reply("", r.str).kind());
       }
@@ -307,7 +309,8 @@ std::vector<Reply> Executor::pipeline(const std::vector<Command>& commands) {
       const std::string_view key = routing_key(commands[i]);
       if (!key.empty()) slots[i] = key_slot(key);
     }
-    return cluster_->run(slots, [&](std::size_t i, RespBuffer& out) { out.add(commands[i]); }, [this](Connection& n) { load_scripts(n); });
+    auto write = [&](std::size_t i, RespBuffer& out) { out.add(commands[i]); };
+    return cluster_->run(slots, write, [this](Connection& n) { load_scripts(n); });
   });
 }
 

@@ -59,7 +59,9 @@ TEST_F(ClusterFailover, PrimaryKilledMidRunLosesNothingReplicated) {
     std::vector<Command> reads;
     for (const std::string& id : ids) reads.push_back({"HGET", q.row(id), "state"});
     std::vector<Reply> states = c.pipeline(reads);
-    for (std::size_t i = 0; i < ids.size(); ++i) at_promotion[ids[i]] = states[i].is_nil() ? "completed" : states[i].str;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      at_promotion[ids[i]] = states[i].is_nil() ? "completed" : states[i].str;
+    }
     const Reply done = c.command({"HGET", q.stats, "completed"});
     completed_on_replica = done.is_nil() ? 0 : std::stoll(done.str);
     // Before the promotion, health names the node that is gone.

@@ -59,8 +59,8 @@ TEST_F(ClusterResharding, OneQueuesSlotMovesWhileItsJobsRun) {
   report_figures("live resharding of one queue's slot",
                  "jobs=" + std::to_string(kJobs) + " slot=" + std::to_string(slot) + " pending_at_start=" +
                      std::to_string(pending_at_start) + " batches=" + std::to_string(batches) + " move_s=" +
-                     std::to_string(move_s) + " ran_during_move=" + std::to_string(ran_during) + " ran_twice=" + std::to_string(c.rerun()) +
-                     " lost=0 left_in_sets=0");
+                     std::to_string(move_s) + " ran_during_move=" + std::to_string(ran_during) +
+                     " ran_twice=" + std::to_string(c.rerun()) + " lost=0 left_in_sets=0");
 }
 
 }  // namespace
