@@ -30,10 +30,13 @@ ValkeyCluster::ValkeyCluster(Options options) : options_(options) {
     throw std::invalid_argument("a cluster of fewer than 3 primaries is formed without replicas here");
   }
   const int count = options_.primaries * (1 + options_.replicas_per_primary);
+  std::vector<int> bus_ports;
   for (int i = 0; i < count; ++i) {
+    // The bus port is given: port + 10000 may be past 65535 for an ephemeral port.
+    bus_ports.push_back(free_loopback_port());
     ValkeyServer::Options o;
     o.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                    std::to_string(options_.node_timeout_ms), "--cluster-port", std::to_string(free_loopback_port()),
+                    std::to_string(options_.node_timeout_ms), "--cluster-port", std::to_string(bus_ports.back()),
                     // Replicas stay with the primary the test gave them.
                     "--cluster-allow-replica-migration", "no"};
     if (options_.tls) {
@@ -58,7 +61,10 @@ ValkeyCluster::ValkeyCluster(Options options) : options_(options) {
       const int first = p * kClusterSlots / options_.primaries;
       const int last = (p + 1) * kClusterSlots / options_.primaries - 1;
       ask(*nodes_[p], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
-      if (p > 0) ask(*nodes_[p], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[0]->port())});
+      if (p > 0) {
+        ask(*nodes_[p], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[0]->port()),
+                         std::to_string(bus_ports[0])});
+      }
     }
   }
   wait_ok();
