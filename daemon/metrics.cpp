@@ -89,6 +89,10 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
   }
 
   valkey_up_ = &BuildGauge().Name("emq_valkey_up").Help("1 while the server answers, else 0.").Register(r).Add({});
+  node_up_ = &BuildGauge()
+                  .Name("emq_valkey_node_up")
+                  .Help("On a cluster: 1 while the primary answers, else 0 (the node missing).")
+                  .Register(r);
   script_loads_ = &BuildCounter()
                        .Name("emq_valkey_script_loads_total")
                        .Help("SCRIPT LOAD calls: at every connect, and after the server lost its script cache.")
@@ -105,6 +109,10 @@ QueueMetrics& Metrics::queue(const std::string& name) {
 }
 
 void Metrics::set_valkey_up(bool up) { valkey_up_->Set(up ? 1 : 0); }
+
+void Metrics::set_valkey_node_up(const std::string& node, bool up) {
+  node_up_->Add({{"node", node}}).Set(up ? 1 : 0);
+}
 
 void Metrics::on_script_loads(int count) { script_loads_->Increment(count); }
 

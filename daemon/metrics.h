@@ -45,6 +45,8 @@ class Metrics : public ExecutorObserver {
 
   QueueMetrics& queue(const std::string& name);
   void set_valkey_up(bool up);
+  // On a cluster, per primary: emq_valkey_node_up{node="host:port"}.
+  void set_valkey_node_up(const std::string& node, bool up);
 
   void on_script_loads(int count) override;
   void on_error(ErrorKind kind) override;
@@ -57,6 +59,7 @@ class Metrics : public ExecutorObserver {
   std::shared_ptr<prometheus::Registry> registry_;
   std::map<std::string, QueueMetrics> queues_;
   prometheus::Gauge* valkey_up_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* node_up_ = nullptr;
   prometheus::Counter* script_loads_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_ = nullptr;
 };

@@ -41,8 +41,11 @@ bool QueueSampler::server_answered(std::chrono::milliseconds within) const {
 }
 
 std::string QueueSampler::trouble(std::chrono::milliseconds within) const {
-  if (!server_answered(within)) return "the server does not answer";
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!server_answered(within)) {
+    return missing_.empty() ? "the server does not answer"
+                            : "the server does not answer: cluster node " + missing_ + " is missing";
+  }
   if (!refused_.empty()) return "the server refuses writes (" + refused_ + ")";
   return "";
 }
@@ -76,6 +79,16 @@ void QueueSampler::sample(std::vector<QueueStats>& all, std::int64_t& server_now
   refused_ = std::move(refused);
 }
 
+void QueueSampler::note_nodes() {
+  const std::string lost = executor_.lost_node();
+  if (const SlotMap* map = executor_.cluster_map()) {
+    for (const NodeAddress& n : map->primaries()) metrics_.set_valkey_node_up(n.name(), n.name() != lost);
+    if (!lost.empty()) metrics_.set_valkey_node_up(lost, false);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  missing_ = lost;
+}
+
 std::chrono::milliseconds QueueSampler::tick() {
   std::vector<QueueStats> all;
   std::int64_t server_now_ms = 0;
@@ -95,17 +108,20 @@ std::chrono::milliseconds QueueSampler::tick() {
       if (e.what() != problems_) spdlog::warn("queue sampler: cannot read the queues' state: {}", e.what());
       problems_ = e.what();
       answered_at_ = Clock::now().time_since_epoch().count();
+      note_nodes();
       return params_.interval;
     }
     // An outage is logged once, when it starts, not at every sample.
     if (!down_) spdlog::warn("queue sampler: the server does not answer: {}", e.what());
     down_ = true;
     answered_at_ = 0;
+    note_nodes();
     metrics_.set_valkey_up(false);
     return params_.interval;
   }
   if (down_) spdlog::info("queue sampler: the server answers again");
   down_ = false;
+  note_nodes();
   answered_at_ = Clock::now().time_since_epoch().count();
   // The endpoint sets the gauge again at each scrape from trouble(), the
   // same answer; this keeps it right for a sampler used on its own.

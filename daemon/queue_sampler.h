@@ -42,6 +42,8 @@ class QueueSampler : public Periodic {
 
  private:
   void sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
+  // On a cluster: which primary answers, into emq_valkey_node_up and trouble().
+  void note_nodes();
 
   Params params_;
   std::vector<QueueKeys> keys_;
@@ -53,6 +55,7 @@ class QueueSampler : public Periodic {
   std::string problems_;  // tick() only: what could not be read, logged on change
   mutable std::mutex mutex_;
   std::string refused_;  // the server's word for refusing writes; "" while it takes them
+  std::string missing_;  // the cluster node that does not answer; "" when none
 };
 
 }  // namespace echomq::daemon

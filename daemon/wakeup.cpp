@@ -45,8 +45,18 @@ void Wakeup::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Wakeup::wake_all() {
-  for (auto& [channel, loop] : by_channel_) loop->wake();
+void Wakeup::wake(const std::vector<std::string>& channels) {
+  for (const std::string& channel : channels) {
+    auto it = by_channel_.find(channel);
+    if (it != by_channel_.end()) it->second->wake();
+  }
+}
+
+bool Wakeup::pause(milliseconds d, const std::atomic<bool>& stop) const {
+  for (milliseconds slept(0); slept < d && !stop && !stopping_; slept += milliseconds(50)) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return !stop && !stopping_;
 }
 
 bool Wakeup::events_on(Connection& c) {
@@ -70,39 +80,131 @@ bool Wakeup::events_on(Connection& c) {
   return true;
 }
 
-void Wakeup::listen(Connection& c) {
+void Wakeup::listen(Connection& c, const std::vector<std::string>& channels, const std::atomic<bool>& stop,
+                    std::atomic<bool>& subscribed) {
   Command sub{"SUBSCRIBE"};
-  for (auto& [channel, loop] : by_channel_) sub.push_back(channel);
+  sub.insert(sub.end(), channels.begin(), channels.end());
   c.send(sub);
-  active_ = true;
+  subscribed = true;
   // Work may have arrived while we were not listening.
-  wake_all();
-  while (!stopping_) {
+  wake(channels);
+  while (!stopping_ && !stop) {
     std::optional<Reply> msg = c.read_for(milliseconds(200));
     if (!msg || msg->type != Reply::Type::Array || msg->elements.size() != 3) continue;
     if (msg->elements[0].str != "message") continue;
     auto it = by_channel_.find(msg->elements[1].str);
     if (it != by_channel_.end()) it->second->wake();
   }
+  subscribed = false;
+}
+
+// One primary's subscriber, run by follow_cluster.
+struct Wakeup::NodeListener {
+  NodeAddress node;
+  std::vector<std::string> channels;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> subscribed{false};
+  std::thread thread;
+};
+
+void Wakeup::listen_node(NodeListener& l) {
+  milliseconds delay(100);
+  while (!stopping_ && !l.stop) {
+    try {
+      Connection c = Connection::open(node_options(server_, l.node));
+      if (!events_on(c)) return;  // this node's queues poll
+      delay = milliseconds(100);
+      listen(c, l.channels, l.stop, l.subscribed);
+    } catch (const std::exception& e) {
+      l.subscribed = false;
+      spdlog::warn("wakeup: cluster node {}: {}; retrying in {} ms", l.node.name(), e.what(), delay.count());
+    }
+    if (!pause(delay, l.stop)) break;
+    delay = std::min(delay * 2, milliseconds(5000));
+  }
+}
+
+void Wakeup::follow_cluster() {
+  std::vector<NodeAddress> known = {NodeAddress{server_.host, server_.port}};
+  std::map<std::string, std::unique_ptr<NodeListener>> listeners;  // by node name
+  const std::atomic<bool> never{false};
+  while (!stopping_) {
+    std::optional<SlotMap> map;
+    for (const NodeAddress& n : known) {
+      try {
+        Connection c = Connection::open(node_options(server_, n));
+        map = read_slot_map(c, n.host);
+        break;
+      } catch (const Error&) {
+        // The next node may answer.
+      }
+    }
+    if (map) {
+      std::map<std::string, std::pair<NodeAddress, std::vector<std::string>>> plan;
+      for (const auto& [channel, loop] : by_channel_) {
+        const NodeAddress* owner = map->owner(key_slot(loop->keys().pending));
+        if (owner == nullptr) continue;
+        auto& entry = plan[owner->name()];
+        entry.first = *owner;
+        entry.second.push_back(channel);
+      }
+      // A node that no longer owns the same queues is listened to afresh.
+      for (auto it = listeners.begin(); it != listeners.end();) {
+        auto p = plan.find(it->first);
+        if (p != plan.end() && p->second.second == it->second->channels) {
+          ++it;
+          continue;
+        }
+        it->second->stop = true;
+        it->second->thread.join();
+        it = listeners.erase(it);
+      }
+      for (auto& [name, entry] : plan) {
+        if (listeners.count(name) != 0) continue;
+        spdlog::info("wakeup: listening on cluster node {} for {} queue(s)", name, entry.second.size());
+        auto l = std::make_unique<NodeListener>();
+        l->node = entry.first;
+        l->channels = entry.second;
+        NodeListener* raw = l.get();
+        l->thread = std::thread([this, raw] { listen_node(*raw); });
+        listeners.emplace(name, std::move(l));
+      }
+      known = map->primaries();
+      known.push_back(NodeAddress{server_.host, server_.port});
+    }
+    bool all = !listeners.empty();
+    for (const auto& [name, l] : listeners) all = all && l->subscribed;
+    active_ = all;
+    pause(milliseconds(1000), never);
+  }
+  for (auto& [name, l] : listeners) {
+    l->stop = true;
+    l->thread.join();
+  }
+  active_ = false;
 }
 
 void Wakeup::main() {
   milliseconds delay(100);
+  std::vector<std::string> channels;
+  for (const auto& [channel, loop] : by_channel_) channels.push_back(channel);
+  const std::atomic<bool> never{false};
   while (!stopping_) {
     try {
       Connection c = Connection::open(server_);
       if (group_) group_->connected();
+      if (cluster_enabled(c.command({"INFO", "cluster"}))) {
+        follow_cluster();
+        return;
+      }
       if (!events_on(c)) return;  // polling alone, for the daemon's life
       delay = milliseconds(100);
-      listen(c);
+      listen(c, channels, never, active_);
     } catch (const std::exception& e) {  // whatever the server said: never end the thread
       active_ = false;
       spdlog::warn("wakeup: {}; retrying in {} ms", e.what(), delay.count());
     }
-    // Sleep in short steps so a stop is prompt.
-    for (milliseconds slept(0); slept < delay && !stopping_; slept += milliseconds(50)) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
+    pause(delay, never);
     delay = std::min(delay * 2, milliseconds(5000));
   }
   active_ = false;

@@ -1,6 +1,11 @@
 // Wakes idle claim loops the moment new work lands, from keyspace events
 // on each queue's pending set (`__keyspace@<db>__:emq:{q}:pending`). Polling
 // stays the safety net: a lost event costs at most poll_max_ms.
+//
+// A cluster node publishes only its own keys' events, so on a cluster one
+// subscriber runs per primary that owns one of the queues, and the slot
+// map is read again every second: when a queue's slot moves (resharding,
+// failover) its channel is subscribed on the new owner.
 #pragma once
 
 #include <atomic>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "claim_loop.h"
+#include "echomq/cluster.h"
 #include "echomq/executor.h"
 #include "echomq/url.h"
 
@@ -35,9 +41,16 @@ class Wakeup {
 
  private:
   void main();
+  struct NodeListener;
   bool events_on(Connection& c);
-  void listen(Connection& c);
-  void wake_all();
+  // Subscribes c to channels and wakes their loops on each event, until stop.
+  void listen(Connection& c, const std::vector<std::string>& channels, const std::atomic<bool>& stop,
+              std::atomic<bool>& subscribed);
+  void wake(const std::vector<std::string>& channels);
+  void follow_cluster();
+  void listen_node(NodeListener& l);
+  // Sleeps in short steps, so a stop is prompt; false when stopped.
+  bool pause(std::chrono::milliseconds d, const std::atomic<bool>& stop) const;
 
   std::map<std::string, ClaimLoop*> by_channel_;
   ConnectionOptions server_;

@@ -40,7 +40,13 @@ Error error_from_reply(std::string op, std::string_view text) {
   // A replica, a server that lost its disk (MISCONF), one still loading
   // its data set, or a primary short of the replicas min-replicas-to-write
   // asks for (NOREPLICAS) will accept the same write later: the caller
-  // should wait.
+  // should wait. So will a cluster between two states: a slot being
+  // migrated (TRYAGAIN), a slot without a primary yet (CLUSTERDOWN), or a
+  // redirection still standing after the one retry the router gives it.
+  if (starts_with(text, "TRYAGAIN") || starts_with(text, "CLUSTERDOWN") || starts_with(text, "MOVED") ||
+      starts_with(text, "ASK ")) {
+    return Error(ErrorKind::ReadOnly, std::move(op), message);
+  }
   if (starts_with(text, "READONLY") || starts_with(text, "MISCONF") || starts_with(text, "LOADING") ||
       starts_with(text, "MASTERDOWN") || starts_with(text, "BUSY") || starts_with(text, "NOREPLICAS")) {
     return Error(ErrorKind::ReadOnly, std::move(op), message);

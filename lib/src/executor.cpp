@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "cluster_router.h"
 #include "echomq/keyspace.h"
 
 namespace echomq {
@@ -45,6 +46,23 @@ std::string module_load_hint() {
 
 Executor::Executor(ConnectionOptions options, ReconnectPolicy policy, ExecutorObserver* observer)
     : options_(std::move(options)), policy_(policy), observer_(observer), next_delay_(policy.initial) {}
+Executor::~Executor() = default;
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+
+bool Executor::connected() const noexcept {
+  if (cluster_) return !cluster_->stale();
+  return conn_.has_value() && !conn_->broken();
+}
+
+void Executor::disconnect() noexcept {
+  conn_.reset();
+  cluster_.reset();
+}
+
+const SlotMap* Executor::cluster_map() const noexcept { return cluster_ ? &cluster_->map() : nullptr; }
+
+std::string Executor::lost_node() const { return cluster_ ? cluster_->lost_node() : std::string(); }
 
 void Executor::note_error(ErrorKind kind) noexcept {
   if (observer_ != nullptr) observer_->on_error(kind);
@@ -73,9 +91,13 @@ void Executor::ensure_connected() {
     throw Error(last_kind_, "connect", "server unreachable (" + last_error_ + "); " + wait);
   }
   try {
-    Connection c = Connection::open(options_);
-    handshake(c);
-    conn_.emplace(std::move(c));
+    if (cluster_) {
+      // A node was lost: the map is read again from another one.
+      cluster_->refresh();
+    } else {
+      Connection c = Connection::open(options_);
+      if (handshake(c)) conn_.emplace(std::move(c));
+    }
     next_delay_ = policy_.initial;
     if (policy_.group) policy_.group->connected();
   } catch (const Error& e) {
@@ -92,34 +114,66 @@ void Executor::ensure_connected() {
   }
 }
 
-void Executor::handshake(Connection& c) {
+bool Executor::handshake(Connection& c) {
   // SET NX claims an empty keyspace for emq/1; GET reads what is there, so a
-  // read-only replica that already holds emq/1 is accepted too. MODULE LIST,
-  // unless the scripts are asked for, rides in the same round trip.
+  // read-only replica that already holds emq/1 is accepted too. INFO
+  // cluster, and MODULE LIST unless the scripts are asked for, ride in the
+  // same round trip.
   std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
-                                {"GET", std::string(kVersionKey)}};
+                                {"GET", std::string(kVersionKey)},
+                                {"INFO", "cluster"}};
   if (options_.executor != ExecutorChoice::Scripted) hello.push_back({"MODULE", "LIST"});
   std::vector<Reply> r = c.pipeline(hello);
-  if (r[1].is_error() && r[1].str.rfind("WRONGTYPE", 0) == 0) {
+  if (cluster_enabled(r[2])) {
+    // The first two answered MOVED unless this node owns {emq}: the
+    // router asks the owner again.
+    cluster_handshake(c);
+    return false;
+  }
+  check_wire(r[0], r[1]);
+  native_ = false;
+  if (r.size() == 4) choose_executor(r[3]);
+  load_scripts(c);
+  return true;
+}
+
+void Executor::cluster_handshake(Connection& c) {
+  if (options_.executor == ExecutorChoice::Native) {
+    throw Error(ErrorKind::Invalid, "connect",
+                "the executor is native but the server is a cluster node, and the emq module is standalone only: "
+                "use the executor auto or scripted");
+  }
+  native_ = false;
+  auto router = std::make_unique<ClusterRouter>(options_, read_slot_map(c, options_.host));
+  const std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
+                                      {"GET", std::string(kVersionKey)}};
+  auto write = [&](std::size_t i, RespBuffer& out) { out.add(hello[i]); };
+  // Each node connection the router opens gets the scripts before its
+  // first call: a promoted replica's cache is empty.
+  auto opened = [this](Connection& n) { load_scripts(n); };
+  std::vector<Reply> r = router->run({key_slot(kVersionKey), key_slot(kVersionKey)}, write, opened);
+  check_wire(r[0], r[1]);
+  cluster_ = std::move(router);
+}
+
+void Executor::check_wire(const Reply& set_nx, const Reply& get) const {
+  if (get.is_error() && get.str.rfind("WRONGTYPE", 0) == 0) {
     // A hash or a set where the wire identity belongs will not mend itself.
     throw Error(ErrorKind::Wire, "connect",
                 "EMQWIRE " + std::string(kVersionKey) + " is not a string holding '" + std::string(kWireVersion) +
-                    "' (" + r[1].str.substr(0, 80) + "): this server holds another program's data; use a separate "
+                    "' (" + get.str.substr(0, 80) + "): this server holds another program's data; use a separate "
                     "database");
   }
-  if (r[1].type == Reply::Type::String && r[1].str != kWireVersion) {
+  if (get.type == Reply::Type::String && get.str != kWireVersion) {
     throw Error(ErrorKind::Wire, "connect",
-                "EMQWIRE " + std::string(kVersionKey) + " holds '" + r[1].str.substr(0, 64) + "', not '" +
+                "EMQWIRE " + std::string(kVersionKey) + " holds '" + get.str.substr(0, 64) + "', not '" +
                     std::string(kWireVersion) + "': this server speaks another EchoMQ wire; use a separate database");
   }
-  if (r[1].type != Reply::Type::String) {
-    if (r[0].is_error()) throw error_from_reply("connect", r[0].str);
-    if (r[1].is_error()) throw error_from_reply("connect", r[1].str);
+  if (get.type != Reply::Type::String) {
+    if (set_nx.is_error()) throw error_from_reply("connect", set_nx.str);
+    if (get.is_error()) throw error_from_reply("connect", get.str);
     throw Error(ErrorKind::Protocol, "connect", "GET " + std::string(kVersionKey) + " answered no string");
   }
-  native_ = false;
-  if (r.size() == 3) choose_executor(r[2]);
-  load_scripts(c);
 }
 
 void Executor::choose_executor(const Reply& modules) {
@@ -150,15 +204,16 @@ void Executor::load_scripts(Connection& c) {
 }
 
 template <typename F>
-auto Executor::guarded(F&& f) -> decltype(f(std::declval<Connection&>())) {
+auto Executor::guarded(F&& f) -> decltype(f()) {
   ensure_connected();  // books its own failures
-  Connection& c = *conn_;
   try {
-    return f(c);
+    return f();
   } catch (const Error& e) {
-    if (c.broken()) {
-      // The connection broke under this call. Try again at once on the next
-      // call (a restarted server is back quickly); back off only if that fails.
+    if (!connected()) {
+      // The connection (or a cluster node) broke under this call. Try again
+      // at once on the next call (a restarted server is back quickly, a
+      // promoted replica is in the map another node gives); back off only
+      // if that fails.
       last_error_ = e.what();
       last_kind_ = e.kind();
       failed_at_ = std::chrono::steady_clock::now();
@@ -200,7 +255,21 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
 }
 
 std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count) {
-  return guarded([&](Connection& c) {
+  return guarded([&] {
+    if (cluster_) {
+      std::vector<int> slots(count, ClusterRouter::kAnyNode);
+      for (std::size_t i = 0; i < count; ++i) {
+        if (!calls[i].keys.empty()) slots[i] = key_slot(calls[i].keys.front());
+      }
+      auto write = [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); };
+      auto opened = [this](Connection& n) { load_scripts(n); };
+      std::vector<Reply> replies = cluster_->run(slots, write, opened);
+      for (const Reply& r : replies) {
+        if (r.is_error()) note_error(error_from_reply("", r.str).kind());
+      }
+      return replies;
+    }
+    Connection& c = *conn_;
     calls_.clear();
     for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
     std::vector<Reply> replies = c.pipeline(calls_);
@@ -225,11 +294,24 @@ std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t cou
 }
 
 Reply Executor::command(const Command& argv) {
-  return guarded([&](Connection& c) { return c.command(argv); });
+  if (cluster_ || !conn_) {
+    std::vector<Reply> r = pipeline({argv});
+    return std::move(r.front());
+  }
+  return guarded([&] { return conn_->command(argv); });
 }
 
 std::vector<Reply> Executor::pipeline(const std::vector<Command>& commands) {
-  return guarded([&](Connection& c) { return c.pipeline(commands); });
+  return guarded([&] {
+    if (!cluster_) return conn_->pipeline(commands);
+    std::vector<int> slots(commands.size(), ClusterRouter::kAnyNode);
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      const std::string_view key = routing_key(commands[i]);
+      if (!key.empty()) slots[i] = key_slot(key);
+    }
+    auto write = [&](std::size_t i, RespBuffer& out) { out.add(commands[i]); };
+    return cluster_->run(slots, write, [this](Connection& n) { load_scripts(n); });
+  });
 }
 
 std::int64_t Executor::server_time_ms() {

@@ -12,7 +12,7 @@ namespace echomq {
 enum class ErrorKind {
   Io,        // the connection failed or closed; reconnecting may help
   Timeout,   // the server did not answer within the command timeout
-  ReadOnly,  // the server is a replica (READONLY) or refuses writes; retry later
+  ReadOnly,  // a replica (READONLY), refused writes, a cluster mid-change (TRYAGAIN); retry later
   Protocol,  // the server answered something this library cannot read
   Reply,     // the server refused the command (an error reply not below)
   Wire,      // EMQWIRE: {emq}:version names another wire

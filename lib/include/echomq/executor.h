@@ -16,11 +16,14 @@
 #include <utility>
 #include <vector>
 
+#include "echomq/cluster.h"
 #include "echomq/connection.h"
 #include "echomq/errors.h"
 #include "echomq/scripts.h"
 
 namespace echomq {
+
+class ClusterRouter;
 
 struct ScriptCall {
   Script script;
@@ -63,9 +66,18 @@ struct ReconnectPolicy {
   std::shared_ptr<ReconnectGroup> group;  // none: this executor alone
 };
 
+// On a cluster (INFO cluster says cluster_enabled:1 at connect) every call
+// goes to the primary that owns its first key's slot, and a batch or a
+// pipeline that spans queues is split per node (cluster_router.h); the
+// calls and their answers are the same as on one server.
 class Executor {
  public:
   explicit Executor(ConnectionOptions options, ReconnectPolicy policy = {}, ExecutorObserver* observer = nullptr);
+  ~Executor();
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   // Runs one transition by EVALSHA. On NOSCRIPT (the server lost its script
   // cache) loads the scripts again and retries once. An error reply throws,
@@ -84,13 +96,14 @@ class Executor {
   // is unreachable, without trying again before the backoff has passed;
   // retry_after() says how long that is.
   void ensure_connected();
-  bool connected() const noexcept { return conn_.has_value() && !conn_->broken(); }
+  // On a cluster: a slot map is held and no node has been lost since.
+  bool connected() const noexcept;
   std::chrono::milliseconds retry_after() const;
   // Another member of the group connected after this executor's last
   // failure: the server is back, whatever the backoff says.
   bool server_back() const noexcept;
   // Drops the connection (the next call reconnects).
-  void disconnect() noexcept { conn_.reset(); }
+  void disconnect() noexcept;
 
   const ConnectionOptions& options() const noexcept { return options_; }
   const ReconnectPolicy& reconnect_policy() const noexcept { return policy_; }
@@ -101,8 +114,19 @@ class Executor {
   // The server's clock, in epoch milliseconds (TIME).
   std::int64_t server_time_ms();
 
+  // The cluster's slot map as last read, or nullptr on a standalone server
+  // (or before the first connect).
+  const SlotMap* cluster_map() const noexcept;
+  // The cluster node this executor lost last, until the map is read again
+  // ("" when none, and always on a standalone server).
+  std::string lost_node() const;
+
  private:
-  void handshake(Connection& c);
+  // True for a standalone server; false when c is a cluster node (the
+  // router then holds the connections, one per primary).
+  bool handshake(Connection& c);
+  void cluster_handshake(Connection& c);
+  void check_wire(const Reply& set_nx, const Reply& get) const;
   void load_scripts(Connection& c);
   void choose_executor(const Reply& modules);  // MODULE LIST's answer
   std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
@@ -110,13 +134,14 @@ class Executor {
   // else EVALSHA of its script; then numkeys, its keys and its arguments.
   void add_call(const ScriptCall& call, RespBuffer& out) const;
   template <typename F>
-  auto guarded(F&& f) -> decltype(f(std::declval<Connection&>()));
+  auto guarded(F&& f) -> decltype(f());
   void note_error(ErrorKind kind) noexcept;
 
   ConnectionOptions options_;
   ReconnectPolicy policy_;
   ExecutorObserver* observer_;
   std::optional<Connection> conn_;
+  std::unique_ptr<ClusterRouter> cluster_;  // on a cluster, instead of conn_
   std::array<std::string, kScriptCount> sha_;
   RespBuffer calls_;  // reused from call to call
   std::uint64_t script_loads_ = 0;
