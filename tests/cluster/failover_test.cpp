@@ -7,7 +7,7 @@
 // - a job whose completion reached the replica never runs again;
 // - the jobs that do run again are ones the replica still held as pending
 //   or active when the primary died (a claim or a completion it never got).
-#include "../ops/http_client.h"
+#include "http_client.h"
 #include "cluster_fixture.h"
 
 namespace echomq::test {
