@@ -17,14 +17,13 @@
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "emq_web_process.h"
-#include "http_client.h"
+#include "web_client.h"
 #include "wait_for.h"
 
 namespace echomq::test {
 namespace {
 
 using json = nlohmann::json;
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 // Puts a job straight into the dead set with an error, as a worker's last
 // failure would leave it (state, attempts, payload, failures, error).
@@ -36,39 +35,6 @@ void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std
   r = x.command({"ZADD", q.dead, std::to_string(died_ms), id});
   ASSERT_FALSE(r.is_error()) << r.str;
   register_queues(x, {q.queue});
-}
-
-HttpAnswer request(int port, const std::string& method, const std::string& path, const Headers& headers = {}) {
-  std::string raw = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n";
-  for (const auto& [k, v] : headers) raw += k + ": " + v + "\r\n";
-  if (method == "POST") raw += "Content-Length: 0\r\n";
-  return http_request(port, raw + "\r\n");
-}
-
-json body_of(const HttpAnswer& a) { return json::parse(a.body); }
-
-// The token the page of this process carries, from its HTML.
-std::string token_of(int port) {
-  const HttpAnswer page = request(port, "GET", "/");
-  const std::string marker = "name=\"emq-token\" content=\"";
-  const std::size_t at = page.body.find(marker);
-  if (at == std::string::npos) return "";
-  const std::size_t start = at + marker.size();
-  return page.body.substr(start, page.body.find('"', start) - start);
-}
-
-std::string url_encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 class WebApiTest : public CliTest {
