@@ -30,9 +30,7 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (!emq_begin(ctx, argv, argc, &kComplete, &call)) return REDISMODULE_OK;
   RedisModuleString *row_name = call.keys[0], *active_name = call.keys[1], *stats_name = call.keys[2];
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
-  size_t len;
-  const char *s = emq_arg(&call, 1, &len);
-  if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
   double keep_ms;
   if (!emq_int_arg(&call, 3, 0, 0, "EMQARG keep_ms must be a non-negative integer", &keep_ms)) return REDISMODULE_OK;
 

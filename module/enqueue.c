@@ -21,9 +21,7 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (!emq_begin(ctx, argv, argc, &kEnqueue, &call)) return REDISMODULE_OK;
   RedisModuleString *row_name = call.keys[0], *pending_name = call.keys[1];
   RedisModuleString *id = call.args[0], *payload = call.args[1];
-  size_t idlen;
-  const char *idp = RedisModule_StringPtrLen(id, &idlen);
-  if (!emq_is_job_id(idp, idlen)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
 
   RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);

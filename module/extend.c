@@ -43,9 +43,7 @@ int emq_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (!emq_int_arg(&call, 1, 0, 1, "EMQARG lease_ms must be an integer > 0", &lease_ms)) return REDISMODULE_OK;
   if (call.num_args % 2 != 1) return emq_reply_error(ctx, "EMQARG extend takes lease_ms then id, epoch pairs");
   for (int i = 2; i <= call.num_args; i += 2) {
-    size_t len;
-    const char *id = emq_arg(&call, i, &len);
-    if (!emq_is_job_id(id, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+    if (!emq_job_id_arg(&call, i)) return REDISMODULE_OK;
   }
   RedisModuleString *active_name = call.keys[0], *root = call.keys[1];
   RedisModuleKey *active = emq_open_write(ctx, active_name);

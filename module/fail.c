@@ -38,8 +38,7 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
                     *pending_name = call.keys[3], *dead_name = call.keys[4], *stats_name = call.keys[5];
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
   size_t len;
-  const char *s = emq_arg(&call, 1, &len);
-  if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
   double max_attempts, backoff_ms;
   if (!emq_int_arg(&call, 4, 0, 1, "EMQARG max_attempts must be an integer > 0", &max_attempts) ||
       !emq_int_arg(&call, 5, 0, 0, "EMQARG backoff_ms must be a non-negative integer", &backoff_ms)) {

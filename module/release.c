@@ -25,9 +25,7 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString *row_name = call.keys[0], *active_name = call.keys[1], *pending_name = call.keys[2],
                     *stats_name = call.keys[3];
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
-  size_t len;
-  const char *s = emq_arg(&call, 1, &len);
-  if (!emq_is_job_id(s, len)) return emq_reply_error(ctx, "EMQKIND job id must be JOB-namespaced");
+  if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
 
   RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;

@@ -144,7 +144,13 @@ int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const c
   return 0;
 }
 
-int emq_is_job_id(const char *s, size_t len) { return s != NULL && len >= 3 && memcmp(s, "JOB", 3) == 0; }
+int emq_job_id_arg(const EmqCall *call, int i) {
+  size_t len;
+  const char *s = emq_arg(call, i, &len);
+  if (s != NULL && len >= 3 && memcmp(s, "JOB", 3) == 0) return 1;
+  RedisModule_ReplyWithError(call->ctx, "EMQKIND job id must be JOB-namespaced");
+  return 0;
+}
 
 int emq_matches_int(const char *s, size_t len, int allow_minus) {
   if (s == NULL) return 0;

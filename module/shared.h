@@ -48,8 +48,11 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len);
  * Otherwise it replies the script's error text and returns 0. */
 int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const char *error, double *out);
 
+/* ARGV[i] checked as the scripts check a job id (the wire's gate: 'JOB'
+ * first). Otherwise it replies the script's EMQKIND error and returns 0. */
+int emq_job_id_arg(const EmqCall *call, int i);
+
 /* The script's checks on arguments, with Lua's meaning. */
-int emq_is_job_id(const char *s, size_t len);                      /* string.sub(s, 1, 3) == 'JOB' */
 int emq_matches_int(const char *s, size_t len, int allow_minus);   /* '^-?%d+$' or '^%d+$' */
 int emq_lua_tonumber(const char *s, size_t len, double *out);      /* tonumber(s) ~= nil */
 int emq_strict_ll(const char *s, size_t len, long long *out);      /* what HINCRBY accepts */
