@@ -94,7 +94,7 @@ HostPort split_listen(const std::string& setting, const std::string& listen) {
   return {host, port};
 }
 
-Fd bind_listener(const std::string& setting, const std::string& listen) {
+Fd bind_listener(const std::string& setting, const std::string& listen, const std::string& taken_hint) {
   const HostPort hp = split_listen(setting, listen);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -123,8 +123,7 @@ Fd bind_listener(const std::string& setting, const std::string& listen) {
   ::freeaddrinfo(found);
   if (!fd) {
     throw std::runtime_error(setting + " '" + listen + "': cannot listen: " + why + "; choose a free port" +
-                             (setting == "metrics.listen" ? ", or set metrics.listen to \"\" to turn the endpoint off"
-                                                          : ""));
+                             taken_hint);
   }
   return fd;
 }
@@ -213,7 +212,9 @@ struct HttpServer::Connection {
 };
 
 HttpServer::HttpServer(Params params)
-    : params_(std::move(params)), listener_(bind_listener(params_.setting, params_.listen)), wake_(make_pipe()) {
+    : params_(std::move(params)),
+      listener_(bind_listener(params_.setting, params_.listen, params_.taken_hint)),
+      wake_(make_pipe()) {
   port_ = bound_port(listener_.get());
   set_nonblocking(wake_.read.get());
 }

@@ -53,6 +53,8 @@ class HttpServer {
     // method; a request body is never read (its Content-Length is a header).
     Handler handler;
     std::string setting = "metrics.listen";  // names the address in errors
+    // Said after "choose a free port" when the port is taken: the user's other way out.
+    std::string taken_hint = ", or set metrics.listen to \"\" to turn the endpoint off";
     std::string name = "metrics endpoint";   // names the server in log lines
     std::chrono::milliseconds deadline{5000};       // from accept to the last byte sent
     std::chrono::milliseconds read_deadline{500};   // from accept to the end of the request head

@@ -57,6 +57,7 @@ int run_web(Tool& tool, const WebArgs& a) {
   daemon::HttpServer::Params p;
   p.listen = a.listen;
   p.setting = "--listen";
+  p.taken_hint = "";
   p.name = "emq web";
   p.handler = [&site](const daemon::HttpRequest& r) { return site.handle(r); };
   // A page's answer may wait on the server's command timeout.
