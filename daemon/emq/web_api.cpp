@@ -105,10 +105,12 @@ ApiAnswer guarded_api(const std::function<ApiAnswer()>& f) {
 
 ApiAnswer WebApi::queues() {
   Overview o = overview(x_);
+  // Read after the stats, so no oldest-pending age comes out negative.
+  const std::int64_t now = x_.server_time_ms();
   json list = json::array();
-  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, o.server_time_ms));
+  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now));
   return {200,
-          {{"server_time_ms", o.server_time_ms},
+          {{"server_time_ms", now},
            {"read_only", read_only_},
            {"queues", std::move(list)},
            {"skipped", o.skipped}}};

@@ -124,7 +124,6 @@ Overview overview(Executor& x) {
     }
   }
   if (!keys.empty()) o.queues = stats(x, keys);
-  o.server_time_ms = x.server_time_ms();
   return o;
 }
 

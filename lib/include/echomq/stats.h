@@ -56,11 +56,9 @@ std::optional<JobRow> inspect(Executor& x, const QueueKeys& q, std::string_view 
 std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 
 // Every queue of {emq}:queues with its stats: `emq stats` with no names,
-// and the overview of `emq web`. The registry's read, one pipeline for
-// every queue (stats above), and the server's clock: three round trips
-// however many queues there are.
+// and the overview of `emq web`. The registry's read and one pipeline for
+// every queue (stats above): two round trips however many queues there are.
 struct Overview {
-  std::int64_t server_time_ms = 0;
   std::vector<QueueStats> queues;  // by name
   // Names a peer put in the registry that no queue may have (too long,
   // bad bytes): left out of queues, for the caller to mention.
