@@ -8,9 +8,9 @@
 
 namespace echomq {
 
-namespace {
 bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
 
+namespace {
 Reply error_reply(std::string text) {
   Reply r;
   r.type = Reply::Type::Error;
@@ -38,6 +38,17 @@ Connection& ClusterRouter::connection(const NodeAddress& node, const Opened& ope
   }
 }
 
+// A connection opened afresh has run `opened` already; a live one that
+// answered NOSCRIPT (its node restarted or flushed) runs it now.
+void ClusterRouter::reload_scripts(const NodeAddress& node, const Opened& opened) {
+  auto it = conns_.find(node.name());
+  if (it != conns_.end() && !it->second.broken()) {
+    opened(it->second);
+  } else {
+    connection(node, opened);
+  }
+}
+
 // A call that names no key goes to the owner of {emq}: always the same
 // node, and one that holds the wire identity, so it is a node we know.
 const NodeAddress* ClusterRouter::route(int slot) const {
@@ -48,13 +59,13 @@ const NodeAddress* ClusterRouter::route(int slot) const {
 std::vector<Reply> ClusterRouter::send(const NodeAddress& node, const std::vector<std::size_t>& calls,
                                        const Writer& write, bool asking, const Opened& opened) {
   Connection& c = connection(node, opened);
-  RespBuffer buf;
+  buf_.clear();
   for (std::size_t i : calls) {
-    if (asking) buf.add({"ASKING"});
-    write(i, buf);
+    if (asking) buf_.add({"ASKING"});
+    write(i, buf_);
   }
   try {
-    std::vector<Reply> replies = c.pipeline(buf);
+    std::vector<Reply> replies = c.pipeline(buf_);
     if (!asking) return replies;
     std::vector<Reply> answers;
     for (std::size_t k = 1; k < replies.size(); k += 2) answers.push_back(std::move(replies[k]));
@@ -69,6 +80,20 @@ std::vector<Reply> ClusterRouter::send(const NodeAddress& node, const std::vecto
   }
 }
 
+void ClusterRouter::add_to(std::vector<Sent>& groups, const NodeAddress& node, std::size_t call) {
+  auto it = std::find_if(groups.begin(), groups.end(), [&](const Sent& s) { return s.node == node; });
+  if (it == groups.end()) it = groups.insert(groups.end(), Sent{node, {}});
+  it->calls.push_back(call);
+}
+
+void ClusterRouter::send_groups(const std::vector<Sent>& groups, const Writer& write, bool asking,
+                                const Opened& opened, std::vector<Reply>& out) {
+  for (const Sent& s : groups) {
+    std::vector<Reply> replies = send(s.node, s.calls, write, asking, opened);
+    for (std::size_t k = 0; k < s.calls.size(); ++k) out[s.calls[k]] = std::move(replies[k]);
+  }
+}
+
 void ClusterRouter::dispatch(const std::vector<std::size_t>& calls, const std::vector<int>& slots,
                              const Writer& write, const Opened& opened, std::vector<Reply>& out,
                              std::vector<Sent>& sent) {
@@ -80,14 +105,9 @@ void ClusterRouter::dispatch(const std::vector<std::size_t>& calls, const std::v
       out[i] = error_reply("CLUSTERDOWN Hash slot " + std::to_string(slots[i]) + " is not served by any node");
       continue;
     }
-    auto it = std::find_if(sent.begin(), sent.end(), [&](const Sent& s) { return s.node == *owner; });
-    if (it == sent.end()) it = sent.insert(sent.end(), Sent{*owner, {}});
-    it->calls.push_back(i);
+    add_to(sent, *owner, i);
   }
-  for (const Sent& s : sent) {
-    std::vector<Reply> replies = send(s.node, s.calls, write, false, opened);
-    for (std::size_t k = 0; k < s.calls.size(); ++k) out[s.calls[k]] = std::move(replies[k]);
-  }
+  send_groups(sent, write, false, opened, out);
 }
 
 // ASK: the slot is moving and this key is already on the importing node;
@@ -97,14 +117,9 @@ void ClusterRouter::follow_asks(std::vector<Reply>& out, const Writer& write, co
   for (std::size_t i = 0; i < out.size(); ++i) {
     Redirect r;
     if (!parse_redirect(out[i], r) || !r.ask) continue;
-    auto it = std::find_if(asks.begin(), asks.end(), [&](const Sent& s) { return s.node == r.node; });
-    if (it == asks.end()) it = asks.insert(asks.end(), Sent{r.node, {}});
-    it->calls.push_back(i);
+    add_to(asks, r.node, i);
   }
-  for (const Sent& s : asks) {
-    std::vector<Reply> replies = send(s.node, s.calls, write, true, opened);
-    for (std::size_t k = 0; k < s.calls.size(); ++k) out[s.calls[k]] = std::move(replies[k]);
-  }
+  send_groups(asks, write, true, opened, out);
 }
 
 std::vector<Reply> ClusterRouter::run(const std::vector<int>& slots, const Writer& write, const Opened& opened) {
@@ -130,7 +145,7 @@ std::vector<Reply> ClusterRouter::run(const std::vector<int>& slots, const Write
     for (std::size_t i : s.calls) {
       if (!is_noscript(out[i])) continue;
       again.push_back(i);
-      if (reload.insert(s.node.name()).second) opened(connection(s.node, opened));
+      if (reload.insert(s.node.name()).second) reload_scripts(s.node, opened);
     }
   }
   if (again.empty()) return out;
@@ -162,8 +177,8 @@ void ClusterRouter::refresh() {
     if (n.name() != lost_) add(n);
   }
   add(NodeAddress{seed_.host, seed_.port});
-  if (!lost_.empty()) {
-    for (const NodeAddress& n : map_.primaries()) add(n);
+  for (const NodeAddress& n : map_.primaries()) {
+    if (n.name() == lost_) add(n);  // the lost one last: it may be back
   }
 
   std::string errors;

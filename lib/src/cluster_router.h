@@ -14,6 +14,10 @@
 
 namespace echomq {
 
+// A script's SHA the node does not hold: the executor and the router both
+// load the scripts again and retry once.
+bool is_noscript(const Reply& r);
+
 class ClusterRouter {
  public:
   // Run on each new node connection before its first call (the executor
@@ -50,6 +54,10 @@ class ClusterRouter {
     std::vector<std::size_t> calls;
   };
   Connection& connection(const NodeAddress& node, const Opened& opened);
+  void reload_scripts(const NodeAddress& node, const Opened& opened);
+  static void add_to(std::vector<Sent>& groups, const NodeAddress& node, std::size_t call);
+  void send_groups(const std::vector<Sent>& groups, const Writer& write, bool asking, const Opened& opened,
+                   std::vector<Reply>& out);
   const NodeAddress* route(int slot) const;
   // One pipeline to one node; with asking, each call behind an ASKING.
   std::vector<Reply> send(const NodeAddress& node, const std::vector<std::size_t>& calls, const Writer& write,
@@ -61,6 +69,7 @@ class ClusterRouter {
   ConnectionOptions seed_;
   SlotMap map_;
   std::map<std::string, Connection> conns_;  // by NodeAddress::name()
+  RespBuffer buf_;                           // reused from send to send
   bool stale_ = false;
   std::string lost_;
 };
