@@ -9,7 +9,14 @@
 namespace echomq {
 
 namespace {
-bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
+
+// SET NX claims an empty keyspace for emq/1; GET reads what is there, so a
+// read-only replica that already holds emq/1 is accepted too.
+const std::vector<Command>& wire_probe() {
+  static const std::vector<Command> probe = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
+                                             {"GET", std::string(kVersionKey)}};
+  return probe;
+}
 
 // MODULE LIST answers one entry per module, each a flat map (RESP2) with
 // "name" among its keys.
@@ -115,13 +122,10 @@ void Executor::ensure_connected() {
 }
 
 bool Executor::handshake(Connection& c) {
-  // SET NX claims an empty keyspace for emq/1; GET reads what is there, so a
-  // read-only replica that already holds emq/1 is accepted too. INFO
-  // cluster, and MODULE LIST unless the scripts are asked for, ride in the
-  // same round trip.
-  std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
-                                {"GET", std::string(kVersionKey)},
-                                {"INFO", "cluster"}};
+  // The wire probe, INFO cluster, and MODULE LIST unless the scripts are
+  // asked for, in one round trip.
+  std::vector<Command> hello = wire_probe();
+  hello.push_back({"INFO", "cluster"});
   if (options_.executor != ExecutorChoice::Scripted) hello.push_back({"MODULE", "LIST"});
   std::vector<Reply> r = c.pipeline(hello);
   if (cluster_enabled(r[2])) {
@@ -145,8 +149,7 @@ void Executor::cluster_handshake(Connection& c) {
   }
   native_ = false;
   auto router = std::make_unique<ClusterRouter>(options_, read_slot_map(c, options_.host));
-  const std::vector<Command> hello = {{"SET", std::string(kVersionKey), std::string(kWireVersion), "NX"},
-                                      {"GET", std::string(kVersionKey)}};
+  const std::vector<Command>& hello = wire_probe();
   auto write = [&](std::size_t i, RespBuffer& out) { out.add(hello[i]); };
   // Each node connection the router opens gets the scripts before its
   // first call: a promoted replica's cache is empty.
@@ -256,41 +259,45 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
 
 std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count) {
   return guarded([&] {
-    if (cluster_) {
-      std::vector<int> slots(count, ClusterRouter::kAnyNode);
-      for (std::size_t i = 0; i < count; ++i) {
-        if (!calls[i].keys.empty()) slots[i] = key_slot(calls[i].keys.front());
-      }
-      auto write = [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); };
-      auto opened = [this](Connection& n) { load_scripts(n); };
-      std::vector<Reply> replies = cluster_->run(slots, write, opened);
-      for (const Reply& r : replies) {
-        if (r.is_error()) note_error(error_from_reply("", r.str).kind());
-      }
-      return replies;
-    }
-    Connection& c = *conn_;
-    calls_.clear();
-    for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
-    std::vector<Reply> replies = c.pipeline(calls_);
-
-    std::vector<std::size_t> missed;
-    for (std::size_t i = 0; i < replies.size(); ++i) {
-      if (is_noscript(replies[i])) missed.push_back(i);
-    }
-    if (!missed.empty()) {
-      load_scripts(c);
-      calls_.clear();
-      for (std::size_t i : missed) add_call(calls[i], calls_);
-      std::vector<Reply> retried = c.pipeline(calls_);
-      for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
-    }
-    calls_.clear();
+    std::vector<Reply> replies = cluster_ ? eval_routed(calls, count) : eval_direct(calls, count);
     for (const Reply& r : replies) {
       if (r.is_error()) note_error(error_from_reply("", r.str).kind());
     }
     return replies;
   });
+}
+
+std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t count) {
+  std::vector<int> slots(count, ClusterRouter::kAnyNode);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!calls[i].keys.empty()) slots[i] = key_slot(calls[i].keys.front());
+  }
+  auto write = [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); };
+  auto opened = [this](Connection& n) { load_scripts(n); };
+  return cluster_->run(slots, write, opened);
+}
+
+// One pipeline; the calls whose script the server had lost (NOSCRIPT after
+// a restart or SCRIPT FLUSH) go again once the scripts are loaded.
+std::vector<Reply> Executor::eval_direct(const ScriptCall* calls, std::size_t count) {
+  Connection& c = *conn_;
+  calls_.clear();
+  for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
+  std::vector<Reply> replies = c.pipeline(calls_);
+
+  std::vector<std::size_t> missed;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (is_noscript(replies[i])) missed.push_back(i);
+  }
+  if (!missed.empty()) {
+    load_scripts(c);
+    calls_.clear();
+    for (std::size_t i : missed) add_call(calls[i], calls_);
+    std::vector<Reply> retried = c.pipeline(calls_);
+    for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
+  }
+  calls_.clear();
+  return replies;
 }
 
 Reply Executor::command(const Command& argv) {

@@ -130,6 +130,8 @@ class Executor {
   void load_scripts(Connection& c);
   void choose_executor(const Reply& modules);  // MODULE LIST's answer
   std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
+  std::vector<Reply> eval_routed(const ScriptCall* calls, std::size_t count);
+  std::vector<Reply> eval_direct(const ScriptCall* calls, std::size_t count);
   // Writes the call: EMQ.<NAME> when native and the module has a twin,
   // else EVALSHA of its script; then numkeys, its keys and its arguments.
   void add_call(const ScriptCall& call, RespBuffer& out) const;
