@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "echomq/errors.h"
 
@@ -124,21 +125,51 @@ void Wakeup::listen_node(NodeListener& l) {
   }
 }
 
-void Wakeup::follow_cluster() {
-  std::vector<NodeAddress> known = {NodeAddress{server_.host, server_.port}};
-  std::map<std::string, std::unique_ptr<NodeListener>> listeners;  // by node name
-  const std::atomic<bool> never{false};
-  while (!stopping_) {
-    std::optional<SlotMap> map;
+namespace {
+
+// The slot map, read once a second: over the connection that answered last,
+// and only when that fails, from the known nodes in turn.
+class SlotMapReader {
+ public:
+  explicit SlotMapReader(const ConnectionOptions& server) : server_(server) {}
+
+  std::optional<SlotMap> read(const std::vector<NodeAddress>& known) {
+    if (conn_) {
+      try {
+        return read_slot_map(*conn_, host_);
+      } catch (const Error&) {
+        conn_.reset();
+      }
+    }
     for (const NodeAddress& n : known) {
       try {
         Connection c = Connection::open(node_options(server_, n));
-        map = read_slot_map(c, n.host);
-        break;
+        SlotMap map = read_slot_map(c, n.host);
+        conn_.emplace(std::move(c));
+        host_ = n.host;
+        return map;
       } catch (const Error&) {
         // The next node may answer.
       }
     }
+    return std::nullopt;
+  }
+
+ private:
+  const ConnectionOptions& server_;
+  std::optional<Connection> conn_;
+  std::string host_;
+};
+
+}  // namespace
+
+void Wakeup::follow_cluster() {
+  std::vector<NodeAddress> known = {NodeAddress{server_.host, server_.port}};
+  std::map<std::string, std::unique_ptr<NodeListener>> listeners;  // by node name
+  SlotMapReader reader(server_);
+  const std::atomic<bool> never{false};
+  while (!stopping_) {
+    std::optional<SlotMap> map = reader.read(known);
     if (map) {
       std::map<std::string, std::pair<NodeAddress, std::vector<std::string>>> plan;
       for (const auto& [channel, loop] : by_channel_) {
