@@ -19,6 +19,12 @@ constexpr milliseconds kLookForServerBack{100};
 constexpr std::int64_t kPromoteLimit = 100;
 // While the handler cannot take jobs, how often the loop asks it again.
 constexpr milliseconds kNotReadyRecheck{200};
+// On a queue with prefetch, whose slots have jobs waiting, an outcome waits
+// up to this long for company (more outcomes, the next claim) so that
+// several ride one round trip: the server's work per job is mostly the
+// round trip's. Long enough to gather a few outcomes of jobs of a
+// millisecond; short beside any job worth a queue.
+constexpr milliseconds kOutcomeHold{2};
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
@@ -77,12 +83,19 @@ void ClaimLoop::join() {
 
 Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
 
+// The loop thread is woken only when it has something to do: a turn is
+// due, or the first outcome of a batch starts its hold.
 void ClaimLoop::deliver(std::optional<Settlement> s) {
+  bool wake_loop;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    const Clock::time_point now = Clock::now();
+    const bool first = s && outbox_.empty();
+    if (first) outbox_since_ = now;
     if (s) outbox_.push_back(std::move(*s));
+    wake_loop = first || ready(now);
   }
-  cv_.notify_one();  // a slot is free either way
+  if (wake_loop) cv_.notify_one();
 }
 
 // Waiting out server trouble, unless another connection of the daemon has
@@ -93,9 +106,31 @@ bool ClaimLoop::backing_off(Clock::time_point now) const {
 
 bool ClaimLoop::ready(Clock::time_point now) const {
   if (backing_off(now)) return false;  // the server is in trouble: wait
-  if (!outbox_.empty()) return true;
-  if (stopping_) return runner_.busy() == 0;
-  return claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_);
+  if (stopping_) return !outbox_.empty() || runner_.busy() == 0;
+  if (!outbox_.empty() && !holding(now)) return true;
+  return claim_due(now);
+}
+
+// While the queue has more than a claim asks for, the loop refills the
+// jobs claimed ahead in batches of `prefetch`, which keeps round trips, and
+// the server's work per job, down while the jobs still waiting keep the
+// slots busy. A slot left with nothing to take never waits for the batch,
+// and once a claim comes back short (the queue ran dry) any room is filled
+// as jobs trickle in.
+bool ClaimLoop::claim_wanted() const {
+  const int room = runner_.room();
+  if (room <= 0) return false;
+  return !queue_had_more_ || room >= queue_.prefetch || runner_.starving();
+}
+
+bool ClaimLoop::claim_due(Clock::time_point now) const {
+  return claiming_ && (wake_ || now >= next_claim_at_) && claim_wanted();
+}
+
+// Outcomes are held only while claiming and the slots have work waiting
+// (prefetch): then holding them keeps no slot and no claim waiting.
+bool ClaimLoop::holding(Clock::time_point now) const {
+  return claiming_ && queue_.prefetch > 0 && now < outbox_since_ + kOutcomeHold;
 }
 
 Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
@@ -103,7 +138,8 @@ Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   // Looking every 100 ms whether another connection found the server back
   // costs no call to it.
   if (backing_off(now)) return std::min({deadline, backoff_until_, now + kLookForServerBack});
-  if (claiming_ && runner_.room() > 0) deadline = std::min(deadline, next_claim_at_);
+  if (!outbox_.empty()) deadline = std::min(deadline, outbox_since_ + kOutcomeHold);
+  if (claiming_ && claim_wanted()) deadline = std::min(deadline, next_claim_at_);
   return deadline;
 }
 
@@ -171,7 +207,9 @@ bool ClaimLoop::main_step() {
     }
     if (backing_off(now)) return true;
     batch.swap(outbox_);
-    claim_now = claiming_ && runner_.room() > 0 && (wake_ || now >= next_claim_at_ || !batch.empty());
+    // A claim rides along with outcomes when it is wanted at all, even
+    // before an idle queue's next poll: the round trip is paid anyway.
+    claim_now = claiming_ && claim_wanted() && (wake_ || now >= next_claim_at_ || !batch.empty());
     wake_ = false;
   }
   if (batch.empty() && !claim_now) return true;
@@ -231,6 +269,7 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
       // Idle: back off towards poll_max_ms; busy: claim again as soon as a
       // slot frees (the next settle brings the next claim).
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
+      queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
     }
   }

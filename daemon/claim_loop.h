@@ -1,8 +1,11 @@
 // The claim loop of one queue: claims as many jobs as there are free handler
-// slots (plus the queue's prefetch), hands them to the slots, and settles finished jobs, all over one
-// connection. Settlements and the next claim travel in one pipelined round
-// trip. Idle, it polls with a growing interval up to poll_max_ms, and wakes
-// at once when the wakeup subscriber reports new work.
+// slots (plus the queue's prefetch), hands them to the slots, and settles
+// finished jobs, all over one connection. Settlements and the next claim
+// travel in one pipelined round trip; with prefetch, a claim waits for a
+// prefetch's worth of room and outcomes wait briefly for company, so that
+// one round trip carries several jobs. Idle, it polls with a growing
+// interval up to poll_max_ms, and wakes at once when the wakeup subscriber
+// reports new work.
 #pragma once
 
 #include <atomic>
@@ -61,6 +64,9 @@ class ClaimLoop {
   bool main_step();
   bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool ready(std::chrono::steady_clock::time_point now) const;
+  bool claim_wanted() const;
+  bool claim_due(std::chrono::steady_clock::time_point now) const;
+  bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void turn(std::deque<Settlement> batch, bool claim_now);
   // Asks the handler whether a claim may go out; logs and publishes a change.
@@ -88,6 +94,7 @@ class ClaimLoop {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Settlement> outbox_;  // outcomes the server has not taken yet
+  std::chrono::steady_clock::time_point outbox_since_{};  // when the oldest of them arrived
   bool wake_ = false;
   bool claiming_ = true;
   bool stopping_ = false;
@@ -95,6 +102,7 @@ class ClaimLoop {
   std::chrono::steady_clock::time_point next_claim_at_{};
   std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
+  bool queue_had_more_ = false;  // the last claim got all it asked for
   std::string handler_problem_;  // see handler_problem(); written by the loop thread only, under mutex_
   std::atomic<std::int64_t> last_turn_ns_{0};
   // The loop thread's own: the server trouble under way, if any.

@@ -41,6 +41,11 @@ int JobRunner::room() const {
   return queue_.concurrency + queue_.prefetch - running_count_ - static_cast<int>(waiting_.size());
 }
 
+bool JobRunner::starving() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.concurrency - running_count_ > static_cast<int>(waiting_.size());
+}
+
 int JobRunner::busy() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return running_count_ + static_cast<int>(waiting_.size());

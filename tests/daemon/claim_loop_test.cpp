@@ -134,6 +134,37 @@ TEST_F(ClaimLoopTest, PrefetchHoldsLeasesAheadOfTheFreeSlotsAndNoMore) {
   EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 6; }, seconds(10)));
 }
 
+// With prefetch, the jobs waiting keep the slot busy while their leases
+// run down; the loop claims again once a prefetch's worth of room has
+// opened, in one claim, rather than one job per finished job. Outcomes on
+// the way still reach the server promptly.
+TEST_F(ClaimLoopTest, WithPrefetchTheLoopRefillsAWholePrefetchInOneClaim) {
+  const QueueConfig q = queue("q", 1, 3);
+  const QueueKeys keys("q");
+  fill(keys, 10);
+  ClaimLoop loop(q, server.options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && now(keys).active == 4; }, seconds(10)));
+  auto leases_after = [&](int finished) {
+    handler.let_one();
+    EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == finished; }, seconds(5)));
+    EXPECT_TRUE(test::wait_for([&] { return handler.started().size() == static_cast<std::size_t>(finished + 1); },
+                               seconds(5)));
+    return now(keys).active;
+  };
+  // Two finished: their outcomes are recorded, no claim goes out yet.
+  EXPECT_EQ(leases_after(1), 3);
+  EXPECT_EQ(leases_after(2), 2);
+  EXPECT_FALSE(test::wait_for([&] { return now(keys).active != 2; }, milliseconds(200)));
+  // The third starts the last job claimed ahead: three more in one claim.
+  handler.let_one();
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).active == 4; }, seconds(5)));
+  EXPECT_EQ(now(keys).pending, 3);
+  EXPECT_EQ(now(keys).counters["completed"], 3);
+  handler.open();
+  EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 10; }, seconds(10)));
+}
+
 TEST_F(ClaimLoopTest, TheDrainReleasesJobsClaimedAheadAtOnceAndFinishesTheRunningOne) {
   const QueueConfig q = queue("q", 1, 3);
   const QueueKeys keys("q");

@@ -22,7 +22,9 @@ class GateHandler : public Handler {
     max_running_ = std::max(max_running_, running_);
     started_.push_back(job.id);
     changed_.notify_all();
-    changed_.wait(lock, [&] { return open_ || (job.payload == "wait-stop" && stop.requested()); });
+    const bool stoppable = job.payload == "wait-stop";
+    changed_.wait(lock, [&] { return open_ || (!stoppable && passes_ > 0) || (stoppable && stop.requested()); });
+    if (!open_ && !stoppable) --passes_;
     --running_;
     ++finished_;
     changed_.notify_all();
@@ -35,6 +37,12 @@ class GateHandler : public Handler {
   void open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
+    changed_.notify_all();
+  }
+  // Lets one job through the shut gate.
+  void let_one() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++passes_;
     changed_.notify_all();
   }
   // A stop token's request does not signal this cv: wake waiters to look.
@@ -60,6 +68,7 @@ class GateHandler : public Handler {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool open_ = false;
+  int passes_ = 0;
   int running_ = 0;
   int max_running_ = 0;
   int finished_ = 0;
