@@ -8,20 +8,20 @@ RunningJob* RunningJobs::add(const Lease& lease) {
   job->claimed_at = std::chrono::steady_clock::now();
   RunningJob* raw = job.get();
   std::lock_guard<std::mutex> lock(mutex_);
-  jobs_[key_of(lease)] = std::move(job);
+  jobs_[lease] = std::move(job);
   return raw;
 }
 
 void RunningJobs::remove(const Lease& lease) {
   std::lock_guard<std::mutex> lock(mutex_);
-  jobs_.erase(key_of(lease));
+  jobs_.erase(lease);
 }
 
 std::vector<Lease> RunningJobs::leases() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Lease> out;
   out.reserve(jobs_.size());
-  for (const auto& [key, job] : jobs_) {
+  for (const auto& [lease, job] : jobs_) {
     if (job->reason != StopReason::LeaseLost) out.push_back(job->lease);
   }
   return out;
@@ -34,7 +34,7 @@ std::size_t RunningJobs::size() const {
 
 bool RunningJobs::stop(const Lease& lease, StopReason reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = jobs_.find(key_of(lease));
+  auto it = jobs_.find(lease);
   if (it == jobs_.end()) return false;
   // A lost lease outranks a shutdown: a job another worker may hold must
   // not be released in its name.
@@ -45,7 +45,7 @@ bool RunningJobs::stop(const Lease& lease, StopReason reason) {
 
 void RunningJobs::stop_all(StopReason reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [key, job] : jobs_) {
+  for (auto& [lease, job] : jobs_) {
     if (job->reason == StopReason::None) job->reason = reason;
     job->stop.request();
   }
@@ -53,7 +53,7 @@ void RunningJobs::stop_all(StopReason reason) {
 
 StopReason RunningJobs::reason(const Lease& lease) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = jobs_.find(key_of(lease));
+  auto it = jobs_.find(lease);
   return it == jobs_.end() ? StopReason::None : it->second->reason;
 }
 

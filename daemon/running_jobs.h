@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "echomq/transitions.h"
@@ -53,11 +52,17 @@ class RunningJobs {
   StopReason reason(const Lease& lease) const;
 
  private:
-  using Key = std::pair<std::string, std::int64_t>;  // id, lease epoch
-  static Key key_of(const Lease& lease) { return {lease.id, lease.epoch}; }
+  // By id, then epoch; a lookup compares the caller's lease in place
+  // rather than copying its id into a key (several lookups a job).
+  struct LeaseOrder {
+    bool operator()(const Lease& a, const Lease& b) const {
+      const int c = a.id.compare(b.id);
+      return c != 0 ? c < 0 : a.epoch < b.epoch;
+    }
+  };
 
   mutable std::mutex mutex_;
-  std::map<Key, std::unique_ptr<RunningJob>> jobs_;
+  std::map<Lease, std::unique_ptr<RunningJob>, LeaseOrder> jobs_;
 };
 
 }  // namespace echomq::daemon
