@@ -166,7 +166,7 @@ void Daemon::start_parts() {
   for (auto& l : loops_) l->start();
   reaper_ = std::make_unique<Reaper>(config_, server, *metrics_, reconnect_);
   reaper_->start();
-  wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_.group);
+  wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
 }

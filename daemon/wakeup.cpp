@@ -21,9 +21,8 @@ bool has_flags(const std::string& flags) {
 }
 }  // namespace
 
-Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable,
-               std::shared_ptr<ReconnectGroup> group)
-    : server_(std::move(server)), enable_(enable), group_(std::move(group)) {
+Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable, ReconnectPolicy reconnect)
+    : server_(std::move(server)), enable_(enable), reconnect_(std::move(reconnect)) {
   // The command timeout stays: it bounds CONFIG and SUBSCRIBE; messages are
   // read with read_for, which waits without it.
   for (ClaimLoop* l : loops) {
@@ -109,19 +108,20 @@ struct Wakeup::NodeListener {
 };
 
 void Wakeup::listen_node(NodeListener& l) {
-  milliseconds delay(100);
+  milliseconds delay(0);
   while (!stopping_ && !l.stop) {
     try {
       Connection c = Connection::open(node_options(server_, l.node));
       if (!events_on(c)) return;  // this node's queues poll
-      delay = milliseconds(100);
+      delay = milliseconds(0);
       listen(c, l.channels, l.stop, l.subscribed);
+      continue;  // the connection ended: try again at once
     } catch (const std::exception& e) {
       l.subscribed = false;
+      delay = next_delay(delay);
       spdlog::warn("wakeup: cluster node {}: {}; retrying in {} ms", l.node.name(), e.what(), delay.count());
     }
     if (!pause(delay, l.stop)) break;
-    delay = std::min(delay * 2, milliseconds(5000));
   }
 }
 
@@ -215,28 +215,33 @@ void Wakeup::follow_cluster() {
   active_ = false;
 }
 
+milliseconds Wakeup::next_delay(milliseconds last) const {
+  return last.count() == 0 ? reconnect_.initial : std::min(last * 2, reconnect_.max);
+}
+
 void Wakeup::main() {
-  milliseconds delay(100);
+  milliseconds delay(0);
   std::vector<std::string> channels;
   for (const auto& [channel, loop] : by_channel_) channels.push_back(channel);
   const std::atomic<bool> never{false};
   while (!stopping_) {
     try {
       Connection c = Connection::open(server_);
-      if (group_) group_->connected();
+      if (reconnect_.group) reconnect_.group->connected();
       if (cluster_enabled(c.command({"INFO", "cluster"}))) {
         follow_cluster();
         return;
       }
       if (!events_on(c)) return;  // polling alone, for the daemon's life
-      delay = milliseconds(100);
+      delay = milliseconds(0);
       listen(c, channels, never, active_);
+      continue;  // the connection ended: try again at once
     } catch (const std::exception& e) {  // whatever the server said: never end the thread
       active_ = false;
+      delay = next_delay(delay);
       spdlog::warn("wakeup: {}; retrying in {} ms", e.what(), delay.count());
     }
     pause(delay, never);
-    delay = std::min(delay * 2, milliseconds(5000));
   }
   active_ = false;
 }

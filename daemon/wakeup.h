@@ -27,8 +27,9 @@ class Wakeup {
   // enable: set notify-keyspace-events to include what we need
   // (valkey.keyspace_events: true); otherwise only subscribe when the
   // server already publishes them.
-  Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable,
-         std::shared_ptr<ReconnectGroup> group = nullptr);
+  // `reconnect`: the daemon's policy (its bounds pace this subscriber's
+  // retries; its group is told when the subscriber connects).
+  Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool enable, ReconnectPolicy reconnect = {});
   ~Wakeup();
   Wakeup(const Wakeup&) = delete;
   Wakeup& operator=(const Wakeup&) = delete;
@@ -51,11 +52,14 @@ class Wakeup {
   void listen_node(NodeListener& l);
   // Sleeps in short steps, so a stop is prompt; false when stopped.
   bool pause(std::chrono::milliseconds d, const std::atomic<bool>& stop) const;
+  // The wait after the failed attempt whose previous wait was `last` (zero:
+  // the first failure), on the reconnect policy's bounds.
+  std::chrono::milliseconds next_delay(std::chrono::milliseconds last) const;
 
   std::map<std::string, ClaimLoop*> by_channel_;
   ConnectionOptions server_;
   bool enable_;
-  std::shared_ptr<ReconnectGroup> group_;  // told when the subscriber connects
+  ReconnectPolicy reconnect_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> active_{false};
   std::thread thread_;
