@@ -89,9 +89,8 @@ void QueueSampler::note_nodes() {
   missing_ = lost;
 }
 
-std::chrono::milliseconds QueueSampler::tick() {
-  std::vector<QueueStats> all;
-  std::int64_t server_now_ms = 0;
+// One sample, books kept on failure; false when there is nothing to use.
+bool QueueSampler::read_state(std::vector<QueueStats>& all, std::int64_t& server_now_ms) {
   try {
     try {
       sample(all, server_now_ms);
@@ -108,21 +107,27 @@ std::chrono::milliseconds QueueSampler::tick() {
       if (e.what() != problems_) spdlog::warn("queue sampler: cannot read the queues' state: {}", e.what());
       problems_ = e.what();
       answered_at_ = Clock::now().time_since_epoch().count();
-      note_nodes();
-      return params_.interval;
+      return false;
     }
     // An outage is logged once, when it starts, not at every sample.
     if (!down_) spdlog::warn("queue sampler: the server does not answer: {}", e.what());
     down_ = true;
     answered_at_ = 0;
-    note_nodes();
     metrics_.set_valkey_up(false);
-    return params_.interval;
+    return false;
   }
   if (down_) spdlog::info("queue sampler: the server answers again");
   down_ = false;
-  note_nodes();
   answered_at_ = Clock::now().time_since_epoch().count();
+  return true;
+}
+
+std::chrono::milliseconds QueueSampler::tick() {
+  std::vector<QueueStats> all;
+  std::int64_t server_now_ms = 0;
+  const bool sampled = read_state(all, server_now_ms);
+  note_nodes();
+  if (!sampled) return params_.interval;
   // The endpoint sets the gauge again at each scrape from trouble(), the
   // same answer; this keeps it right for a sampler used on its own.
   metrics_.set_valkey_up(trouble(params_.interval * 2).empty());

@@ -42,6 +42,7 @@ class QueueSampler : public Periodic {
 
  private:
   void sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
+  bool read_state(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
   // On a cluster: which primary answers, into emq_valkey_node_up and trouble().
   void note_nodes();
 
