@@ -239,6 +239,18 @@ void HttpServer::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+// What a route or a handler throws is one request's failure, never the
+// server's: a 500 naming the path, and a log line.
+HttpResponse HttpServer::serve(const std::string& method, const std::string& path,
+                               const Route& produce) const {
+  try {
+    return produce();
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: {} {} failed: {}", params_.name, method, path.substr(0, 200), e.what());
+    return text(500, "internal error while serving " + path + "\n");
+  }
+}
+
 HttpResponse HttpServer::respond(const std::string& head) const {
   const std::size_t eol = head.find_first_of("\r\n");
   const std::string line = head.substr(0, eol);
@@ -257,12 +269,7 @@ HttpResponse HttpServer::respond(const std::string& head) const {
     req.path = path;
     if (question != std::string::npos) req.query = target.substr(question + 1);
     if (!parse_headers(head, req.headers)) return text(400, "bad request: a header line without a colon\n");
-    try {
-      return params_.handler(req);
-    } catch (const std::exception& e) {
-      spdlog::warn("{}: {} {} failed: {}", params_.name, method, path.substr(0, 200), e.what());
-      return text(500, "internal error while serving " + path + "\n");
-    }
+    return serve(method, path, [&] { return params_.handler(req); });
   }
   if (method != "GET") return text(405, "method not allowed: only GET is served\n");
   auto route = params_.routes.find(path);
@@ -271,12 +278,7 @@ HttpResponse HttpServer::respond(const std::string& head) const {
     for (const auto& r : params_.routes) known += (known.empty() ? "" : " ") + r.first;
     return text(404, "not found: " + path + " (served: " + known + ")\n");
   }
-  try {
-    return route->second();
-  } catch (const std::exception& e) {
-    spdlog::warn("{}: {} failed: {}", params_.name, path, e.what());
-    return text(500, "internal error while serving " + path + "\n");
-  }
+  return serve(method, path, route->second);
 }
 
 bool HttpServer::evict_one(std::map<int, Connection>& conns, Clock::time_point before) {

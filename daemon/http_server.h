@@ -84,6 +84,8 @@ class HttpServer {
   // for its request. False when there is none.
   static bool evict_one(std::map<int, Connection>& conns, std::chrono::steady_clock::time_point before);
   HttpResponse respond(const std::string& head) const;
+  HttpResponse serve(const std::string& method, const std::string& path,
+                     const Route& produce) const;
 
   Params params_;
   Fd listener_;
