@@ -34,9 +34,8 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   double keep_ms;
   if (!emq_int_arg(&call, 3, 0, 0, "EMQARG keep_ms must be a non-negative integer", &keep_ms)) return REDISMODULE_OK;
 
-  RedisModuleKey *row = emq_open_write(ctx, row_name);
-  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
-  if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
+  RedisModuleKey *row = emq_open_held_row(ctx, row_name, epoch);
+  if (row == NULL) return REDISMODULE_OK;
   RedisModuleKey *active = emq_open_write(ctx, active_name);
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
   long long completed;

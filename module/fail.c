@@ -49,9 +49,8 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return emq_reply_error(ctx, "EMQARG permanent must be 0 or 1");
   }
 
-  RedisModuleKey *row = emq_open_write(ctx, row_name);
-  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
-  if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
+  RedisModuleKey *row = emq_open_held_row(ctx, row_name, epoch);
+  if (row == NULL) return REDISMODULE_OK;
   /* active, delayed, pending, dead: KEYS[2..5]. */
   RedisModuleKey *sets[4];
   for (int k = 0; k < 4; ++k) {

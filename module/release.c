@@ -27,9 +27,8 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
   if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
 
-  RedisModuleKey *row = emq_open_write(ctx, row_name);
-  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
-  if (!emq_holds_lease(row, epoch)) return RedisModule_ReplyWithLongLong(ctx, 0);
+  RedisModuleKey *row = emq_open_held_row(ctx, row_name, epoch);
+  if (row == NULL) return REDISMODULE_OK;
   RedisModuleKey *active = emq_open_write(ctx, active_name);
   RedisModuleKey *pending = emq_open_write(ctx, pending_name);
   long long attempts, released;

@@ -288,6 +288,16 @@ int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch) {
   return emq_bytes_equal(state, "active", 6) && emq_str_equal(held, epoch);
 }
 
+RedisModuleKey *emq_open_held_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *epoch) {
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
+  if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return NULL;
+  if (!emq_holds_lease(row, epoch)) {
+    RedisModule_ReplyWithLongLong(ctx, 0);
+    return NULL;
+  }
+  return row;
+}
+
 double emq_row_lane(RedisModuleKey *row) {
   RedisModuleString *lane = emq_hget(row, EMQ_WORD_LANE);
   if (lane == NULL) return 0;

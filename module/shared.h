@@ -112,6 +112,11 @@ RedisModuleKey *emq_open_write(RedisModuleCtx *ctx, RedisModuleString *name);
 /* The state and lease_epoch fence of complete, fail, extend and release:
  * the row is active and holds exactly this epoch. */
 int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch);
+/* The fenced opening of complete, fail and release: the job's row, opened
+ * for writing, which must be a hash (else the WRONGTYPE error is replied)
+ * held by the caller's lease (else 0 is replied: the lease was lost and
+ * nothing changes). NULL once a reply has been sent. */
+RedisModuleKey *emq_open_held_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *epoch);
 /* tonumber(HGET row lane or '0') or 0, as the scripts place a job back. */
 double emq_row_lane(RedisModuleKey *row);
 RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id);
