@@ -6,10 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <random>
 #include <stdexcept>
 
 #include "echomq/connection.h"
@@ -18,19 +21,50 @@
 
 namespace echomq::test {
 
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// The lowest port the kernel gives outgoing connections (their source
+// ports) and bind(port 0); 32768 unless the machine says otherwise.
+int ephemeral_low() {
+  int low = 32768, high = 0;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d %d", &low, &high) != 2) low = 32768;
+    std::fclose(f);
+  }
+  return low;
+}
+
+bool loopback_port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    throw std::runtime_error("cannot find a free loopback port");
-  }
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
-  return ntohs(a.sin_port);
+  return free;
+}
+
+}  // namespace
+
+// Not bind(port 0): that hands out a port of the ephemeral range, which
+// the kernel also gives every outgoing connection as its source port, and
+// the tests make many; one made between this probe and the server's bind
+// took the port (ManyDaemons, "Address already in use"). Ports below that
+// range are never handed out by the kernel; they are drawn at random, so
+// two test processes probing at once rarely meet.
+int free_loopback_port() {
+  static std::mutex mutex;
+  static std::mt19937 pick(std::random_device{}());
+  std::lock_guard<std::mutex> lock(mutex);
+  const int high = ephemeral_low() - 1;
+  std::uniform_int_distribution<int> in_range(std::max(1024, high / 2), high);
+  for (int i = 0; i < 1000; ++i) {
+    const int port = in_range(pick);
+    if (loopback_port_free(port)) return port;
+  }
+  throw std::runtime_error("cannot find a free loopback port below the ephemeral range");
 }
 
 std::string emq_module_path() { return EMQ_MODULE_PATH; }

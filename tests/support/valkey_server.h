@@ -79,8 +79,8 @@ ExecutorChoice executor_under_test();
 std::string find_program(const std::string& name);
 
 // A loopback TCP port that was free a moment ago (for metrics.listen, which
-// refuses port 0). The kernel hands ephemeral ports out in turn, so it stays
-// free long enough for the program that binds it next.
+// refuses port 0), from below the kernel's ephemeral range, so no outgoing
+// connection takes it before the program that binds it next.
 int free_loopback_port();
 
 }  // namespace echomq::test
