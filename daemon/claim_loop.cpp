@@ -266,8 +266,8 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free > 0) {
-      // Idle: back off towards poll_max_ms; busy: claim again as soon as a
-      // slot frees (the next settle brings the next claim).
+      // Idle: back off towards poll_max_ms; busy: claim again as soon as
+      // claim_wanted() says so (a full claim means the queue has more).
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
       queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
