@@ -118,9 +118,9 @@ bool ClaimLoop::ready(Clock::time_point now) const {
 // and once a claim comes back short (the queue ran dry) any room is filled
 // as jobs trickle in.
 bool ClaimLoop::claim_wanted() const {
-  const int room = runner_.room();
-  if (room <= 0) return false;
-  return !queue_had_more_ || room >= queue_.prefetch || runner_.starving();
+  const JobRunner::Capacity c = runner_.capacity();
+  if (c.room <= 0) return false;
+  return !queue_had_more_ || c.room >= queue_.prefetch || c.starving;
 }
 
 bool ClaimLoop::claim_due(Clock::time_point now) const {

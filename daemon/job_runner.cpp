@@ -41,9 +41,11 @@ int JobRunner::room() const {
   return queue_.concurrency + queue_.prefetch - running_count_ - static_cast<int>(waiting_.size());
 }
 
-bool JobRunner::starving() const {
+JobRunner::Capacity JobRunner::capacity() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.concurrency - running_count_ > static_cast<int>(waiting_.size());
+  const int waiting = static_cast<int>(waiting_.size());
+  return {queue_.concurrency + queue_.prefetch - running_count_ - waiting,
+          queue_.concurrency - running_count_ > waiting};
 }
 
 int JobRunner::busy() const {

@@ -45,8 +45,13 @@ class JobRunner {
   // How many more jobs may be claimed: the free slots plus the queue's
   // prefetch, less the jobs already waiting for a slot.
   int room() const;
-  // A slot has, or is about to have, nothing to take.
-  bool starving() const;
+  // room() and whether a slot has, or is about to have, nothing to take,
+  // read together (the claim loop asks both after every job).
+  struct Capacity {
+    int room;
+    bool starving;
+  };
+  Capacity capacity() const;
   // Jobs handed over and not ended yet: running, or waiting for a slot.
   int busy() const;
   // Takes back the jobs no slot has started, for release at the drain.
