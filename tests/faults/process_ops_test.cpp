@@ -65,13 +65,18 @@ TEST_F(ProcessOps, SigtermWithAFrozenServerWaitsForOutcomesOnlyTheFlushWindow) {
   f.drain_timeout_s = 30;  // the default: what the stop must not wait out
   f.command_timeout_ms = 1000;
   f.connect_timeout_ms = 1000;
+  const std::string started = server.dir() + "/started";
   const std::string done = server.dir() + "/done";
   auto d = start_ready(fault_config_head(server.url(), f) +
                        "  - name: q\n    concurrency: 4\n    handler:\n      type: exec\n"
-                       "      command: [\"/bin/sh\", \"-c\", \"sleep 0.5; echo $EMQ_JOB_ID >> " + done + "\"]\n");
+                       "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started +
+                       "; sleep 0.5; echo $EMQ_JOB_ID >> " + done + "\"]\n");
   ASSERT_TRUE(d);
   for (int i = 0; i < 4; ++i) put("q", "x");
-  ASSERT_TRUE(wait_for([&] { return stats_of("q").active == 4; }, seconds(10))) << d->log();
+  // Frozen once all four run in handlers, not once they are leased: a
+  // claim the server ran but had not yet answered would leave a job leased
+  // that no handler ever gets.
+  ASSERT_TRUE(wait_for([&] { return read_ledger(started).distinct() == 4; }, seconds(10))) << d->log();
   server.freeze();
   // Every handler has ended: what is left are outcomes the server must take.
   ASSERT_TRUE(wait_for([&] { return read_ledger(done).distinct() == 4; }, seconds(10))) << d->log();
