@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "echomq/job_id.h"
 #include "clock.h"
@@ -25,6 +26,12 @@ constexpr milliseconds kNotReadyRecheck{200};
 // round trip's. Long enough to gather a few outcomes of jobs of a
 // millisecond; short beside any job worth a queue.
 constexpr milliseconds kOutcomeHold{2};
+// Round trips on the wire at once. With one, the server and the daemon
+// take turns: the server waits while a batch's jobs are handed out and
+// its outcomes gathered, and the daemon waits while the server works. A
+// second lets both work at once; a third would only queue behind them on
+// the server's one thread.
+constexpr int kChannels = 2;
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
@@ -32,11 +39,16 @@ ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, 
     : queue_(queue),
       handler_(handler),
       keys_(queue.name),
-      executor_(server, std::move(reconnect), &metrics),
       metrics_(metrics),
       qm_(metrics.queue(queue.name)),
       settler_(queue_, keys_),
-      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }) {}
+      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }) {
+  // Each executor connects at its first call: an idle queue's second
+  // channel never opens a connection.
+  for (int i = 0; i < kChannels; ++i) {
+    channels_.push_back(std::make_unique<Channel>(Executor(server, reconnect, &metrics)));
+  }
+}
 
 ClaimLoop::~ClaimLoop() {
   request_stop(milliseconds(0));
@@ -46,7 +58,10 @@ ClaimLoop::~ClaimLoop() {
 void ClaimLoop::start() {
   runner_.start();
   last_turn_ns_ = Clock::now().time_since_epoch().count();
-  thread_ = std::thread([this] { main(); });
+  for (auto& ch : channels_) {
+    Channel& c = *ch;
+    c.thread = std::thread([this, &c] { main(c); });
+  }
 }
 
 void ClaimLoop::wake() {
@@ -62,7 +77,7 @@ void ClaimLoop::stop_claiming() {
     std::lock_guard<std::mutex> lock(mutex_);
     claiming_ = false;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 void ClaimLoop::request_stop(milliseconds flush_for) {
@@ -72,11 +87,13 @@ void ClaimLoop::request_stop(milliseconds flush_for) {
     claiming_ = false;
     stopping_ = true;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 void ClaimLoop::join() {
-  if (thread_.joinable()) thread_.join();
+  for (auto& ch : channels_) {
+    if (ch->thread.joinable()) ch->thread.join();
+  }
   runner_.request_stop();
   runner_.join();
 }
@@ -101,7 +118,8 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
 // Waiting out server trouble, unless another connection of the daemon has
 // reached the server since: then the wait is over at once.
 bool ClaimLoop::backing_off(Clock::time_point now) const {
-  return now < backoff_until_ && !executor_.server_back();
+  if (now >= backoff_until_) return false;
+  return std::none_of(channels_.begin(), channels_.end(), [](const auto& ch) { return ch->executor.server_back(); });
 }
 
 bool ClaimLoop::ready(Clock::time_point now) const {
@@ -116,11 +134,15 @@ bool ClaimLoop::ready(Clock::time_point now) const {
 // the server's work per job, down while the jobs still waiting keep the
 // slots busy. A slot left with nothing to take never waits for the batch,
 // and once a claim comes back short (the queue ran dry) any room is filled
-// as jobs trickle in.
+// as jobs trickle in. While a claim is on the wire, its jobs are the
+// starving slots' food: a second claim goes out only for a queue known to
+// have more, and only for a prefetch's worth of room besides.
 bool ClaimLoop::claim_wanted() const {
   const JobRunner::Capacity c = runner_.capacity();
-  if (c.room <= 0) return false;
-  return !queue_had_more_ || c.room >= queue_.prefetch || c.starving;
+  const int room = c.room - claims_on_wire_;
+  if (room <= 0) return false;
+  if (claims_on_wire_ > 0) return queue_had_more_ && room >= queue_.prefetch;
+  return !queue_had_more_ || room >= queue_.prefetch || c.starving;
 }
 
 bool ClaimLoop::claim_due(Clock::time_point now) const {
@@ -146,12 +168,12 @@ Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
 // No value read from the server may end the daemon: a turn that throws
 // what no branch below expected is logged and retried after a backoff, as a
 // server error is, instead of leaving the thread (std::terminate).
-void ClaimLoop::main() {
+void ClaimLoop::main(Channel& ch) {
   while (true) {
     try {
-      if (!main_step()) return;
+      if (!main_step(ch)) return;
     } catch (const std::exception& e) {
-      on_server_trouble(Error(ErrorKind::Protocol, "claim loop", e.what()), {});
+      on_server_trouble(ch.executor, Error(ErrorKind::Protocol, "claim loop", e.what()), {});
     }
   }
 }
@@ -162,27 +184,40 @@ std::string ClaimLoop::handler_problem() const {
 }
 
 bool ClaimLoop::handler_ready() {
-  std::string why = handler_.not_ready();
-  // Only this thread writes handler_problem_: a turn whose answer did not
-  // change takes no lock.
-  if (why != handler_problem_) {
-    if (why.empty()) {
-      spdlog::info("queue={} the handler is up again: claiming resumes", queue_.name);
-    } else if (handler_problem_.empty()) {
-      spdlog::error("queue={} claiming nothing until the handler can start: {}", queue_.name, why);
-    }
-    qm_.handler_up->Set(why.empty() ? 1 : 0);
+  const std::string why = handler_.not_ready();
+  std::string was;
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    handler_problem_ = std::move(why);
+    if (!why.empty()) next_claim_at_ = Clock::now() + kNotReadyRecheck;
+    if (why == handler_problem_) return why.empty();
+    was = std::exchange(handler_problem_, why);
   }
-  if (handler_problem_.empty()) return true;
+  if (why.empty()) {
+    spdlog::info("queue={} the handler is up again: claiming resumes", queue_.name);
+  } else if (was.empty()) {
+    spdlog::error("queue={} claiming nothing until the handler can start: {}", queue_.name, why);
+  }
+  qm_.handler_up->Set(why.empty() ? 1 : 0);
+  return why.empty();
+}
+
+int ClaimLoop::reserve_claim() {
   std::lock_guard<std::mutex> lock(mutex_);
-  next_claim_at_ = Clock::now() + kNotReadyRecheck;
-  return false;
+  // The other channel may have claimed since this turn was decided.
+  if (!claiming_ || !claim_wanted()) return 0;
+  const int free = runner_.room() - claims_on_wire_;
+  claims_on_wire_ += free;
+  return free;
+}
+
+void ClaimLoop::unreserve(int jobs) {
+  if (jobs == 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  claims_on_wire_ -= jobs;
 }
 
 // One wait and one turn; false when the loop is done.
-bool ClaimLoop::main_step() {
+bool ClaimLoop::main_step(Channel& ch) {
   std::deque<Settlement> batch;
   bool claim_now = false;
   {
@@ -202,6 +237,7 @@ bool ClaimLoop::main_step() {
         spdlog::error("queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
                       "they will run again",
                       queue_.name, outbox_.size());
+        outbox_.clear();  // said once, not once per channel
       }
       return false;
     }
@@ -213,13 +249,20 @@ bool ClaimLoop::main_step() {
     wake_ = false;
   }
   if (batch.empty() && !claim_now) return true;
-  turn(std::move(batch), claim_now);
+  turn(ch, std::move(batch), claim_now);
   return true;
 }
 
-void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
-  const int free = claim_now && handler_ready() ? runner_.room() : 0;
+void ClaimLoop::turn(Channel& ch, std::deque<Settlement> batch, bool claim_now) {
+  const int free = claim_now && handler_ready() ? reserve_claim() : 0;
   if (batch.empty() && free == 0) return;
+  // However the turn ends, the room set aside is the runner's again once
+  // dispatch() has handed it the jobs (or there are none).
+  struct Reserved {
+    ClaimLoop& loop;
+    int jobs;
+    ~Reserved() { loop.unreserve(jobs); }
+  } reserved{*this, free};
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
   for (auto it = batch.begin(); it != batch.end();) {
@@ -238,9 +281,9 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
 
   std::vector<Reply> replies;
   try {
-    replies = executor_.eval_batch(calls);
+    replies = round_trip(ch, calls);
   } catch (const Error& e) {
-    on_server_trouble(e, std::move(batch));
+    on_server_trouble(ch.executor, e, std::move(batch));
     return;
   }
 
@@ -252,14 +295,14 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
       jobs = decode_claim(std::move(replies.back()));
     } catch (const Error& e) {
       if (e.transient()) {
-        on_server_trouble(e, std::move(keep));
+        on_server_trouble(ch.executor, e, std::move(keep));
         return;
       }
       spdlog::error("queue={} claim refused: {}", queue_.name, e.what());
     }
   }
   if (refused) {
-    on_server_trouble(*refused, std::move(keep));
+    on_server_trouble(ch.executor, *refused, std::move(keep));
   } else {
     on_server_back();
   }
@@ -274,6 +317,15 @@ void ClaimLoop::turn(std::deque<Settlement> batch, bool claim_now) {
     }
   }
   dispatch(std::move(jobs));
+}
+
+std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls) {
+  struct Counted {
+    std::atomic<int>& n;
+    ~Counted() { --n; }
+  } counted{on_wire_};
+  ++on_wire_;
+  return ch.executor.eval_batch(calls);
 }
 
 std::optional<Error> ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
@@ -360,29 +412,30 @@ void ClaimLoop::release_unstarted() {
 // on the same reconnect policy's bounds. The log gets one line per attempt at a lost
 // server (each with that attempt's error) and one line per change of a
 // refusal, and a last line with the count when the trouble is over.
-void ClaimLoop::on_server_trouble(const Error& e, std::deque<Settlement> unsent) {
+void ClaimLoop::on_server_trouble(const Executor& executor, const Error& e, std::deque<Settlement> unsent) {
   const Clock::time_point now = Clock::now();
-  if (trouble_count_++ == 0) {
-    trouble_since_ = now;
-    trouble_delay_ = executor_.reconnect_policy().initial;
-  } else {
-    trouble_delay_ = std::min(trouble_delay_ * 2, executor_.reconnect_policy().max);
-  }
-  const milliseconds wait = std::max(executor_.retry_after(), trouble_delay_);
   const std::string what = e.what();
   const bool refusal = e.kind() == ErrorKind::ReadOnly;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (trouble_count_++ == 0) {
+    trouble_since_ = now;
+    trouble_delay_ = executor.reconnect_policy().initial;
+  } else {
+    trouble_delay_ = std::min(trouble_delay_ * 2, executor.reconnect_policy().max);
+  }
+  const milliseconds wait = std::max(executor.retry_after(), trouble_delay_);
   if (!refusal || what != trouble_text_) {
     spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms: {}", queue_.name,
                  unsent.size(), wait.count(), what);
   }
   trouble_text_ = what;
-  std::lock_guard<std::mutex> lock(mutex_);
   // Older outcomes go first again, ahead of any that arrived meanwhile.
   outbox_.insert(outbox_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
   backoff_until_ = now + wait;
 }
 
 void ClaimLoop::on_server_back() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (trouble_count_ == 0) return;
   spdlog::info("queue={} the server takes calls again, after {} failed attempts in {:.1f} s", queue_.name,
                trouble_count_, std::chrono::duration<double>(Clock::now() - trouble_since_).count());

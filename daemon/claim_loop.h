@@ -1,20 +1,24 @@
 // The claim loop of one queue: claims as many jobs as there are free handler
 // slots (plus the queue's prefetch), hands them to the slots, and settles
-// finished jobs, all over one connection. Settlements and the next claim
-// travel in one pipelined round trip; with prefetch, a claim waits for a
-// prefetch's worth of room and outcomes wait briefly for company, so that
-// one round trip carries several jobs. Idle, it polls with a growing
-// interval up to poll_max_ms, and wakes at once when the wakeup subscriber
-// reports new work.
+// finished jobs. Settlements and the next claim travel in one pipelined
+// round trip; with prefetch, a claim waits for a prefetch's worth of room
+// and outcomes wait briefly for company, so that one round trip carries
+// several jobs. Two round trips may be on the wire at once, each on a
+// connection and thread of its own (a Channel): while the server works
+// through one batch, the jobs of the last are handed out and the next
+// batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
+// and wakes at once when the wakeup subscriber reports new work.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "config_types.h"
 #include "echomq/executor.h"
@@ -46,6 +50,8 @@ class ClaimLoop {
   // Jobs in a handler's hands (running, or claimed ahead and not started):
   // what the drain waits for. held() less these are outcomes to record.
   std::size_t running_now() const { return static_cast<std::size_t>(runner_.busy()); }
+  // Round trips sent and not answered yet: at most one per channel.
+  int round_trips_on_wire() const { return on_wire_.load(); }
   // Settle what is left, giving up on the server after `flush_for`, then end.
   void request_stop(std::chrono::milliseconds flush_for);
   void join();
@@ -60,17 +66,31 @@ class ClaimLoop {
   std::string handler_problem() const;
 
  private:
-  void main();
-  bool main_step();
+  // A connection and the thread that waits on it: a turn blocks its
+  // channel for one round trip, and the other channel may take the next.
+  struct Channel {
+    explicit Channel(Executor e) : executor(std::move(e)) {}
+    Executor executor;
+    std::thread thread;
+  };
+
+  void main(Channel& ch);
+  bool main_step(Channel& ch);
   bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool ready(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  void turn(std::deque<Settlement> batch, bool claim_now);
+  void turn(Channel& ch, std::deque<Settlement> batch, bool claim_now);
+  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_ready();
+  // Sets aside room for a claim about to go out (0: none wanted after all),
+  // so that the other channel does not claim the same room; the claim's
+  // jobs, once handed to the runner, take it back with unreserve().
+  int reserve_claim();
+  void unreserve(int jobs);
   // Counts what settled; keeps what the server refused for now, and
   // returns the first such refusal.
   std::optional<Error> book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
@@ -78,13 +98,12 @@ class ClaimLoop {
   void dispatch(std::vector<ClaimedJob> jobs);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
-  void on_server_trouble(const Error& e, std::deque<Settlement> unsent);
+  void on_server_trouble(const Executor& executor, const Error& e, std::deque<Settlement> unsent);
   void on_server_back();
 
   const QueueConfig& queue_;
   Handler& handler_;
   QueueKeys keys_;
-  Executor executor_;
   Metrics& metrics_;
   QueueMetrics& qm_;
   RunningJobs running_;
@@ -103,14 +122,16 @@ class ClaimLoop {
   std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
   bool queue_had_more_ = false;  // the last claim got all it asked for
-  std::string handler_problem_;  // see handler_problem(); written by the loop thread only, under mutex_
+  int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
+  std::string handler_problem_;  // see handler_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
-  // The loop thread's own: the server trouble under way, if any.
+  std::atomic<int> on_wire_{0};
+  // The server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};
   std::chrono::milliseconds trouble_delay_{0};
   std::string trouble_text_;
-  std::thread thread_;
+  std::vector<std::unique_ptr<Channel>> channels_;
 };
 
 }  // namespace echomq::daemon

@@ -38,6 +38,23 @@ class ClaimLoopTest : public ::testing::Test {
     return ids;
   }
   QueueStats now(const QueueKeys& keys) { return stats(x, keys); }
+  // The server's connections that the loop opened (it names them "loop").
+  ConnectionOptions loop_options() {
+    ConnectionOptions o = server.options();
+    o.client_name = "loop";
+    return o;
+  }
+  int loop_connections() {
+    const std::string list = server.cli({"CLIENT", "LIST"});
+    int n = 0;
+    for (std::size_t at = list.find("name=loop "); at != std::string::npos; at = list.find("name=loop ", at + 1)) ++n;
+    return n;
+  }
+  long long evalsha_calls() {
+    const std::string info = server.cli({"INFO", "commandstats"});
+    const std::size_t at = info.find("cmdstat_evalsha:calls=");
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
+  }
 
   test::ValkeyServer server;
   Executor x{server.options()};
@@ -163,6 +180,44 @@ TEST_F(ClaimLoopTest, WithPrefetchTheLoopRefillsAWholePrefetchInOneClaim) {
   EXPECT_EQ(now(keys).counters["completed"], 3);
   handler.open();
   EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 10; }, seconds(10)));
+}
+
+// While the server works through one round trip, the next goes out on
+// the loop's second connection: a finished job's outcome and a claim for
+// its slot do not wait behind the claim already on the wire.
+TEST_F(ClaimLoopTest, ASecondRoundTripGoesOutWhileTheFirstIsOnTheWire) {
+  const QueueConfig q = queue("q", 1, 1);
+  const QueueKeys keys("q");
+  fill(keys, 10);
+  ClaimLoop loop(q, loop_options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && now(keys).active == 2; }, seconds(10)));
+  server.freeze();
+  // The first job ends: its outcome and a claim for the room it left go
+  // out, and the frozen server holds them on the wire.
+  handler.let_one();
+  EXPECT_TRUE(test::wait_for([&] { return loop.round_trips_on_wire() == 1; }, seconds(5)));
+  // The second ends: its outcome does not wait for the first round trip.
+  handler.let_one();
+  EXPECT_TRUE(test::wait_for([&] { return loop.round_trips_on_wire() == 2; }, seconds(5)));
+  server.thaw();
+  ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 2; }, seconds(10)));
+  EXPECT_TRUE(test::wait_for([&] { return handler.started().size() == 3u; }, seconds(5)));
+  EXPECT_EQ(loop_connections(), 2);
+  handler.open();
+  EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 10; }, seconds(10)));
+  EXPECT_EQ(handler.finished(), 10);
+}
+
+// An idle queue is polled on one connection: the second opens only when
+// a turn is due while another is on the wire, which no poll of an empty
+// queue causes.
+TEST_F(ClaimLoopTest, AnIdleQueueIsPolledOnOneConnection) {
+  const QueueConfig q = queue("q", 4, 4);
+  ClaimLoop loop(q, loop_options(), handler, metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return evalsha_calls() >= 20; }, seconds(10)));
+  EXPECT_EQ(loop_connections(), 1);
 }
 
 TEST_F(ClaimLoopTest, TheDrainReleasesJobsClaimedAheadAtOnceAndFinishesTheRunningOne) {
