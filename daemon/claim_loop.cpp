@@ -118,8 +118,14 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
 // Waiting out server trouble, unless another connection of the daemon has
 // reached the server since: then the wait is over at once.
 bool ClaimLoop::backing_off(Clock::time_point now) const {
-  if (now >= backoff_until_) return false;
-  return std::none_of(channels_.begin(), channels_.end(), [](const auto& ch) { return ch->executor.server_back(); });
+  return now < backoff_until_ && !(troubled_ != nullptr && troubled_->executor.server_back());
+}
+
+// Through server trouble, the channel that met it makes the attempts
+// alone: one line and one growing wait per attempt, on one connection's
+// backoff, rather than two channels taking turns at failing.
+bool ClaimLoop::may_turn(const Channel& ch) const {
+  return trouble_count_ == 0 || troubled_ == &ch;
 }
 
 bool ClaimLoop::ready(Clock::time_point now) const {
@@ -173,7 +179,7 @@ void ClaimLoop::main(Channel& ch) {
     try {
       if (!main_step(ch)) return;
     } catch (const std::exception& e) {
-      on_server_trouble(ch.executor, Error(ErrorKind::Protocol, "claim loop", e.what()), {});
+      on_server_trouble(ch, Error(ErrorKind::Protocol, "claim loop", e.what()), {});
     }
   }
 }
@@ -220,14 +226,16 @@ void ClaimLoop::unreserve(int jobs) {
 bool ClaimLoop::main_step(Channel& ch) {
   std::deque<Settlement> batch;
   bool claim_now = false;
+  bool stale = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     Clock::time_point now = Clock::now();
     while (true) {
       if (!claiming_) release_unstarted();
-      if (ready(now)) break;
+      const bool mine = may_turn(ch);
+      if (mine && ready(now)) break;
       if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
-      cv_.wait_until(lock, next_deadline(now));
+      cv_.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
     }
@@ -247,8 +255,14 @@ bool ClaimLoop::main_step(Channel& ch) {
     // before an idle queue's next poll: the round trip is paid anyway.
     claim_now = claiming_ && claim_wanted() && (wake_ || now >= next_claim_at_ || !batch.empty());
     wake_ = false;
+    stale = ch.seen_trouble != trouble_epoch_;
+    ch.seen_trouble = trouble_epoch_;
   }
   if (batch.empty() && !claim_now) return true;
+  // Trouble met on the other channel since this one's last turn: its
+  // connection likely died too (a restarted server), and would cost an
+  // error and a backoff to find out. A fresh one costs a connect.
+  if (stale) ch.executor.disconnect();
   turn(ch, std::move(batch), claim_now);
   return true;
 }
@@ -283,7 +297,7 @@ void ClaimLoop::turn(Channel& ch, std::deque<Settlement> batch, bool claim_now) 
   try {
     replies = round_trip(ch, calls);
   } catch (const Error& e) {
-    on_server_trouble(ch.executor, e, std::move(batch));
+    on_server_trouble(ch, e, std::move(batch));
     return;
   }
 
@@ -295,14 +309,14 @@ void ClaimLoop::turn(Channel& ch, std::deque<Settlement> batch, bool claim_now) 
       jobs = decode_claim(std::move(replies.back()));
     } catch (const Error& e) {
       if (e.transient()) {
-        on_server_trouble(ch.executor, e, std::move(keep));
+        on_server_trouble(ch, e, std::move(keep));
         return;
       }
       spdlog::error("queue={} claim refused: {}", queue_.name, e.what());
     }
   }
   if (refused) {
-    on_server_trouble(ch.executor, *refused, std::move(keep));
+    on_server_trouble(ch, *refused, std::move(keep));
   } else {
     on_server_back();
   }
@@ -412,7 +426,8 @@ void ClaimLoop::release_unstarted() {
 // on the same reconnect policy's bounds. The log gets one line per attempt at a lost
 // server (each with that attempt's error) and one line per change of a
 // refusal, and a last line with the count when the trouble is over.
-void ClaimLoop::on_server_trouble(const Executor& executor, const Error& e, std::deque<Settlement> unsent) {
+void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent) {
+  const Executor& executor = ch.executor;
   const Clock::time_point now = Clock::now();
   const std::string what = e.what();
   const bool refusal = e.kind() == ErrorKind::ReadOnly;
@@ -429,6 +444,10 @@ void ClaimLoop::on_server_trouble(const Executor& executor, const Error& e, std:
                  unsent.size(), wait.count(), what);
   }
   trouble_text_ = what;
+  troubled_ = &ch;
+  ch.seen_trouble = ++trouble_epoch_;
+  // Unknown until a claim answers again: one channel tries, not both.
+  queue_had_more_ = false;
   // Older outcomes go first again, ahead of any that arrived meanwhile.
   outbox_.insert(outbox_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
   backoff_until_ = now + wait;
@@ -441,6 +460,7 @@ void ClaimLoop::on_server_back() {
                trouble_count_, std::chrono::duration<double>(Clock::now() - trouble_since_).count());
   trouble_count_ = 0;
   trouble_text_.clear();
+  cv_.notify_all();  // the other channel may take turns again
 }
 
 }  // namespace echomq::daemon

@@ -72,11 +72,13 @@ class ClaimLoop {
     explicit Channel(Executor e) : executor(std::move(e)) {}
     Executor executor;
     std::thread thread;
+    int seen_trouble = 0;  // the loop's trouble_epoch_ at this channel's last turn
   };
 
   void main(Channel& ch);
   bool main_step(Channel& ch);
   bool backing_off(std::chrono::steady_clock::time_point now) const;
+  bool may_turn(const Channel& ch) const;
   bool ready(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
@@ -98,7 +100,7 @@ class ClaimLoop {
   void dispatch(std::vector<ClaimedJob> jobs);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
-  void on_server_trouble(const Executor& executor, const Error& e, std::deque<Settlement> unsent);
+  void on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent);
   void on_server_back();
 
   const QueueConfig& queue_;
@@ -131,6 +133,8 @@ class ClaimLoop {
   std::chrono::steady_clock::time_point trouble_since_{};
   std::chrono::milliseconds trouble_delay_{0};
   std::string trouble_text_;
+  const Channel* troubled_ = nullptr;  // the channel that met it last (its server_back() ends the wait)
+  int trouble_epoch_ = 0;              // counts troubles met, so a channel sees those met by the other
   std::vector<std::unique_ptr<Channel>> channels_;
 };
 
