@@ -1,11 +1,11 @@
 #include "process/child_process.h"
 
+#include "process/spawn.h"
+
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,10 +19,6 @@ namespace {
 
 [[noreturn]] void throw_errno(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);
-}
-
-void check(int rc, const char* what) {
-  if (rc != 0) throw_errno(rc, what);
 }
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
@@ -91,7 +87,7 @@ std::string errno_problem(int err) {
 }
 
 std::string spawn_failure(const std::string& program, const std::string& cwd, int err) {
-  // posix_spawn reports a failed chdir with the same errno as a failed
+  // The child reports a failed chdir with the same errno as a failed
   // exec; look at the directory to tell the two apart.
   std::string problem = cwd_problem(cwd);
   if (problem.empty()) problem = errno_problem(err);
@@ -108,73 +104,12 @@ void move_above_stdio(Fd& fd) {
   fd.reset(moved);
 }
 
-Fd open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  // pidfd_open (Linux 5.3) returns a close-on-exec descriptor.
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (fd >= 0) return Fd(fd);
-#else
-  (void)pid;
-#endif
-  return Fd();
-}
-
 std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
   for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
-}
-
-struct FileActions {
-  FileActions() { check(::posix_spawn_file_actions_init(&value), "posix_spawn_file_actions_init"); }
-  ~FileActions() { ::posix_spawn_file_actions_destroy(&value); }
-  FileActions(const FileActions&) = delete;
-  FileActions& operator=(const FileActions&) = delete;
-  posix_spawn_file_actions_t value;
-};
-
-struct SpawnAttributes {
-  SpawnAttributes() { check(::posix_spawnattr_init(&value), "posix_spawnattr_init"); }
-  ~SpawnAttributes() { ::posix_spawnattr_destroy(&value); }
-  SpawnAttributes(const SpawnAttributes&) = delete;
-  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-  posix_spawnattr_t value;
-};
-
-void set_child_fds(FileActions& actions, const Pipe& in, const Pipe& out, const Pipe& err,
-                   const std::string& cwd) {
-  check(::posix_spawn_file_actions_adddup2(&actions.value, in.read.get(), 0), "adddup2 stdin");
-  check(::posix_spawn_file_actions_adddup2(&actions.value, out.write.get(), 1), "adddup2 stdout");
-  check(::posix_spawn_file_actions_adddup2(&actions.value, err.write.get(), 2), "adddup2 stderr");
-  // Our own descriptors are all close-on-exec, but libraries' may not be
-  // (hiredis opens its sockets without it): close everything above stderr.
-  check(::posix_spawn_file_actions_addclosefrom_np(&actions.value, 3), "addclosefrom_np");
-  if (!cwd.empty()) {
-    check(::posix_spawn_file_actions_addchdir_np(&actions.value, cwd.c_str()), "addchdir_np");
-  }
-}
-
-void set_child_attributes(SpawnAttributes& attr) {
-  // The daemon blocks the signals its signal thread waits for, and may
-  // ignore SIGPIPE; a child inherits both unless told otherwise, and a
-  // handler that cannot be stopped with SIGTERM is a bad surprise.
-  sigset_t none;
-  sigemptyset(&none);
-  check(::posix_spawnattr_setsigmask(&attr.value, &none), "posix_spawnattr_setsigmask");
-  sigset_t all;
-  sigfillset(&all);
-  check(::posix_spawnattr_setsigdefault(&attr.value, &all), "posix_spawnattr_setsigdefault");
-  // Its own process group (pgid = its pid), so a timeout reaches
-  // everything it started. A new group rather than a new session: the
-  // child keeps the daemon's session, which systemd and a terminal's
-  // job control expect.
-  check(::posix_spawnattr_setpgroup(&attr.value, 0), "posix_spawnattr_setpgroup");
-  check(::posix_spawnattr_setflags(&attr.value, static_cast<short>(POSIX_SPAWN_SETPGROUP |
-                                                                   POSIX_SPAWN_SETSIGMASK |
-                                                                   POSIX_SPAWN_SETSIGDEF)),
-        "posix_spawnattr_setflags");
 }
 
 std::string signal_name(int sig) {
@@ -234,25 +169,23 @@ ChildProcess::ChildProcess(const Params& params) {
   // The child's ends stay blocking: a handler reading its stdin expects to wait.
   for (const Fd* fd : {&in.write, &out.read, &err.read}) set_nonblocking(fd->get());  // every user polls them
 
-  FileActions actions;
-  set_child_fds(actions, in, out, err, params.cwd);
-  SpawnAttributes attr;
-  set_child_attributes(attr);
-
-  // glibc's posix_spawn is clone(CLONE_VM | CLONE_VFORK): no page-table
-  // copy however large the daemon is, and exec failures come back as its
-  // return value rather than through an error pipe.
+  // The signal mask and dispositions are reset in the child: the daemon
+  // blocks the signals its signal thread waits for, and may ignore
+  // SIGPIPE; a handler that cannot be stopped with SIGTERM is a bad
+  // surprise. Its own process group (pgid = its pid) lets a timeout reach
+  // everything it started; a new group rather than a new session keeps the
+  // daemon's session, which systemd and a terminal's job control expect.
   std::vector<char*> argv = c_strings(params.argv);
   std::vector<char*> envp = c_strings(params.env);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program.c_str(), &actions.value, &attr.value, argv.data(), envp.data());
-  if (rc != 0) throw SpawnError(spawn_failure(program, params.cwd, rc));
+  Spawned child = spawn({program.c_str(), argv.data(), envp.data(), in.read.get(), out.write.get(), err.write.get(),
+                         params.cwd.empty() ? nullptr : params.cwd.c_str()});
+  if (child.error != 0) throw SpawnError(spawn_failure(program, params.cwd, child.error));
 
-  pid_ = pid;
+  pid_ = child.pid;
   stdin_ = std::move(in.write);
   stdout_ = std::move(out.read);
   stderr_ = std::move(err.read);
-  exit_fd_ = open_pidfd(pid_);
+  exit_fd_ = std::move(child.exit_fd);
   // The child's ends (in.read, out.write, err.write) close here, so EOF on
   // stdout and stderr means every process holding them has let go.
 }

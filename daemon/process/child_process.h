@@ -17,7 +17,7 @@
 
 namespace echomq::daemon {
 
-// Where the kernel has no pidfd_open, how often a loop looks for a child's
+// Where the kernel gives no pidfd (before 5.2), how often a loop looks for a child's
 // exit (ChildProcess::has_exited()).
 inline constexpr std::chrono::milliseconds kExitTick{10};
 
@@ -75,7 +75,7 @@ class ChildProcess {
   Fd& stderr_pipe() noexcept { return stderr_; }
 
   // Readable once the child has exited (a pidfd), or -1 where the kernel
-  // has no pidfd_open: then poll has_exited() on a short tick.
+  // gives no pidfd: then poll has_exited() on a short tick.
   int exit_fd() const noexcept { return exit_fd_.get(); }
 
   // Sends sig to every process of the group. A no-op once the child has
