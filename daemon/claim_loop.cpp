@@ -253,7 +253,7 @@ bool ClaimLoop::main_step(Channel& ch) {
     batch.swap(outbox_);
     // A claim rides along with outcomes when it is wanted at all, even
     // before an idle queue's next poll: the round trip is paid anyway.
-    claim_now = claiming_ && claim_wanted() && (wake_ || now >= next_claim_at_ || !batch.empty());
+    claim_now = claim_due(now) || (!batch.empty() && claiming_ && claim_wanted());
     wake_ = false;
     stale = ch.seen_trouble != trouble_epoch_;
     ch.seen_trouble = trouble_epoch_;
