@@ -32,10 +32,12 @@ TEST_F(Lifecycle, ALostLeaseStopsTheHandlerAndItsAnswerIsDiscarded) {
                 "      command: [\"/bin/sh\", \"-c\", \"echo $$ > " + pidfile + "; sleep 30; echo late\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   std::string id = put("stolen", "x");
-  ASSERT_TRUE(wait_for([&] { return std::ifstream(pidfile).good() && stats_of("stolen").active == 1; }, seconds(10)));
+  // The shell creates the file before it writes the pid: wait for the pid.
   pid_t pid = 0;
-  std::ifstream(pidfile) >> pid;
-  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(wait_for([&] {
+    std::ifstream(pidfile) >> pid;
+    return pid > 0 && stats_of("stolen").active == 1;
+  }, seconds(10)));
 
   // Another worker's reaper takes the lease: pause so nobody re-claims it,
   // expire the lease, reap.
