@@ -211,7 +211,7 @@ int ClaimLoop::reserve_claim() {
   std::lock_guard<std::mutex> lock(mutex_);
   // The other channel may have claimed since this turn was decided.
   if (!claiming_ || !claim_wanted()) return 0;
-  const int free = runner_.room() - claims_on_wire_;
+  const int free = runner_.capacity().room - claims_on_wire_;
   claims_on_wire_ += free;
   return free;
 }
@@ -226,7 +226,6 @@ void ClaimLoop::unreserve(int jobs) {
 bool ClaimLoop::main_step(Channel& ch) {
   std::deque<Settlement> batch;
   bool claim_now = false;
-  bool stale = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     Clock::time_point now = Clock::now();
@@ -255,14 +254,8 @@ bool ClaimLoop::main_step(Channel& ch) {
     // before an idle queue's next poll: the round trip is paid anyway.
     claim_now = claim_due(now) || (!batch.empty() && claiming_ && claim_wanted());
     wake_ = false;
-    stale = ch.seen_trouble != trouble_epoch_;
-    ch.seen_trouble = trouble_epoch_;
   }
   if (batch.empty() && !claim_now) return true;
-  // Trouble met on the other channel since this one's last turn: its
-  // connection likely died too (a restarted server), and would cost an
-  // error and a backoff to find out. A fresh one costs a connect.
-  if (stale) ch.executor.disconnect();
   turn(ch, std::move(batch), claim_now);
   return true;
 }
@@ -445,7 +438,6 @@ void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settle
   }
   trouble_text_ = what;
   troubled_ = &ch;
-  ch.seen_trouble = ++trouble_epoch_;
   // Unknown until a claim answers again: one channel tries, not both.
   queue_had_more_ = false;
   // Older outcomes go first again, ahead of any that arrived meanwhile.

@@ -72,7 +72,6 @@ class ClaimLoop {
     explicit Channel(Executor e) : executor(std::move(e)) {}
     Executor executor;
     std::thread thread;
-    int seen_trouble = 0;  // the loop's trouble_epoch_ at this channel's last turn
   };
 
   void main(Channel& ch);
@@ -134,7 +133,6 @@ class ClaimLoop {
   std::chrono::milliseconds trouble_delay_{0};
   std::string trouble_text_;
   const Channel* troubled_ = nullptr;  // the channel that met it last (its server_back() ends the wait)
-  int trouble_epoch_ = 0;              // counts troubles met, so a channel sees those met by the other
   std::vector<std::unique_ptr<Channel>> channels_;
 };
 

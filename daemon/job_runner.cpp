@@ -36,11 +36,6 @@ void JobRunner::submit(std::vector<Assignment> jobs) {
   if (wake != nullptr) wake->cv.notify_one();
 }
 
-int JobRunner::room() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.concurrency + queue_.prefetch - running_count_ - static_cast<int>(waiting_.size());
-}
-
 JobRunner::Capacity JobRunner::capacity() const {
   std::lock_guard<std::mutex> lock(mutex_);
   const int waiting = static_cast<int>(waiting_.size());

@@ -40,13 +40,13 @@ class JobRunner {
   JobRunner& operator=(const JobRunner&) = delete;
 
   void start();
-  // Queues claimed jobs for the slots; the caller sized its claim to room().
+  // Queues claimed jobs for the slots; the caller sized its claim to
+  // capacity().room.
   void submit(std::vector<Assignment> jobs);
-  // How many more jobs may be claimed: the free slots plus the queue's
-  // prefetch, less the jobs already waiting for a slot.
-  int room() const;
-  // room() and whether a slot has, or is about to have, nothing to take,
-  // read together (the claim loop asks both after every job).
+  // How many more jobs may be claimed (room: the free slots plus the
+  // queue's prefetch, less the jobs already waiting for a slot), and
+  // whether a slot has, or is about to have, nothing to take; read
+  // together, as the claim loop asks both after every job.
   struct Capacity {
     int room;
     bool starving;

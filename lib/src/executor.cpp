@@ -88,6 +88,9 @@ std::chrono::milliseconds Executor::retry_after() const {
 }
 
 void Executor::ensure_connected() {
+  // Another member lost its connection after this one was opened: it
+  // most likely died with it. Cluster routers watch their nodes themselves.
+  if (conn_ && policy_.group && policy_.group->last_loss() > connected_at_) conn_.reset();
   if (connected()) return;
   conn_.reset();
   if (std::chrono::steady_clock::now() < next_attempt_ && !server_back()) {
@@ -102,6 +105,7 @@ void Executor::ensure_connected() {
       // A node was lost: the map is read again from another one.
       cluster_->refresh();
     } else {
+      connected_at_ = std::chrono::steady_clock::now();
       Connection c = Connection::open(options_);
       if (handshake(c)) conn_.emplace(std::move(c));
     }
@@ -222,6 +226,7 @@ auto Executor::guarded(F&& f) -> decltype(f()) {
       failed_at_ = std::chrono::steady_clock::now();
       next_attempt_ = failed_at_;
       conn_.reset();
+      if (policy_.group) policy_.group->lost();
     }
     note_error(e.kind());
     throw;

@@ -174,6 +174,22 @@ TEST(ExecutorReconnect, AConnectByAnotherMemberOfTheGroupEndsTheBackoff) {
   EXPECT_THROW(alone.ensure_connected(), Error);
 }
 
+// A restarted server closed every connection of the group. The member that
+// finds out by a failed call tells the others, and they reconnect before
+// their next call instead of failing it; an executor of no group fails it.
+TEST(ExecutorReconnect, AConnectionLostUnderOneMemberIsReplacedInTheOthersBeforeTheirNextCall) {
+  ValkeyServer s;
+  auto group = std::make_shared<ReconnectGroup>();
+  const ReconnectPolicy quick{std::chrono::milliseconds(10), std::chrono::milliseconds(100), group};
+  Executor a(s.options(), quick), b(s.options(), quick), alone(s.options(), {quick.initial, quick.max, nullptr});
+  for (Executor* e : {&a, &b, &alone}) ASSERT_EQ(e->command({"PING"}).str, "PONG");
+  s.stop();
+  s.start();
+  EXPECT_THROW(a.command({"PING"}), Error) << "the first call on a dead connection finds it dead";
+  EXPECT_EQ(b.command({"PING"}).str, "PONG") << "b replaced its connection before calling";
+  EXPECT_THROW(alone.command({"PING"}), Error) << "no group, no warning";
+}
+
 TEST_F(ExecutorWire, APasswordProtectedServerIsReachedWithThePassword) {
   const std::string secret = "s3cret-p@ss:word";
   ValkeyServer locked({false, {"--requirepass", secret}});

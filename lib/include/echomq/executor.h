@@ -42,16 +42,24 @@ class ExecutorObserver {
 // The executors (and other connections) of one process that share a
 // server. When one of them connects, the others' reconnect wait is over:
 // they try at once instead of sleeping out a backoff the server no longer
-// needs. Thread-safe.
+// needs. When one of them loses its connection under a call, the others'
+// connections opened before that are likely gone too (a restarted server
+// closed them all): each is replaced before its next call, rather than
+// found dead by a failed one. Thread-safe.
 class ReconnectGroup {
  public:
-  void connected() noexcept { at_ns_ = std::chrono::steady_clock::now().time_since_epoch().count(); }
-  std::chrono::steady_clock::time_point last_connect() const noexcept {
-    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(at_ns_.load()));
-  }
+  void connected() noexcept { connect_ns_ = now_ns(); }
+  void lost() noexcept { lost_ns_ = now_ns(); }
+  std::chrono::steady_clock::time_point last_connect() const noexcept { return at(connect_ns_.load()); }
+  std::chrono::steady_clock::time_point last_loss() const noexcept { return at(lost_ns_.load()); }
 
  private:
-  std::atomic<std::int64_t> at_ns_{0};
+  static std::int64_t now_ns() noexcept { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+  static std::chrono::steady_clock::time_point at(std::int64_t ns) noexcept {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ns));
+  }
+  std::atomic<std::int64_t> connect_ns_{0};
+  std::atomic<std::int64_t> lost_ns_{0};
 };
 
 // "auto", "scripted", "native": for config files and flags.
@@ -151,6 +159,7 @@ class Executor {
   std::chrono::milliseconds next_delay_;
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::steady_clock::time_point failed_at_{};
+  std::chrono::steady_clock::time_point connected_at_{};
   std::string last_error_;
   ErrorKind last_kind_ = ErrorKind::Io;
 };
