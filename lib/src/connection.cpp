@@ -161,6 +161,13 @@ void Connection::write(const RespBuffer& commands) {
   }
 }
 
+bool Connection::closed_by_server() const noexcept {
+  if (broken_) return true;
+  if (transport_->buffered()) return true;
+  pollfd p{transport_->fd(), POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && p.revents != 0;
+}
+
 std::optional<Reply> Connection::take_reply() {
   void* raw = nullptr;
   if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) fail_protocol();

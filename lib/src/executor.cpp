@@ -88,9 +88,14 @@ std::chrono::milliseconds Executor::retry_after() const {
 }
 
 void Executor::ensure_connected() {
-  // Another member lost its connection after this one was opened: it
-  // most likely died with it. Cluster routers watch their nodes themselves.
-  if (conn_ && policy_.group && policy_.group->last_loss() > connected_at_) conn_.reset();
+  // Another member lost its connection since we last looked at ours: if
+  // the server closed it too, it is replaced now. A connection lost alone
+  // (killed, timed out) leaves the others theirs. Cluster routers watch
+  // their nodes themselves.
+  if (conn_ && policy_.group && policy_.group->last_loss() > looked_at_) {
+    looked_at_ = std::chrono::steady_clock::now();
+    if (conn_->closed_by_server()) conn_.reset();
+  }
   if (connected()) return;
   conn_.reset();
   if (std::chrono::steady_clock::now() < next_attempt_ && !server_back()) {
@@ -105,7 +110,7 @@ void Executor::ensure_connected() {
       // A node was lost: the map is read again from another one.
       cluster_->refresh();
     } else {
-      connected_at_ = std::chrono::steady_clock::now();
+      looked_at_ = std::chrono::steady_clock::now();
       Connection c = Connection::open(options_);
       if (handshake(c)) conn_.emplace(std::move(c));
     }

@@ -190,6 +190,21 @@ TEST(ExecutorReconnect, AConnectionLostUnderOneMemberIsReplacedInTheOthersBefore
   EXPECT_THROW(alone.command({"PING"}), Error) << "no group, no warning";
 }
 
+// A connection lost on its own (here killed by an operator) tells the
+// group, but the others' connections are alive: each keeps its own.
+TEST(ExecutorReconnect, AConnectionLostAloneLeavesTheOtherMembersTheirs) {
+  ValkeyServer s;
+  auto group = std::make_shared<ReconnectGroup>();
+  const ReconnectPolicy quick{std::chrono::milliseconds(10), std::chrono::milliseconds(100), group};
+  Executor a(s.options(), quick), b(s.options(), quick);
+  const long long a_id = a.command({"CLIENT", "ID"}).integer;
+  const long long b_id = b.command({"CLIENT", "ID"}).integer;
+  ASSERT_EQ(b.command({"CLIENT", "KILL", "ID", std::to_string(a_id)}).integer, 1);
+  EXPECT_THROW(a.command({"PING"}), Error) << "a finds its connection gone";
+  EXPECT_EQ(b.command({"CLIENT", "ID"}).integer, b_id) << "b kept its connection";
+  EXPECT_NE(a.command({"CLIENT", "ID"}).integer, a_id) << "a reconnected";
+}
+
 TEST_F(ExecutorWire, APasswordProtectedServerIsReachedWithThePassword) {
   const std::string secret = "s3cret-p@ss:word";
   ValkeyServer locked({false, {"--requirepass", secret}});

@@ -65,6 +65,10 @@ class Connection {
   std::optional<Reply> read_for(std::chrono::milliseconds wait);
 
   bool broken() const noexcept { return broken_; }
+  // Without reading or waiting: whether the server has closed its end (or
+  // sent what nobody asked for, which it never does between replies). For
+  // a connection with no reply outstanding; true once broken.
+  bool closed_by_server() const noexcept;
 
  private:
   struct ReaderDeleter {

@@ -42,10 +42,10 @@ class ExecutorObserver {
 // The executors (and other connections) of one process that share a
 // server. When one of them connects, the others' reconnect wait is over:
 // they try at once instead of sleeping out a backoff the server no longer
-// needs. When one of them loses its connection under a call, the others'
-// connections opened before that are likely gone too (a restarted server
-// closed them all): each is replaced before its next call, rather than
-// found dead by a failed one. Thread-safe.
+// needs. When one of them loses its connection under a call, the others
+// look at theirs before their next call (a restarted server closed them
+// all) and replace it if the server has closed it, rather than finding out
+// by a failed call. Thread-safe.
 class ReconnectGroup {
  public:
   void connected() noexcept { connect_ns_ = now_ns(); }
@@ -159,7 +159,7 @@ class Executor {
   std::chrono::milliseconds next_delay_;
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::steady_clock::time_point failed_at_{};
-  std::chrono::steady_clock::time_point connected_at_{};
+  std::chrono::steady_clock::time_point looked_at_{};  // at our connection, for the group's last loss
   std::string last_error_;
   ErrorKind last_kind_ = ErrorKind::Io;
 };
