@@ -1,0 +1,82 @@
+// README.md's "A first queue", run as a newcomer pastes it after
+// `make demo`: the block is taken from the README's text as written. Two
+// substitutions, and only these: a free port for 6379 (the suite must not
+// touch a server of the machine's own), and this build's bin/ for
+// $PWD/build/bin (the block runs in a temporary directory, not in the
+// source tree, where it would write emqd.yaml). Each must be found.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "e2e_fixture.h"
+
+namespace echomq::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The first ```sh block under the heading.
+std::string quick_start_block() {
+  const std::string readme = read_file(fs::path(EMQ_SOURCE_DIR) / "README.md");
+  const std::size_t heading = readme.find("\n## A first queue\n");
+  if (heading == std::string::npos) throw std::runtime_error("README.md has no '## A first queue'");
+  const std::size_t open = readme.find("\n```sh\n", heading);
+  const std::size_t close = readme.find("\n```\n", open + 1);
+  if (open == std::string::npos || close == std::string::npos) throw std::runtime_error("no ```sh block under it");
+  return readme.substr(open + 7, close + 1 - (open + 7));
+}
+
+// Replaces every `from` with `to`; throws when there is none.
+std::string substitute(std::string text, const std::string& from, const std::string& to) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++n) {
+    text.replace(at, from.size(), to);
+  }
+  if (n == 0) throw std::runtime_error("the quick start no longer says '" + from + "': update this test with it");
+  return text;
+}
+
+// The daemonized valkey-server the block may start, shut down whatever
+// happens to the test.
+struct ServerOnPort {
+  int port;
+  ~ServerOnPort() { run_program({"/bin/sh", "-c", "valkey-cli -p " + std::to_string(port) + " shutdown nosave"}); }
+};
+
+TEST(Readme, TheQuickStartRunsAsWrittenAndPrintsTheResult) {
+  const std::string block = quick_start_block();
+  const int port = free_loopback_port();
+  ServerOnPort server{port};
+  std::string script = substitute(block, "6379", std::to_string(port));
+  script = substitute(script, "$PWD/build/bin", EMQ_BIN_DIR);
+
+  const fs::path dir = fs::temp_directory_path() / ("emqd-readme-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Stop at the first failing line (a person would see it and stop), and
+  // wait for emqd's drain after the block's `kill %1`.
+  RunResult r = run_program({"/bin/bash", "-c", "set -e\ncd " + dir.string() + "\n" + script + "wait\n"});
+  const std::string log = read_file(dir / "emqd.log");
+  EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err << "\nemqd.log:\n" << log;
+
+  // What the block's comment promises `emq wait` prints, it prints.
+  const std::size_t said = block.find("# prints ");
+  ASSERT_NE(said, std::string::npos) << "the block no longer says what emq wait prints";
+  const std::string promised = block.substr(said + 9, block.find('\n', said) - (said + 9));
+  EXPECT_NE(r.out.find(promised), std::string::npos) << "expected " << promised << " in:\n" << r.out;
+  EXPECT_NE(r.out.find("emails"), std::string::npos) << "emq stats emails:\n" << r.out;
+  EXPECT_NE(log.find("stopped cleanly"), std::string::npos) << log;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace echomq::test
