@@ -97,7 +97,11 @@ bool Daemon::connect_and_check(Executor& x) {
       spdlog::warn("{}", why);
       if (endpoint_) endpoint_->starting(why);
     }
-    if (wait_stop_signal(std::max(x.retry_after(), milliseconds(100)))) return false;
+    // An ignored signal (SIGHUP, SIGUSR1/2) ends a wait early: wait out the rest.
+    const auto retry_at = Clock::now() + std::max(x.retry_after(), milliseconds(100));
+    for (auto now = Clock::now(); now < retry_at; now = Clock::now()) {
+      if (wait_stop_signal(std::chrono::duration_cast<milliseconds>(retry_at - now) + milliseconds(1))) return false;
+    }
   }
 }
 
