@@ -63,7 +63,7 @@ TEST(Readme, TheQuickStartRunsAsWrittenAndPrintsTheResult) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   // Stop at the first failing line (a person would see it and stop), and
-  // wait for emqd's drain after the block's `kill %1`.
+  // wait for emqd's drain after the block's `kill $!`.
   RunResult r = run_program({"/bin/bash", "-c", "set -e\ncd " + dir.string() + "\n" + script + "wait\n"});
   const std::string log = read_file(dir / "emqd.log");
   EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err << "\nemqd.log:\n" << log;
