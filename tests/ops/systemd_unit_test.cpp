@@ -85,25 +85,38 @@ TEST_F(SystemdUnit, TheUnitsRunTheEmqdInstalledBesideThem) {
   EXPECT_EQ(one(instance, "RuntimeDirectory"), "emqd/%i");
 }
 
-// `make install` is `cmake --install` with the configured prefix; a package
-// adds DESTDIR. The unit must name the binary where it lands without
-// DESTDIR, which is where it is once the package is unpacked.
-TEST_F(SystemdUnit, UnderDestdirTheUnitNamesThePrefixNotTheStagingRoot) {
+// `make install` is `cmake --install` with the configured prefix (by
+// default /usr/local); a package adds DESTDIR. The unit must name the
+// binary where it lands without DESTDIR, which is where it is once the
+// package is unpacked: verified inside the staging root, as systemd on that
+// machine would read it (`--root`; the host's own units are copied in for
+// the targets the unit orders itself after).
+TEST_F(SystemdUnit, UnderDestdirTheUnitVerifiesInsideTheStagingRoot) {
+  REQUIRE_SYSTEMD_ANALYZE();
   TempDir staging;
-  RunResult r = run_tool("cmake", {"--install", build_dir().string()}, "", {"DESTDIR=" + staging.path().string()});
+  const fs::path root = staging.path();
+  RunResult r = run_tool("cmake", {"--install", build_dir().string()}, "", {"DESTDIR=" + root.string()});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   fs::path found;
-  for (const auto& e : fs::recursive_directory_iterator(staging.path())) {
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
     if (e.path().filename() == "emqd.service") found = e.path();
   }
   ASSERT_FALSE(found.empty()) << r.out;
-  // <staging><prefix>/lib/systemd/system/emqd.service
-  const std::string prefix = found.parent_path().parent_path().parent_path().parent_path().string().substr(
-      staging.path().string().size());
+  // <root><prefix>/lib/systemd/system/emqd.service
+  const fs::path units = found.parent_path();
+  const std::string prefix = units.parent_path().parent_path().parent_path().string().substr(root.string().size());
   const std::string exec = one(service_keys(read_text(found)), "ExecStart");
   EXPECT_EQ(exec, prefix + "/bin/emqd --config /etc/echomq/emqd.yaml");
-  const fs::path staged = staging.path().string() + exec.substr(0, exec.find(' '));
-  EXPECT_TRUE(fs::exists(staged)) << "the unit runs " << exec << " but the install put no emqd at " << staged;
+
+  fs::create_directories(root / "usr/lib/systemd");
+  fs::copy("/usr/lib/systemd/system", root / "usr/lib/systemd/system",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::skip_existing);
+  fs::create_symlink(prefix + "/lib/systemd/system/emqd@.service", units / "emqd@emails.service");
+  for (const std::string name : {"emqd.service", "emqd@emails.service"}) {
+    RunResult v = run_tool("systemd-analyze", {"verify", "--root=" + root.string(), (units / name).string()});
+    EXPECT_EQ(v.code, 0) << name << ": " << v.err;
+    EXPECT_EQ(v.out + v.err, "") << "systemd-analyze verify --root had something to say about " << name;
+  }
 }
 
 TEST_F(SystemdUnit, VerifyWouldCatchAMistake) {
