@@ -4,10 +4,9 @@
 // handlers, emq reads, retries and waits), on the scripts and on the emq
 // module, and the server's ACL LOG must record no refusal. A command
 // either program starts to use without the page granting it fails here.
-#include <fstream>
-#include <regex>
 #include <sstream>
 
+#include "doc_text.h"
 #include "e2e_fixture.h"
 
 namespace echomq::test {
@@ -15,16 +14,9 @@ namespace {
 
 const std::string kPassword = "CHANGE-ME";  // as the page writes it
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The page's `valkey-cli ACL SETUSER emq ...` lines, in order.
 std::vector<std::string> acl_lines() {
-  std::istringstream page(read_file(std::string(EMQ_SOURCE_DIR) + "/docs/production.md"));
+  std::istringstream page(read_doc(std::string(EMQ_SOURCE_DIR) + "/docs/production.md"));
   std::vector<std::string> lines;
   for (std::string line; std::getline(page, line);) {
     if (line.rfind("valkey-cli ACL SETUSER emq ", 0) == 0) lines.push_back(line);

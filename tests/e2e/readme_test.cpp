@@ -7,9 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "doc_text.h"
 #include "e2e_fixture.h"
 
 namespace echomq::test {
@@ -17,22 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The first ```sh block under the heading.
 std::string quick_start_block() {
-  const std::string readme = read_file(fs::path(EMQ_SOURCE_DIR) / "README.md");
-  const std::size_t heading = readme.find("\n## A first queue\n");
-  if (heading == std::string::npos) throw std::runtime_error("README.md has no '## A first queue'");
-  const std::size_t open = readme.find("\n```sh\n", heading);
-  const std::size_t close = readme.find("\n```\n", open + 1);
-  if (open == std::string::npos || close == std::string::npos) throw std::runtime_error("no ```sh block under it");
-  return readme.substr(open + 7, close + 1 - (open + 7));
+  return fenced_block((fs::path(EMQ_SOURCE_DIR) / "README.md").string(), "## A first queue", "sh");
 }
 
 // Replaces every `from` with `to`; throws when there is none.
@@ -65,7 +50,7 @@ TEST(Readme, TheQuickStartRunsAsWrittenAndPrintsTheResult) {
   // Stop at the first failing line (a person would see it and stop), and
   // wait for emqd's drain after the block's `kill $!`.
   RunResult r = run_program({"/bin/bash", "-c", "set -e\ncd " + dir.string() + "\n" + script + "wait\n"});
-  const std::string log = read_file(dir / "emqd.log");
+  const std::string log = read_doc((dir / "emqd.log").string());
   EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err << "\nemqd.log:\n" << log;
 
   // What the block's comment promises `emq wait` prints, it prints.

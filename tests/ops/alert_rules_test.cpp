@@ -4,19 +4,14 @@
 // (`promtool test rules` on made-up series).
 #include <gtest/gtest.h>
 
+#include "doc_text.h"
 #include "ops_files.h"
 
 namespace echomq::test {
 namespace {
 
 std::string rules_from_the_page() {
-  const std::string page = read_text(source_dir() / "docs" / "operations.md");
-  const std::size_t heading = page.find("\n### What to alert on\n");
-  if (heading == std::string::npos) throw std::runtime_error("docs/operations.md has no '### What to alert on'");
-  const std::size_t open = page.find("\n```yaml\n", heading);
-  const std::size_t close = page.find("\n```\n", open + 1);
-  if (open == std::string::npos || close == std::string::npos) throw std::runtime_error("no ```yaml block under it");
-  return page.substr(open + 9, close + 1 - (open + 9));
+  return fenced_block((source_dir() / "docs" / "operations.md").string(), "### What to alert on", "yaml");
 }
 
 #define REQUIRE_PROMTOOL() \
@@ -34,32 +29,26 @@ TEST(AlertRules, TheyLoadInPrometheus) {
 const char* kCases = R"(rule_files: [rules.yml]
 evaluation_interval: 1m
 tests:
-  # A job reaped past max_attempts goes dead without a failed attempt.
+  # Queue r: a job reaped past max_attempts goes dead without a failed
+  # attempt; queue f: a handler's permanent failure, as before.
   - interval: 1m
     input_series:
-      - series: 'emq_jobs_failed_total{queue="q",outcome="dead",instance="a"}'
+      - series: 'emq_jobs_failed_total{queue="r",outcome="dead",instance="a"}'
         values: '0x10'
-      - series: 'emq_jobs_reaped_total{queue="q",outcome="dead",instance="a"}'
+      - series: 'emq_jobs_reaped_total{queue="r",outcome="dead",instance="a"}'
         values: '0 0 0 1 1 1 1 1 1 1 1'
-    alert_rule_test:
-      - eval_time: 5m
-        alertname: EchoMQJobsDying
-        exp_alerts:
-          - exp_labels: { queue: q }
-            exp_annotations: { summary: "queue q: jobs went to the dead set; see `emq dead list q`" }
-  # A handler's permanent failure, as before.
-  - interval: 1m
-    input_series:
-      - series: 'emq_jobs_failed_total{queue="q",outcome="dead",instance="a"}'
+      - series: 'emq_jobs_failed_total{queue="f",outcome="dead",instance="a"}'
         values: '0 0 0 1 1 1 1 1 1 1 1'
-      - series: 'emq_jobs_reaped_total{queue="q",outcome="dead",instance="a"}'
+      - series: 'emq_jobs_reaped_total{queue="f",outcome="dead",instance="a"}'
         values: '0x10'
     alert_rule_test:
       - eval_time: 5m
         alertname: EchoMQJobsDying
         exp_alerts:
-          - exp_labels: { queue: q }
-            exp_annotations: { summary: "queue q: jobs went to the dead set; see `emq dead list q`" }
+          - exp_labels: { queue: r }
+            exp_annotations: { summary: "queue r: jobs went to the dead set; see `emq dead list r`" }
+          - exp_labels: { queue: f }
+            exp_annotations: { summary: "queue f: jobs went to the dead set; see `emq dead list f`" }
   # Two daemons deployed (each: valkey_up 0 then 1, 91 script loads): quiet.
   - interval: 1m
     input_series:
