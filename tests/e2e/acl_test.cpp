@@ -118,7 +118,7 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, Acl, ::testing::Values(false, true),
-                         [](const auto& info) { return std::string(info.param ? "Native" : "Scripted"); });
+                         [](const auto& p) { return std::string(p.param ? "Native" : "Scripted"); });
 
 }  // namespace
 }  // namespace echomq::test

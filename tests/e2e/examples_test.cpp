@@ -109,7 +109,7 @@ TEST_F(ExamplesTest, EachDoesWhatTheReadmeSays) {
   r = ended("email", no_address);
   EXPECT_EQ(r["state"], "dead") << d.log();
   EXPECT_EQ(r["attempts"], "1") << "exit 65 is permanent";
-  EXPECT_EQ(r["error"], "exit code 65: no address in payload: not-an-address\n");
+  EXPECT_EQ(r["error"], "exit code 65: no address in payload: not-an-address");
 
   r = ended("words", counted);
   EXPECT_EQ(r["state"], "completed") << d.log();

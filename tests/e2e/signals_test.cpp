@@ -51,7 +51,7 @@ TEST_P(StopSignals, StopTheStartupWaitCleanly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TermAndInt, StopSignals, ::testing::Values(SIGTERM, SIGINT),
-                         [](const auto& info) { return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT"); });
+                         [](const auto& p) { return std::string(p.param == SIGTERM ? "SIGTERM" : "SIGINT"); });
 
 // A SIGHUP during the drain is not the second stop signal: the running job
 // still gets its drain time and completes rather than being released.
