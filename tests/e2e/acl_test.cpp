@@ -4,6 +4,7 @@
 // handlers, emq reads, retries and waits), on the scripts and on the emq
 // module, and the server's ACL LOG must record no refusal. A command
 // either program starts to use without the page granting it fails here.
+#include <cctype>
 #include <sstream>
 
 #include "doc_text.h"
@@ -54,7 +55,13 @@ class Acl : public ::testing::TestWithParam<bool> {
     args.insert(args.begin(), emq_binary());
     return run_program(args, "", {"EMQ_URL=" + user_url(), "EMQ_PASSWORD=" + kPassword});
   }
-  std::string acl_log() const { return server.cli({"ACL", "LOG"}); }
+  // The server's ACL LOG, "" when it recorded no refusal (valkey-cli
+  // prints an empty array as an empty line).
+  std::string acl_log() const {
+    std::string log = server.cli({"ACL", "LOG"});
+    while (!log.empty() && std::isspace(static_cast<unsigned char>(log.back()))) log.pop_back();
+    return log;
+  }
 
   ValkeyServer server;
 };
@@ -93,7 +100,7 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
 
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"stats"}, {"stats", "work", "--json"}, {"queues"}, {"inspect", "work", work_id},
-           {"jobs", "work", "--state", "completed"}, {"dead", "list", "bad"}, {"pause", "work"}, {"resume", "work"}}) {
+           {"jobs", "bad", "--state", "dead"}, {"dead", "list", "bad"}, {"pause", "work"}, {"resume", "work"}}) {
     RunResult r = emq(args);
     EXPECT_EQ(r.code, 0) << "emq " << args[0] << ": " << r.err;
   }
