@@ -136,10 +136,11 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len) {
   return RedisModule_StringPtrLen(call->args[i - 1], len);
 }
 
-int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const char *error, double *out) {
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
+                double *out) {
   size_t len;
   const char *s = emq_arg(call, i, &len);
-  if (emq_matches_int(s, len, allow_minus) && emq_lua_tonumber(s, len, out) && *out >= min) return 1;
+  if (emq_matches_int(s, len, allow_minus) && emq_lua_tonumber(s, len, out) && *out >= min && *out <= max) return 1;
   RedisModule_ReplyWithError(call->ctx, error);
   return 0;
 }
@@ -298,13 +299,27 @@ RedisModuleKey *emq_open_held_row(RedisModuleCtx *ctx, RedisModuleString *row_na
   return row;
 }
 
-double emq_row_lane(RedisModuleKey *row) {
-  RedisModuleString *lane = emq_hget(row, EMQ_WORD_LANE);
-  if (lane == NULL) return 0;
+int emq_row_lane(RedisModuleKey *row, double *lane) {
+  RedisModuleString *v = emq_hget(row, EMQ_WORD_LANE);
+  *lane = 0;
+  if (v == NULL) return 1;
   size_t len;
-  const char *p = RedisModule_StringPtrLen(lane, &len);
-  double d;
-  return emq_lua_tonumber(p, len, &d) ? d : 0;
+  const char *p = RedisModule_StringPtrLen(v, &len);
+  return emq_matches_int(p, len, 1) && emq_lua_tonumber(p, len, lane) && *lane >= -1000 && *lane <= 1000;
+}
+
+int emq_row_field_counter(RedisModuleKey *row, EmqWord field, long long *value) {
+  return emq_row_counter(emq_hget(row, field), value);
+}
+
+int emq_reply_malformed(RedisModuleCtx *ctx, RedisModuleString *row_name, EmqWord field, const char *rule) {
+  size_t rlen, flen;
+  const char *r = RedisModule_StringPtrLen(row_name, &rlen);
+  const char *f = RedisModule_StringPtrLen(words[field], &flen);
+  const size_t size = rlen + flen + strlen(rule) + 48;
+  char *text = RedisModule_PoolAlloc(ctx, size);
+  snprintf(text, size, "EMQROW %.*s %.*s is not %s; nothing was written", (int)rlen, r, (int)flen, f, rule);
+  return RedisModule_ReplyWithError(ctx, text);
 }
 
 RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id) {
@@ -332,24 +347,27 @@ int emq_require_type(RedisModuleCtx *ctx, RedisModuleKey *key, int type) {
   return 0;
 }
 
-int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, EmqWord field, long long delta, long long *value) {
+int emq_stats_counter(RedisModuleKey *stats, EmqWord field, long long *value) {
   *value = 0;
-  if (!emq_require_type(ctx, hash, REDISMODULE_KEYTYPE_HASH)) return 0;
-  RedisModuleString *v = emq_hget(hash, field);
-  if (v == NULL) return 1;
-  size_t len;
-  const char *p = RedisModule_StringPtrLen(v, &len);
-  long long n;
-  if (!emq_strict_ll(p, len, &n)) {
-    RedisModule_ReplyWithError(ctx, "ERR hash value is not an integer");
-    return 0;
+  const int type = RedisModule_KeyType(stats);
+  if (type == REDISMODULE_KEYTYPE_EMPTY) return 1;
+  return type == REDISMODULE_KEYTYPE_HASH && emq_row_counter(emq_hget(stats, field), value);
+}
+
+void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *stats_name, EmqWord field, int counted,
+               long long current, long long n, const char *who) {
+  if (n == 0) return;
+  if (counted) {
+    emq_hincrby(ctx, stats, stats_name, field, current, n);
+    return;
   }
-  if ((delta < 0 && n < LLONG_MIN - delta) || (delta > 0 && n > LLONG_MAX - delta)) {
-    RedisModule_ReplyWithError(ctx, "ERR increment or decrement would overflow");
-    return 0;
-  }
-  *value = n;
-  return 1;
+  size_t slen, flen;
+  const char *s = RedisModule_StringPtrLen(stats_name, &slen);
+  const char *f = RedisModule_StringPtrLen(words[field], &flen);
+  RedisModule_Log(ctx, "warning",
+                  "emq %s: %.*s %.*s is not an integer counter; %lld not counted, the field left in place for an "
+                  "operator",
+                  who, (int)slen, s, (int)flen, f, n);
 }
 
 int emq_row_counter(RedisModuleString *value, long long *out) {
@@ -487,6 +505,24 @@ void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
   emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
   /* As the server propagates a script's PEXPIRE: at an absolute time. */
   RedisModule_Replicate(ctx, "PEXPIREAT", "sl", name, (long long)at_ms);
+}
+
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write) {
+  if (n == 0) return 1;
+  RedisModuleString *name = RedisModule_GetCurrentUserName(ctx);
+  /* No user: the server's own client, which may touch every key. */
+  RedisModuleUser *user = name != NULL ? RedisModule_GetModuleUserFromUserName(name) : NULL;
+  if (user == NULL) return 1;
+  const int flags = (int)(REDISMODULE_CMD_KEY_ACCESS | (write ? REDISMODULE_CMD_KEY_UPDATE : 0));
+  size_t i = 0;
+  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], flags) == REDISMODULE_OK) ++i;
+  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, rows[i], REDISMODULE_ACL_LOG_KEY);
+  RedisModule_FreeModuleUser(user);
+  if (i == n) return 1;
+  char text[128];
+  snprintf(text, sizeof text, "ERR ACL failure in %s: No permissions to access a key", command);
+  RedisModule_ReplyWithError(ctx, text);
+  return 0;
 }
 
 mstime_t emq_now_ms(void) { return RedisModule_Milliseconds(); }

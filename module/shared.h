@@ -44,9 +44,14 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
 const char *emq_arg(const EmqCall *call, int i, size_t *len);
 
 /* ARGV[i] read as the scripts read an integer argument: the pattern
- * '^%d+$' ('^-?%d+$' when allow_minus), then tonumber, then at least min.
- * Otherwise it replies the script's error text and returns 0. */
-int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, const char *error, double *out);
+ * '^%d+$' ('^-?%d+$' when allow_minus), then tonumber, then within
+ * min..max. Otherwise it replies the script's error text and returns 0. */
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
+                double *out);
+
+/* The ranges docs/protocol.md gives integer arguments. */
+#define EMQ_MAX_MS 1e12    /* lease_ms, backoff_ms, keep_ms, older_than_ms */
+#define EMQ_MAX_BATCH 1e6  /* max_count, promote_limit, limit, max_attempts */
 
 /* ARGV[i] checked as the scripts check a job id (the wire's gate: 'JOB'
  * first). Otherwise it replies the script's EMQKIND error and returns 0. */
@@ -117,8 +122,19 @@ int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch);
  * held by the caller's lease (else 0 is replied: the lease was lost and
  * nothing changes). NULL once a reply has been sent. */
 RedisModuleKey *emq_open_held_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *epoch);
-/* tonumber(HGET row lane or '0') or 0, as the scripts place a job back. */
-double emq_row_lane(RedisModuleKey *row);
+/* The row's lane, as the scripts read it: absent is 0; 0 is returned when
+ * it is not an integer in -1000..1000 (the pattern '^-?%d+$', then
+ * tonumber). */
+int emq_row_lane(RedisModuleKey *row, double *lane);
+/* A row counter (attempts, lease_epoch, failures) as the scripts accept it:
+ * absent, or the server's integer form in 18 characters at most, so no
+ * increment of ours overflows it. *value holds it (0 when absent). */
+int emq_row_field_counter(RedisModuleKey *row, EmqWord field, long long *value);
+/* The scripts' reply for a row field that is malformed:
+ * "EMQROW <row> <field> is not <rule>; nothing was written". */
+#define EMQ_RULE_COUNTER "an integer counter"
+#define EMQ_RULE_LANE "an integer in -1000..1000"
+int emq_reply_malformed(RedisModuleCtx *ctx, RedisModuleString *row_name, EmqWord field, const char *rule);
 RedisModuleString *emq_row_key(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *id);
 /* HGET; NULL when the key or the field is absent. */
 RedisModuleString *emq_hget(RedisModuleKey *key, EmqWord field);
@@ -126,9 +142,15 @@ RedisModuleString *emq_hget(RedisModuleKey *key, EmqWord field);
 /* The script would stop with a server error half-way on these; the module
  * checks them first and replies the server's error without writing. */
 int emq_require_type(RedisModuleCtx *ctx, RedisModuleKey *key, int type);
-/* HINCRBY's checks on field; on success *value holds what it holds (0 when
- * absent), for emq_hincrby. */
-int emq_require_counter(RedisModuleCtx *ctx, RedisModuleKey *hash, EmqWord field, long long delta, long long *value);
+/* A stats counter, checked before the first write as the scripts'
+ * is_counter_of: 1 when stats is absent, or a hash whose field is absent or
+ * a counter (as emq_row_field_counter), which *value then holds; 0 when
+ * broken, and then the transition goes on without counting. */
+int emq_stats_counter(RedisModuleKey *stats, EmqWord field, long long *value);
+/* HINCRBY stats field n when counted, else the scripts' log line
+ * "emq <who>: <stats> <field> is not an integer counter; ...". */
+void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *stats_name, EmqWord field, int counted,
+               long long current, long long n, const char *who);
 
 /* claim's is_row: a hash whose attempts and lease_epoch, where present,
  * are integers (the script's pattern, and values HINCRBY accepts). */
@@ -157,6 +179,14 @@ void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
 /* ZPOPMIN key count: fills ids (at most count) and returns how many. */
 int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
                 RedisModuleString **ids);
+
+/* The caller's ACL on row keys a transition builds from the row root: the
+ * server checks the declared KEYS itself, never these. 1 when the caller
+ * may touch every one of rows[0..n) (read, and write too when write); else
+ * it has replied the script path's refusal ("ERR ACL failure in
+ * EMQ.CLAIM: No permissions to access a key"), added the key to ACL LOG,
+ * and returns 0. */
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write);
 
 /* The server's clock, as TIME gives the scripts: epoch milliseconds. */
 mstime_t emq_now_ms(void);
