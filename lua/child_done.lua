@@ -33,9 +33,9 @@
              retried and completed, releases the parent)
   Errors:  EMQARG  when the ref or the outcome is malformed, or KEYS[1] is
                    not a row key
-           EMQROW  when the parent's row is not an emq/1 row (not a hash,
-                   on_child_failure not fail/wait/ignore, lane not an
-                   integer in -1000..1000): nothing changes
+           EMQROW  when the parent's on_child_failure is not fail, wait or
+                   ignore, or its lane not an integer in -1000..1000
+                   (nothing is written)
 ]]
 local row, deps, results, waiting, pending, dead, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
   KEYS[7]
@@ -58,12 +58,8 @@ if redis.call('SISMEMBER', deps, ref) == 0 then
   return 0
 end
 
-local function malformed(what)
-  return redis.error_reply('EMQROW ' .. row .. ' is not an emq/1 row: ' .. what .. '; nothing changed')
-end
-local kind = redis.call('TYPE', row).ok
-if kind ~= 'hash' and kind ~= 'none' then
-  return malformed('not a hash')
+local function malformed(field, rule)
+  return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
 end
 local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent')
 local recorded = (outcome == 'completed' and 'c:' or 'd:') .. text
@@ -76,14 +72,12 @@ end
 
 local policy = f[2] or 'fail'
 if policy ~= 'fail' and policy ~= 'wait' and policy ~= 'ignore' then
-  return malformed('on_child_failure is not fail, wait or ignore')
+  return malformed('on_child_failure', 'fail, wait or ignore')
 end
-local lane = 0
-if f[3] then
-  lane = string.match(f[3], '^-?%d+$') and #f[3] <= 5 and tonumber(f[3])
-  if not lane or lane < -1000 or lane > 1000 then
-    return malformed('lane is not an integer in -1000..1000')
-  end
+-- Absent is lane 0.
+local lane = not f[3] and 0 or (string.match(f[3], '^-?%d+$') and tonumber(f[3]))
+if not lane or lane < -1000 or lane > 1000 then
+  return malformed('lane', 'an integer in -1000..1000')
 end
 
 redis.call('HSET', results, ref, recorded)

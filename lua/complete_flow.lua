@@ -3,10 +3,8 @@
   with its result and no expiry whatever keep_ms, and its id goes to the
   outbox in the same step, so its parent is told even if the speaker dies
   now; outbox_ack later deletes it or sets its expiry. A parent (a row
-  with children) has run: its deps and results keys are deleted.
-  The stats counter completed is checked before anything is written; when
-  some other writer broke it, the job is settled all the same, the count
-  skipped and named in the server's log.
+  with children) has run: its deps and results keys are deleted. As in
+  complete, a broken stats counter is left as it is, named in the log.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
@@ -16,36 +14,24 @@
   KEYS[6]  emq:{q}:results:   the results root; its results are KEYS[6] .. id
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
-  ARGV[3]  keep_ms            integer 0..999999999999999; 0 deletes the row
-                              at once (a child's row: see above)
+  ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
+                              (a child's row: kept, see above)
   ARGV[4]  result             the handler's output
 
   Reply:   1 done
            0 lease lost (state not active or epoch differs: nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when keep_ms is malformed
+           EMQARG  when keep_ms is not an integer in range
 ]]
 local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4] or ''
+local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
-if string.sub(id, 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
-end
-local keep_ms = string.match(keep_arg or '', '^%d+$') and #keep_arg <= 15 and tonumber(keep_arg)
-if not keep_ms then
-  return redis.error_reply('EMQARG keep_ms must be an integer in 0..999999999999999')
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
 end
 
-if redis.call('TYPE', row).ok ~= 'hash' then
-  return 0
-end
-local f = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children')
-if f[1] ~= 'active' or f[2] ~= epoch then
-  return 0
-end
-
--- HINCRBY on a counter some other writer broke would fail after the job
--- left active: checked first, as claim does.
 local function is_counter_of(hash, field)
   local kind = redis.call('TYPE', hash).ok
   if kind == 'none' then
@@ -55,24 +41,37 @@ local function is_counter_of(hash, field)
     return false
   end
   local v = redis.call('HGET', hash, field)
-  return not v or (string.match(v, '^-?%d+$') ~= nil and #v <= 18)
+  return not v or is_counter(v)
+end
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
+if not keep_ms or keep_ms > 1000000000000 then
+  return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
+end
+
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children')
+if fields[1] ~= 'active' or fields[2] ~= epoch then
+  return 0
 end
 local counted = is_counter_of(stats, 'completed')
 
 redis.call('ZREM', active, id)
-if f[3] then
+if fields[3] then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('HSET', row, 'state', 'completed', 'result', result)
+  redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PERSIST', row)
   redis.call('ZADD', outbox, now, id)
 elseif keep_ms == 0 then
   redis.call('DEL', row)
 else
-  redis.call('HSET', row, 'state', 'completed', 'result', result)
+  redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
-if f[4] then
+if fields[4] then
   redis.call('DEL', deps_root .. id, results_root .. id)
 end
 if counted then

@@ -13,7 +13,7 @@
   ARGV[1]  id                 branded job id, JOB_... (a fresh one per call)
   ARGV[2]  payload            opaque bytes
   ARGV[3]  name               the schedule, 1-64 bytes of [A-Za-z0-9_.-]
-  ARGV[4]  fire_ms            integer 0..999999999999999, the tick (epoch ms)
+  ARGV[4]  fire_ms            integer 0..1000000000000000, the tick (epoch ms)
   ARGV[5]  lane               integer -1000..1000
   ARGV[6]  overlap            allow or skip
 
@@ -27,7 +27,9 @@
              stays; nothing is enqueued
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when an argument is malformed
-           EMQROW  when the marker is not <fire_ms>:<job id> (nothing changes)
+           EMQROW  when the marker is not <fire_ms>:<job id> (nothing is
+                   written: a broken marker stops the schedule, for an
+                   operator to mend or HDEL)
 ]]
 local row, pending, cron, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, payload, name, fire_arg, lane_arg, overlap = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -38,13 +40,13 @@ end
 if not string.match(name or '', '^[A-Za-z0-9_.%-]+$') or #name > 64 then
   return redis.error_reply('EMQARG name must be 1-64 bytes of [A-Za-z0-9_.-]')
 end
-local fire_ms = string.match(fire_arg or '', '^%d+$') and #fire_arg <= 15 and tonumber(fire_arg)
-if not fire_ms then
-  return redis.error_reply('EMQARG fire_ms must be an integer in 0..999999999999999 (epoch ms)')
+local fire_ms = string.match(fire_arg or '', '^%d+$') and tonumber(fire_arg)
+if not fire_ms or fire_ms > 1000000000000000 then
+  return redis.error_reply('EMQARG fire_ms must be an integer in 0..1000000000000000 (epoch ms)')
 end
 -- Written as digits, never as Lua's %.14g (which turns 15 digits into 1e+14).
 local fire_text = string.format('%d', fire_ms)
-local lane = string.match(lane_arg or '', '^-?%d+$') and #lane_arg <= 5 and tonumber(lane_arg)
+local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end
@@ -59,10 +61,9 @@ local last_ms, last_id
 if marker then
   local ms
   ms, last_id = string.match(marker, '^(%d+):(.+)$')
-  last_ms = ms and #ms <= 15 and tonumber(ms)
-  if not last_ms then
-    return redis.error_reply('EMQROW ' .. cron .. ' ' .. name .. ' is not <fire_ms>:<job id>; ' ..
-      'fix or delete the field (HDEL) to let the schedule fire again')
+  last_ms = ms and tonumber(ms)
+  if not last_ms or last_ms > 1000000000000000 then
+    return redis.error_reply('EMQROW ' .. cron .. ' ' .. name .. ' is not <fire_ms>:<job id>; nothing was written')
   end
   if last_ms >= fire_ms then
     return 0

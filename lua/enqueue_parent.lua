@@ -36,7 +36,7 @@ end
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
-local lane = string.match(lane_arg or '', '^-?%d+$') and #lane_arg <= 5 and tonumber(lane_arg)
+local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end

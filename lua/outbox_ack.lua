@@ -7,7 +7,7 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the child's row
   KEYS[2]  emq:{q}:outbox     zset  member id, score time (ms)
   ARGV[1]  id                 branded job id
-  ARGV[2]  keep_ms            integer 0..999999999999999; 0 deletes a
+  ARGV[2]  keep_ms            integer 0..1000000000000; 0 deletes a
                               completed row at once
 
   Reply:   1 the id left the outbox (a completed row deleted, or expiring
@@ -22,9 +22,9 @@ local id, keep_arg = ARGV[1], ARGV[2]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
-local keep_ms = string.match(keep_arg or '', '^%d+$') and #keep_arg <= 15 and tonumber(keep_arg)
-if not keep_ms then
-  return redis.error_reply('EMQARG keep_ms must be an integer in 0..999999999999999')
+local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
+if not keep_ms or keep_ms > 1000000000000 then
+  return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
 if not redis.call('ZSCORE', outbox, id) then
