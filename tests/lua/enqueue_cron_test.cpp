@@ -162,11 +162,7 @@ TEST_F(EnqueueCron, RefusesAnIdOutsideTheJobNamespace) {
 TEST_F(EnqueueCron, RefusesMalformedArgumentsAndChangesNothing) {
   std::string id = mint_job_id();
   std::string tick = std::to_string(kTick);
-  struct Case {
-    ScriptCall call;
-    std::string says;
-  };
-  const std::vector<Case> cases{
+  expect_arg_errors({
       {cron_call(id, tick, "allow", "0", ""), "name must be 1-64 bytes"},
       {cron_call(id, tick, "allow", "0", std::string(65, 'n')), "name must be 1-64 bytes"},
       {cron_call(id, tick, "allow", "0", "a:b"), "name must be 1-64 bytes"},
@@ -178,12 +174,7 @@ TEST_F(EnqueueCron, RefusesMalformedArgumentsAndChangesNothing) {
       {cron_call(id, tick, "allow", "x"), "lane must be an integer in -1000..1000"},
       {cron_call(id, tick, "maybe"), "overlap must be allow or skip"},
       {cron_call(id, tick, ""), "overlap must be allow or skip"},
-  };
-  for (const Case& c : cases) {
-    WireError e = eval_error(c.call);
-    EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
-    EXPECT_NE(e.message.find("EMQARG " + c.says), std::string::npos) << e.message;
-  }
+  });
   EXPECT_TRUE(snapshot().empty());
 }
 

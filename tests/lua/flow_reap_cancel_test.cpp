@@ -11,53 +11,45 @@ using std::chrono::seconds;
 
 class FlowReap : public FlowTest {
  protected:
-  ScriptCall reap_call(std::int64_t max_attempts, bool with_outbox) {
+  void SetUp() override {
+    FlowTest::SetUp();
+    child = child_of(q, "parents:JOB_p");
+    enqueue_new("plain");
+  }
+  // Claims the child and the plain job with a lease that has run out on the
+  // server's clock, then reaps: {requeued, dead}.
+  std::pair<std::int64_t, std::int64_t> reap_both(std::int64_t max_attempts, bool with_outbox) {
+    std::vector<ClaimedJob> jobs = claim(x, q, {50, 10, 0});
+    EXPECT_EQ(jobs.size(), 2u);
+    std::int64_t last = zset(q.active).back().second;
+    EXPECT_TRUE(wait_for([&] { return now_ms() > last; }, seconds(5)));
     ScriptCall c{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root},
                  {std::to_string(max_attempts), "100"}};
     if (with_outbox) c.keys.push_back(q.outbox);
-    return c;
+    Reply r = raw(c);
+    EXPECT_EQ(r.elements.size(), 2u) << r.str;
+    if (r.elements.size() != 2) return {-1, -1};
+    return {r.elements[0].integer, r.elements[1].integer};
   }
-  // Claims every pending job (a child and a plain job) with a lease that
-  // has run out on the server's clock by the time this returns.
-  void expire_both() {
-    std::vector<ClaimedJob> jobs = claim(x, q, {50, 10, 0});
-    ASSERT_EQ(jobs.size(), 2u);
-    std::int64_t last = zset(q.active).back().second;
-    ASSERT_TRUE(wait_for([&] { return now_ms() > last; }, seconds(5)));
-  }
+
+  std::string child;
 };
 
 TEST_F(FlowReap, WithTheOutboxAChildSentToDeadIsAddedToIt) {
-  std::string child = child_of(q, "parents:JOB_p");
-  enqueue_new("plain");
-  expire_both();
   std::int64_t before = now_ms();
-  Reply r = raw(reap_call(1, true));
-  ASSERT_EQ(r.elements.size(), 2u) << r.str;
-  EXPECT_EQ(r.elements[1].integer, 2);
+  EXPECT_EQ(reap_both(1, true), std::make_pair(std::int64_t{0}, std::int64_t{2}));
   EXPECT_EQ(members(q.outbox), (std::vector<std::string>{child})) << "the plain job has no parent to tell";
   EXPECT_GE(score(q.outbox, child), before);
   EXPECT_EQ(row(child).at("error"), "lease expired");
-  EXPECT_EQ(drain(q), (std::vector<std::int64_t>{0})) << "told (the parent JOB_p does not exist: nothing changes)";
 }
 
 TEST_F(FlowReap, WithTheOutboxARequeuedChildIsNoNews) {
-  std::string child = child_of(q, "parents:JOB_p");
-  enqueue_new("plain");
-  expire_both();
-  Reply r = raw(reap_call(5, true));
-  ASSERT_EQ(r.elements.size(), 2u) << r.str;
-  EXPECT_EQ(r.elements[0].integer, 2);
+  EXPECT_EQ(reap_both(5, true), std::make_pair(std::int64_t{2}, std::int64_t{0}));
   EXPECT_FALSE(exists(q.outbox));
 }
 
 TEST_F(FlowReap, WithoutTheOutboxAChildSentToDeadIsOnlyDead) {
-  std::string child = child_of(q, "parents:JOB_p");
-  enqueue_new("plain");
-  expire_both();
-  Reply r = raw(reap_call(1, false));
-  ASSERT_EQ(r.elements.size(), 2u) << r.str;
-  EXPECT_EQ(r.elements[1].integer, 2);
+  EXPECT_EQ(reap_both(1, false), std::make_pair(std::int64_t{0}, std::int64_t{2}));
   EXPECT_EQ(row(child).at("state"), "dead");
   EXPECT_FALSE(exists(q.outbox));
 }

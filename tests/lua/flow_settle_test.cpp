@@ -6,8 +6,24 @@
 namespace echomq::test {
 namespace {
 
-class CompleteFlow : public FlowTest {};
-class FailFlow : public FlowTest {};
+class SettleFlow : public FlowTest {
+ protected:
+  // A root parent in q whose one child (in queue "c") completed with
+  // `result` and was delivered: the parent is pending, its results hold it.
+  std::string released_parent(const std::string& result) {
+    std::string p = parent_of(q, {cq.ref(child)});
+    child_of(cq, q.ref(p), child);
+    EXPECT_EQ(integer(complete_flow_call(cq, claim_from(cq, child), 0, result)), 1);
+    EXPECT_EQ(drain(cq), (std::vector<std::int64_t>{2}));
+    EXPECT_EQ(hash(q.results(p)), (Row{{cq.ref(child), "c:" + result}}));
+    return p;
+  }
+
+  QueueKeys cq = queue("c");
+  std::string child = mint_job_id();
+};
+class CompleteFlow : public SettleFlow {};
+class FailFlow : public SettleFlow {};
 
 TEST_F(CompleteFlow, KeepsAChildWithoutExpiryAndPutsItInTheOutbox) {
   for (std::int64_t keep_ms : {0, 600000}) {
@@ -38,13 +54,7 @@ TEST_F(CompleteFlow, AJobOfNoFlowIsCompletedAsCompleteDoes) {
 }
 
 TEST_F(CompleteFlow, AParentThatRanLosesItsDepsAndResults) {
-  QueueKeys cq = queue("c");
-  std::string child = mint_job_id();
-  std::string p = parent_of(q, {cq.ref(child)});
-  child_of(cq, q.ref(p), child);
-  ASSERT_EQ(integer(complete_flow_call(cq, claim_from(cq, child), 0, "child result")), 1);
-  ASSERT_EQ(drain(cq), (std::vector<std::int64_t>{2}));
-  ASSERT_EQ(hash(q.results(p)), (Row{{cq.ref(child), "c:child result"}}));
+  std::string p = released_parent("child result");
   Lease l = claim_one(p);
   cmd({"SADD", q.deps(p), "left:JOB_over"});  // whatever a retry left behind
   EXPECT_EQ(integer(complete_flow_call(q, l, 0, "sheet.pdf")), 1);
@@ -130,12 +140,7 @@ TEST_F(FailFlow, ADeadJobOfNoFlowStaysOutOfTheOutbox) {
 }
 
 TEST_F(FailFlow, ADeadParentKeepsItsResultsForARetry) {
-  QueueKeys cq = queue("c");
-  std::string child = mint_job_id();
-  std::string p = parent_of(q, {cq.ref(child)});
-  child_of(cq, q.ref(p), child);
-  ASSERT_EQ(integer(complete_flow_call(cq, claim_from(cq, child), 0, "r")), 1);
-  ASSERT_EQ(drain(cq), (std::vector<std::int64_t>{2}));
+  std::string p = released_parent("r");
   EXPECT_EQ(integer(fail_flow_call(q, claim_one(p), "no", 5, 0, true)), 2);
   EXPECT_EQ(hash(q.results(p)), (Row{{cq.ref(child), "c:r"}}));
 }

@@ -161,6 +161,19 @@ class WireTest : public ::testing::Test {
     return {};
   }
 
+  // Each call must be refused with EMQARG and a text that holds its words.
+  struct ArgCase {
+    ScriptCall call;
+    std::string says;  // the text after "EMQARG "
+  };
+  void expect_arg_errors(const std::vector<ArgCase>& cases) {
+    for (const ArgCase& c : cases) {
+      WireError e = eval_error(c.call);
+      EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
+      EXPECT_NE(e.message.find("EMQARG " + c.says), std::string::npos) << e.message;
+    }
+  }
+
   // Seeding through the transitions themselves, so every state a test starts
   // from is one the wire can reach.
   std::string enqueue_new(const std::string& payload = "payload", const EnqueueOptions& o = {}) {
