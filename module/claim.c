@@ -1,34 +1,9 @@
-/* EMQ.CLAIM: the native twin of lua/claim.lua.
-  Promote due delayed jobs, then lease up to max_count pending jobs.
-  Claim order is the pending set's order: lowest lane first, then byte order
-  of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
-  of this lease), state active, and an active score of now+lease_ms.
-  A paused queue (meta paused = 1) claims nothing and changes nothing.
-  An id whose row is gone is dropped from the set and skipped; so is one
-  whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
-  not an integer), which is also named in the server's log. The row stays
-  for an operator to look at. A due delayed job whose lane is not an
-  integer in -1000..1000 is not promoted: it stays in delayed, named in the
-  server's log, for an operator. The stats counter claimed counts the jobs
-  claimed; when it is not an integer (or stats is not a hash), broken by
-  some other writer, it is left as it is and named in the server's log,
-  and the claim goes on: checked before any pop, so nothing is stranded.
-
-  KEYS[1]  emq:{q}:pending    zset  member id, score lane
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
-  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
-  KEYS[5]  emq:{q}:stats      hash  counter claimed
-  KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
-  ARGV[1]  lease_ms           integer 1..1000000000000
-  ARGV[2]  max_count          integer 1..1000000, jobs to claim at most
-  ARGV[3]  promote_limit      integer 0..1000000, due delayed jobs to move first
-
-  Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
-           empty when paused or nothing is due. attempts and lease_epoch
-           are integers.
-  Errors:  EMQARG when an argument is not an integer in range
-*/
+/* EMQ.CLAIM: the native twin of lua/claim.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua.
+ * Where the C differs in how, not what: every row the first round can
+ * touch is checked against the caller's ACL before anything is written
+ * (call.h), and the leases are replicated as one ZADD. */
 #include <stdio.h>
 
 #include "transitions.h"
@@ -144,16 +119,11 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
   char a[24], e[24];
   const size_t alen = emq_format_ll(a, ++job->attempts);
   const size_t elen = emq_format_ll(e, ++job->epoch);
-  RedisModuleString *attempts_field = emq_word(EMQ_WORD_ATTEMPTS), *epoch_field = emq_word(EMQ_WORD_LEASE_EPOCH),
-                    *state_field = emq_word(EMQ_WORD_STATE), *active = emq_word(EMQ_WORD_ACTIVE);
-  RedisModule_HashSet(row, REDISMODULE_HASH_NONE, attempts_field, RedisModule_CreateString(ctx, a, alen), epoch_field,
-                      RedisModule_CreateString(ctx, e, elen), state_field, active, NULL);
-  RedisModule_SignalModifiedKey(ctx, row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", row_name);
-  RedisModule_Replicate(ctx, "HSET", "ssbsbss", row_name, attempts_field, a, alen, epoch_field, e, elen, state_field,
-                        active);
+  static const EmqWord fields[] = {EMQ_WORD_ATTEMPTS, EMQ_WORD_LEASE_EPOCH, EMQ_WORD_STATE};
+  static const char *const events[] = {"hincrby", "hincrby", "hset"};
+  RedisModuleString *values[] = {RedisModule_CreateString(ctx, a, alen), RedisModule_CreateString(ctx, e, elen),
+                                 emq_word(EMQ_WORD_ACTIVE)};
+  emq_hset_as(ctx, row, row_name, 3, fields, values, events, 3);
   RedisModule_CloseKey(row);
   return 1;
 }
@@ -166,12 +136,9 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
 static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out,
                  size_t cap, size_t *claimed_out) {
   RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
-  char score[40];
-  RedisModuleString *score_str = RedisModule_CreateString(ctx, score, emq_format_score(score, deadline));
   RedisModuleString **popped = RedisModule_PoolAlloc(ctx, sizeof *popped * cap);
-  RedisModuleString **zadd = RedisModule_PoolAlloc(ctx, sizeof *zadd * (1 + 2 * cap));
-  size_t zadd_len = 1;
-  zadd[0] = active_name;
+  EmqZaddBatch leases;
+  emq_zadd_batch_begin(ctx, &leases, sets->active, active_name, deadline, cap);
   size_t claimed = 0;
   int refused = 0;
   for (int round = 0; claimed < cap; ++round) {
@@ -193,16 +160,10 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       job->id = popped[i];
       ++claimed;
-      int flags = 0;
-      RedisModule_ZsetAdd(sets->active, deadline, popped[i], &flags);
-      if (flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) {
-        emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", active_name);
-        zadd[zadd_len++] = score_str;
-        zadd[zadd_len++] = popped[i];
-      }
+      emq_zadd_batched(ctx, &leases, popped[i]);
     }
   }
-  if (zadd_len > 1) RedisModule_Replicate(ctx, "ZADD", "v", zadd, zadd_len);
+  emq_zadd_batch_end(ctx, &leases);
   *claimed_out = claimed;
   return !refused;
 }

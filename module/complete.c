@@ -1,22 +1,6 @@
-/* EMQ.COMPLETE: the native twin of lua/complete.lua.
-  Settle a job that succeeded.
-  Fenced: only the holder of the current lease (state active, same
-  lease_epoch) may complete; a late answer changes nothing.
-
-  KEYS[1]  emq:{q}:job:<id>   hash  the job row
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:stats      hash  counter completed
-  ARGV[1]  id                 branded job id
-  ARGV[2]  lease_epoch        the epoch the job was claimed with
-  ARGV[3]  keep_ms            integer >= 0; 0 deletes the row at once
-  ARGV[4]  result             the handler's output, kept when keep_ms > 0
-
-  Reply:   1 done (row deleted, or state completed with result, expiring
-             in keep_ms)
-           0 lease lost (nothing changes)
-  Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when keep_ms is not a non-negative integer
-*/
+/* EMQ.COMPLETE: the native twin of lua/complete.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_STATS};

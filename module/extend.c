@@ -1,24 +1,7 @@
-/* EMQ.EXTEND: the native twin of lua/extend.lua.
-  Renew the leases of running jobs, in one batch.
-  A lease is renewed only while the row is active with the same lease_epoch
-  and the id is still in the active set; otherwise it was lost (reaped,
-  released, re-claimed or settled) and nothing changes for that job.
-  Every job is decided before any lease is renewed, so a row of the wrong
-  type stops the call (WRONGTYPE) with nothing written.
-
-  KEYS[1]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
-  ARGV[1]  lease_ms           integer 1..1000000000000
-  ARGV[2]  id_1               branded job id
-  ARGV[3]  epoch_1            the lease_epoch it was claimed with
-  ...      id_n, epoch_n
-
-  Reply:   array, one per job in order: 1 extended to now+lease_ms,
-           0 lease lost
-  Errors:  EMQARG  when lease_ms is not an integer in range, or the ids and
-                   epochs do not pair up
-           EMQKIND when an id is not JOB-namespaced
-*/
+/* EMQ.EXTEND: the native twin of lua/extend.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua.
+ * Every job is decided before any lease is renewed. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ACTIVE, EMQ_KEY_ROW_ROOT};

@@ -1,32 +1,6 @@
-/* EMQ.FAIL: the native twin of lua/fail.lua.
-  Settle a job that failed; retry it or send it to dead.
-  Fenced like complete. The job is dead when permanent is 1 or its
-  attempts have reached max_attempts; otherwise it is retried, through the
-  delayed set when backoff_ms > 0, else straight back to pending at its lane.
-  A row whose attempts, failures or lane is malformed is refused (EMQROW)
-  before anything is written; a broken stats counter is left as it is, as
-  in complete.
-
-  KEYS[1]  emq:{q}:job:<id>   hash  the job row
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
-  KEYS[4]  emq:{q}:pending    zset  member id, score lane
-  KEYS[5]  emq:{q}:dead       zset  member id, score time of death (ms)
-  KEYS[6]  emq:{q}:stats      hash  counters retried, dead
-  ARGV[1]  id                 branded job id
-  ARGV[2]  lease_epoch        the epoch the job was claimed with
-  ARGV[3]  error              error text; the row keeps its first 4096 bytes
-  ARGV[4]  max_attempts       integer 1..1000000
-  ARGV[5]  backoff_ms         integer 0..1000000000000
-  ARGV[6]  permanent          0 or 1
-
-  Reply:   0 lease lost (nothing changes)
-           1 will retry (state delayed or pending)
-           2 dead (state dead, dead score now)
-  Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when max_attempts, backoff_ms or permanent is malformed
-           EMQROW  when the row's attempts, failures or lane is malformed
-*/
+/* EMQ.FAIL: the native twin of lua/fail.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,     EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,

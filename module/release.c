@@ -1,22 +1,6 @@
-/* EMQ.RELEASE: the native twin of lua/release.lua.
-  Give a running job back, for a graceful stop.
-  Fenced like complete. The attempt does not count (attempts-1) and no
-  failure is recorded; the job goes back to pending at its lane. A row
-  whose attempts or lane is malformed is refused (EMQROW) before anything
-  is written; a broken stats counter is left as it is, as in complete.
-
-  KEYS[1]  emq:{q}:job:<id>   hash  the job row
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:pending    zset  member id, score lane
-  KEYS[4]  emq:{q}:stats      hash  counter released
-  ARGV[1]  id                 branded job id
-  ARGV[2]  lease_epoch        the epoch the job was claimed with
-
-  Reply:   1 given back to pending
-           0 lease lost (nothing changes)
-  Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQROW  when the row's attempts or lane is malformed
-*/
+/* EMQ.RELEASE: the native twin of lua/release.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_PENDING, EMQ_KEY_STATS};
