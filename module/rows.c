@@ -17,8 +17,8 @@ RedisModuleKey *emq_open_write(RedisModuleCtx *ctx, RedisModuleString *name) {
 int emq_holds_lease(RedisModuleKey *row, RedisModuleString *epoch) {
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) return 0;
   RedisModuleString *state = NULL, *held = NULL;
-  RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_STATE), &state, emq_word(EMQ_WORD_LEASE_EPOCH), &held,
-                      NULL);
+  RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_STATE), &state, emq_word(EMQ_WORD_LEASE_EPOCH),
+                      &held, NULL);
   return emq_bytes_equal(state, "active", 6) && emq_str_equal(held, epoch);
 }
 

@@ -251,7 +251,8 @@ class Differential : public ::testing::Test {
         break;
       }
       case 3: {
-        static const std::vector<std::string> fields = {"claimed", "completed", "retried", "dead", "reaped", "released"};
+        static const std::vector<std::string> fields = {"claimed", "completed", "retried",
+                                                        "dead",    "reaped",    "released"};
         plant = {{"HSET", q.stats, fields[pick(6)], counters[pick(static_cast<int>(counters.size()))]}};
         break;
       }
