@@ -6,7 +6,9 @@
   An id whose row is gone is dropped from the set and skipped; so is one
   whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
   not an integer), which is also named in the server's log. The row stays
-  for an operator to look at. The stats counter claimed counts the jobs
+  for an operator to look at. A due delayed job whose lane is not an
+  integer in -1000..1000 is not promoted: it stays in delayed, named in the
+  server's log, for an operator. The stats counter claimed counts the jobs
   claimed; when it is not an integer (or stats is not a hash), broken by
   some other writer, it is left as it is and named in the server's log,
   and the claim goes on: checked before any pop, so nothing is stranded.
@@ -17,9 +19,9 @@
   KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
-  ARGV[1]  lease_ms           integer > 0
-  ARGV[2]  max_count          integer > 0, jobs to claim at most
-  ARGV[3]  promote_limit      integer >= 0, due delayed jobs to move first
+  ARGV[1]  lease_ms           integer 1..1000000000000
+  ARGV[2]  max_count          integer 1..1000000, jobs to claim at most
+  ARGV[3]  promote_limit      integer 0..1000000, due delayed jobs to move first
 
   Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
            empty when paused or nothing is due. attempts and lease_epoch
@@ -29,6 +31,12 @@
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
 -- Scripts are not rolled back: an error half-way (HINCRBY on a row some
 -- other writer broke) would leave every id popped with it in no set at
 -- all. So a row is checked before anything is written for it.
@@ -37,17 +45,18 @@ local function is_row(row)
     return false
   end
   local f = redis.call('HMGET', row, 'attempts', 'lease_epoch')
-  for i = 1, 2 do
-    if f[i] and not (string.match(f[i], '^-?%d+$') and #f[i] <= 18) then
-      return false
-    end
-  end
-  return true
+  return not (f[1] and not is_counter(f[1])) and not (f[2] and not is_counter(f[2]))
 end
 
 local function skip_malformed(row, set)
   redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' is not an emq/1 row (a hash with integer attempts and ' ..
     'lease_epoch); dropped from ' .. set .. ', left in place for an operator')
+end
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
 end
 
 -- The same check for the counter claim increments: HINCRBY on a value that
@@ -61,21 +70,21 @@ local function is_counter_of(hash, field)
     return false
   end
   local v = redis.call('HGET', hash, field)
-  return not v or (string.match(v, '^-?%d+$') ~= nil and #v <= 18)
+  return not v or is_counter(v)
 end
 
 local function int_arg(s)
   return string.match(s or '', '^-?%d+$') and tonumber(s)
 end
 local lease_ms, max_count, promote_limit = int_arg(ARGV[1]), int_arg(ARGV[2]), int_arg(ARGV[3])
-if not lease_ms or lease_ms <= 0 then
-  return redis.error_reply('EMQARG lease_ms must be an integer > 0')
+if not lease_ms or lease_ms < 1 or lease_ms > 1000000000000 then
+  return redis.error_reply('EMQARG lease_ms must be an integer in 1..1000000000000')
 end
-if not max_count or max_count <= 0 then
-  return redis.error_reply('EMQARG max_count must be an integer > 0')
+if not max_count or max_count < 1 or max_count > 1000000 then
+  return redis.error_reply('EMQARG max_count must be an integer in 1..1000000')
 end
-if not promote_limit or promote_limit < 0 then
-  return redis.error_reply('EMQARG promote_limit must be an integer >= 0')
+if not promote_limit or promote_limit < 0 or promote_limit > 1000000 then
+  return redis.error_reply('EMQARG promote_limit must be an integer in 0..1000000')
 end
 
 if redis.call('HGET', meta, 'paused') == '1' then
@@ -88,14 +97,21 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if promote_limit > 0 then
   local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, promote_limit)
   for _, id in ipairs(due) do
-    redis.call('ZREM', delayed, id)
     local row = row_root .. id
-    if redis.call('EXISTS', row) == 1 then
-      if is_row(row) then
+    if redis.call('EXISTS', row) == 0 then
+      redis.call('ZREM', delayed, id)
+    elseif not is_row(row) then
+      redis.call('ZREM', delayed, id)
+      skip_malformed(row, delayed)
+    else
+      local lane = lane_of(redis.call('HGET', row, 'lane'))
+      if lane then
+        redis.call('ZREM', delayed, id)
         redis.call('HSET', row, 'state', 'pending')
-        redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+        redis.call('ZADD', pending, lane, id)
       else
-        skip_malformed(row, delayed)
+        redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' lane is not an integer in -1000..1000; ' ..
+          'left in ' .. delayed .. ' for an operator')
       end
     end
   end

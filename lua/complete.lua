@@ -1,36 +1,58 @@
 --[[ complete: settle a job that succeeded.
   Fenced: only the holder of the current lease (state active, same
-  lease_epoch) may complete; a late answer changes nothing.
+  lease_epoch) may complete; a late answer changes nothing. The stats
+  counter completed counts it; when that counter is broken (not an integer,
+  or stats not a hash) the job is still settled, the counter is left as it
+  is and named in the server's log: checked before anything is written.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:stats      hash  counter completed
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
-  ARGV[3]  keep_ms            integer >= 0; 0 deletes the row at once
+  ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
   ARGV[4]  result             the handler's output, kept when keep_ms > 0
 
   Reply:   1 done (row deleted, or state completed with result, expiring
              in keep_ms)
            0 lease lost (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when keep_ms is not a non-negative integer
+           EMQARG  when keep_ms is not an integer in range
 ]]
 local row, active, stats = KEYS[1], KEYS[2], KEYS[3]
 local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
-if not keep_ms then
-  return redis.error_reply('EMQARG keep_ms must be a non-negative integer')
+if not keep_ms or keep_ms > 1000000000000 then
+  return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
 local fields = redis.call('HMGET', row, 'state', 'lease_epoch')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
+local counted = is_counter_of(stats, 'completed')
 
 redis.call('ZREM', active, id)
 if keep_ms == 0 then
@@ -39,5 +61,10 @@ else
   redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
-redis.call('HINCRBY', stats, 'completed', 1)
+if counted then
+  redis.call('HINCRBY', stats, 'completed', 1)
+else
+  redis.log(redis.LOG_WARNING, 'emq complete: ' .. stats .. ' completed is not an integer counter; ' ..
+    'not counted, the field left in place for an operator')
+end
 return 1

@@ -6,13 +6,13 @@
   KEYS[2]  emq:{q}:delayed    zset  member id, score due time (ms)
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
-  ARGV[3]  due_ms             integer, epoch milliseconds (server clock)
+  ARGV[3]  due_ms             integer 0..1000000000000000, epoch ms (server clock)
   ARGV[4]  lane               integer -1000..1000
 
   Reply:   1 enqueued (state delayed)
            0 duplicate (the row exists, whatever its state)
   Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when due_ms is not a non-negative integer, or the lane
+           EMQARG  when due_ms is not an integer in range, or the lane
                    is not an integer in -1000..1000
 ]]
 local row, delayed = KEYS[1], KEYS[2]
@@ -22,8 +22,8 @@ if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 local due = string.match(due_arg or '', '^%d+$') and tonumber(due_arg)
-if not due then
-  return redis.error_reply('EMQARG due_ms must be a non-negative integer (epoch ms)')
+if not due or due > 1000000000000000 then
+  return redis.error_reply('EMQARG due_ms must be an integer in 0..1000000000000000 (epoch ms)')
 end
 local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then

@@ -4,73 +4,114 @@
   max_attempts, else back to pending at its lane. Any number of speakers
   may reap the same queue at once: each id moves once, inside this script.
   Rows that are gone are dropped from active; so are rows that are not
-  emq/1 rows (not a hash, or failures not an integer), which are also named
-  in the server's log and left in place for an operator.
+  emq/1 rows (not a hash, or attempts or failures not an integer), which
+  are also named in the server's log and left in place for an operator. A
+  row whose lane is not an integer in -1000..1000 stays in active, named in
+  the log, for an operator. The stats counters reaped and dead count the
+  jobs moved; a broken one is left as it is and named in the log, checked
+  before anything is written.
 
   KEYS[1]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
   KEYS[3]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[4]  emq:{q}:stats      hash  counters reaped, dead
   KEYS[5]  emq:{q}:job:       the row root; a row is KEYS[5] .. id
-  ARGV[1]  max_attempts       integer > 0
-  ARGV[2]  limit              integer > 0, ids to look at at most
+  KEYS[6]  emq:{q}:outbox     zset  optional (flow-aware speakers pass it): a
+                                    child (a row with parent) sent to dead is
+                                    added, member id, score now
+  ARGV[1]  max_attempts       integer 1..1000000
+  ARGV[2]  limit              integer 1..1000000, ids to look at at most
 
   Reply:   [requeued, dead] counts
-  Errors:  EMQARG when an argument is not an integer > 0
+  Errors:  EMQARG when an argument is not an integer in range
 ]]
-local active, pending, dead, stats, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local active, pending, dead, stats, row_root, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
--- Scripts are not rolled back: an error half-way (HINCRBY on a row some
--- other writer broke) would leave the ids after it unreaped, so a row is
--- checked before anything is written for it.
-local function is_row(row)
-  if redis.call('TYPE', row).ok ~= 'hash' then
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
     return false
   end
-  local failures = redis.call('HGET', row, 'failures')
-  return not failures or (string.match(failures, '^-?%d+$') ~= nil and #failures <= 18)
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
+
+local function warn(text)
+  redis.log(redis.LOG_WARNING, 'emq reap: ' .. text)
 end
 
 local max_attempts = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
-if not max_attempts or max_attempts <= 0 then
-  return redis.error_reply('EMQARG max_attempts must be an integer > 0')
+if not max_attempts or max_attempts < 1 or max_attempts > 1000000 then
+  return redis.error_reply('EMQARG max_attempts must be an integer in 1..1000000')
 end
 local limit = string.match(ARGV[2] or '', '^%d+$') and tonumber(ARGV[2])
-if not limit or limit <= 0 then
-  return redis.error_reply('EMQARG limit must be an integer > 0')
+if not limit or limit < 1 or limit > 1000000 then
+  return redis.error_reply('EMQARG limit must be an integer in 1..1000000')
 end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expired = redis.call('ZRANGEBYSCORE', active, '-inf', '(' .. now, 'LIMIT', 0, limit)
+local counts_reaped, counts_dead = is_counter_of(stats, 'reaped'), is_counter_of(stats, 'dead')
 local requeued, died = 0, 0
+-- Scripts are not rolled back: an error half-way (HINCRBY on a row some
+-- other writer broke) would leave the ids after it unreaped, so each row is
+-- checked before anything is written for it.
 for _, id in ipairs(expired) do
-  redis.call('ZREM', active, id)
   local row = row_root .. id
-  local exists = redis.call('EXISTS', row) == 1
-  if exists and not is_row(row) then
-    redis.log(redis.LOG_WARNING, 'emq reap: ' .. row .. ' is not an emq/1 row (a hash with integer failures); ' ..
-      'dropped from ' .. active .. ', left in place for an operator')
-  elseif exists then
-    local fields = redis.call('HMGET', row, 'attempts', 'lane')
+  local kind = redis.call('TYPE', row).ok
+  local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane', 'parent') or {}
+  local lane = lane_of(f[3])
+  if kind == 'none' then
+    redis.call('ZREM', active, id)
+  elseif kind ~= 'hash' or (f[1] and not is_counter(f[1])) or (f[2] and not is_counter(f[2])) then
+    redis.call('ZREM', active, id)
+    warn(row .. ' is not an emq/1 row (a hash with integer attempts and failures); dropped from ' .. active ..
+      ', left in place for an operator')
+  elseif not lane then
+    warn(row .. ' lane is not an integer in -1000..1000; left in ' .. active .. ' for an operator')
+  else
+    redis.call('ZREM', active, id)
     redis.call('HINCRBY', row, 'failures', 1)
     redis.call('HSET', row, 'error', 'lease expired')
-    if (tonumber(fields[1]) or 0) >= max_attempts then
+    if tonumber(f[1] or '0') >= max_attempts then
       redis.call('HSET', row, 'state', 'dead')
       redis.call('ZADD', dead, now, id)
+      if outbox and f[4] then
+        redis.call('ZADD', outbox, now, id)
+      end
       died = died + 1
     else
       redis.call('HSET', row, 'state', 'pending')
-      redis.call('ZADD', pending, tonumber(fields[2] or '0') or 0, id)
+      redis.call('ZADD', pending, lane, id)
       requeued = requeued + 1
     end
   end
 end
 
-if requeued + died > 0 then
-  redis.call('HINCRBY', stats, 'reaped', requeued + died)
+local function count(counted, field, n)
+  if n > 0 and counted then
+    redis.call('HINCRBY', stats, field, n)
+  elseif n > 0 then
+    warn(stats .. ' ' .. field .. ' is not an integer counter; ' .. n .. ' not counted, the field left in place ' ..
+      'for an operator')
+  end
 end
-if died > 0 then
-  redis.call('HINCRBY', stats, 'dead', died)
-end
+count(counts_reaped, 'reaped', requeued + died)
+count(counts_dead, 'dead', died)
 return {requeued, died}

@@ -1,6 +1,8 @@
 --[[ release: give a running job back, for a graceful stop.
   Fenced like complete. The attempt does not count (attempts-1) and no
-  failure is recorded; the job goes back to pending at its lane.
+  failure is recorded; the job goes back to pending at its lane. A row
+  whose attempts or lane is malformed is refused (EMQROW) before anything
+  is written; a broken stats counter is left as it is, as in complete.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
@@ -12,22 +14,64 @@
   Reply:   1 given back to pending
            0 lease lost (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQROW  when the row's attempts or lane is malformed
 ]]
 local row, active, pending, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, epoch = ARGV[1], ARGV[2]
+
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
+
+local function malformed(field, rule)
+  return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
+end
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'lane')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'lane')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
+if fields[3] and not is_counter(fields[3]) then
+  return malformed('attempts', 'an integer counter')
+end
+local lane = lane_of(fields[4])
+if not lane then
+  return malformed('lane', 'an integer in -1000..1000')
+end
+local counted = is_counter_of(stats, 'released')
 
 redis.call('ZREM', active, id)
 redis.call('HINCRBY', row, 'attempts', -1)
 redis.call('HSET', row, 'state', 'pending')
-redis.call('ZADD', pending, tonumber(fields[3] or '0') or 0, id)
-redis.call('HINCRBY', stats, 'released', 1)
+redis.call('ZADD', pending, lane, id)
+if counted then
+  redis.call('HINCRBY', stats, 'released', 1)
+else
+  redis.log(redis.LOG_WARNING, 'emq release: ' .. stats .. ' released is not an integer counter; ' ..
+    'not counted, the field left in place for an operator')
+end
 return 1

@@ -1,29 +1,47 @@
 --[[ retry_dead: move dead jobs back to pending, oldest death first.
   Each row gets attempts 0 and state pending, at its lane; its failures and
-  last error stay, as history.
+  last error stay, as history. A dead id whose row is gone is dropped from
+  dead; one whose row is not a hash, or whose lane is not an integer in
+  -1000..1000, stays in dead, named in the server's log, for an operator
+  (it is still one of the limit looked at).
 
   KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
   KEYS[3]  emq:{q}:job:       the row root; a row is KEYS[3] .. id
-  ARGV[1]  limit              integer > 0, jobs to move at most
+  ARGV[1]  limit              integer 1..1000000, jobs to move at most
 
   Reply:   count moved back to pending
-  Errors:  EMQARG when limit is not an integer > 0
+  Errors:  EMQARG when limit is not an integer in range
 ]]
 local dead, pending, row_root = KEYS[1], KEYS[2], KEYS[3]
 
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
+
 local limit = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
-if not limit or limit <= 0 then
-  return redis.error_reply('EMQARG limit must be an integer > 0')
+if not limit or limit < 1 or limit > 1000000 then
+  return redis.error_reply('EMQARG limit must be an integer in 1..1000000')
 end
 
 local moved = 0
+-- Each row is checked before anything is written for it: scripts are not
+-- rolled back, and an HSET failing after the ZREM would strand the id.
 for _, id in ipairs(redis.call('ZRANGE', dead, 0, limit - 1)) do
-  redis.call('ZREM', dead, id)
   local row = row_root .. id
-  if redis.call('EXISTS', row) == 1 then
+  local kind = redis.call('TYPE', row).ok
+  local lane = kind == 'hash' and lane_of(redis.call('HGET', row, 'lane'))
+  if kind == 'none' then
+    redis.call('ZREM', dead, id)
+  elseif not lane then
+    redis.log(redis.LOG_WARNING, 'emq retry_dead: ' .. row .. ' is not an emq/1 row (a hash whose lane is an ' ..
+      'integer in -1000..1000); left in ' .. dead .. ' for an operator')
+  else
+    redis.call('ZREM', dead, id)
     redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
-    redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+    redis.call('ZADD', pending, lane, id)
     moved = moved + 1
   end
 end

@@ -4,7 +4,8 @@
   and last error stay, as history. A job that is not in the dead set is
   left alone, whatever its state. A dead id whose row is gone is dropped
   from dead (there is nothing to retry); one whose row is not a hash is
-  named in the server's log and left in place for an operator.
+  named in the server's log and left in place for an operator. One whose
+  lane is not an integer in -1000..1000 is refused (EMQROW), nothing written.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:dead       zset  member id, score time of death (ms)
@@ -14,9 +15,16 @@
   Reply:   1 moved from dead back to pending
            0 not in the dead set (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQROW  when the row's lane is malformed
 ]]
 local row, dead, pending = KEYS[1], KEYS[2], KEYS[3]
 local id = ARGV[1] or ''
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
@@ -38,7 +46,12 @@ if kind ~= 'hash' then
   return 0
 end
 
+local lane = lane_of(redis.call('HGET', row, 'lane'))
+if not lane then
+  return redis.error_reply('EMQROW ' .. row .. ' lane is not an integer in -1000..1000; nothing was written')
+end
+
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
-redis.call('ZADD', pending, tonumber(redis.call('HGET', row, 'lane') or '0') or 0, id)
+redis.call('ZADD', pending, lane, id)
 return 1

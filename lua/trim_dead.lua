@@ -4,18 +4,21 @@
 
   KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
-  ARGV[1]  older_than_ms      integer >= 0, age on the server's clock
-  ARGV[2]  max_keep           integer >= 0; 0 sets no count limit
+  ARGV[1]  older_than_ms      integer 0..1000000000000, age on the server's clock
+  ARGV[2]  max_keep           integer 0..1000000000; 0 sets no count limit
 
   Reply:   count of dead rows deleted
-  Errors:  EMQARG when an argument is not a non-negative integer
+  Errors:  EMQARG when an argument is not an integer in range
 ]]
 local dead, row_root = KEYS[1], KEYS[2]
 
 local older_than = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
 local max_keep = string.match(ARGV[2] or '', '^%d+$') and tonumber(ARGV[2])
-if not older_than or not max_keep then
-  return redis.error_reply('EMQARG older_than_ms and max_keep must be non-negative integers')
+if not older_than or older_than > 1000000000000 then
+  return redis.error_reply('EMQARG older_than_ms must be an integer in 0..1000000000000')
+end
+if not max_keep or max_keep > 1000000000 then
+  return redis.error_reply('EMQARG max_keep must be an integer in 0..1000000000')
 end
 
 local t = redis.call('TIME')

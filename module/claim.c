@@ -1,32 +1,9 @@
-/* EMQ.CLAIM: the native twin of lua/claim.lua.
-  Promote due delayed jobs, then lease up to max_count pending jobs.
-  Claim order is the pending set's order: lowest lane first, then byte order
-  of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
-  of this lease), state active, and an active score of now+lease_ms.
-  A paused queue (meta paused = 1) claims nothing and changes nothing.
-  An id whose row is gone is dropped from the set and skipped; so is one
-  whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
-  not an integer), which is also named in the server's log. The row stays
-  for an operator to look at. The stats counter claimed counts the jobs
-  claimed; when it is not an integer (or stats is not a hash), broken by
-  some other writer, it is left as it is and named in the server's log,
-  and the claim goes on: checked before any pop, so nothing is stranded.
-
-  KEYS[1]  emq:{q}:pending    zset  member id, score lane
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
-  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
-  KEYS[5]  emq:{q}:stats      hash  counter claimed
-  KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
-  ARGV[1]  lease_ms           integer > 0
-  ARGV[2]  max_count          integer > 0, jobs to claim at most
-  ARGV[3]  promote_limit      integer >= 0, due delayed jobs to move first
-
-  Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
-           empty when paused or nothing is due. attempts and lease_epoch
-           are integers.
-  Errors:  EMQARG when an argument is not an integer in range
-*/
+/* EMQ.CLAIM: the native twin of lua/claim.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua.
+ * Where the C differs in how, not what: every row the first round can
+ * touch is checked against the caller's ACL before anything is written
+ * (call.h), and the leases are replicated as one ZADD. */
 #include <stdio.h>
 
 #include "transitions.h"
@@ -45,39 +22,12 @@ static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisMod
                   (int)rlen, r, (int)slen, s);
 }
 
-/* claim.lua's is_counter_of(stats, 'claimed'): absent, or a hash whose
- * claimed field is absent or an integer counter, which *claimed holds. */
-static int counts_claims(RedisModuleKey *stats, long long *claimed) {
-  *claimed = 0;
-  const int type = RedisModule_KeyType(stats);
-  if (type == REDISMODULE_KEYTYPE_EMPTY) return 1;
-  if (type != REDISMODULE_KEYTYPE_HASH) return 0;
-  return emq_row_counter(emq_hget(stats, EMQ_WORD_CLAIMED), claimed);
-}
-
-static void skip_count(RedisModuleCtx *ctx, RedisModuleString *stats, size_t claimed) {
-  size_t len;
-  const char *s = RedisModule_StringPtrLen(stats, &len);
-  RedisModule_Log(ctx, "warning",
-                  "emq claim: %.*s claimed is not an integer counter; %zu claims not counted, the field left in "
-                  "place for an operator",
-                  (int)len, s, claimed);
-}
-
-/* Opens the row of id for writing when it is an emq/1 row; NULL when it
- * is gone (skipped) or malformed (skipped and logged). */
-static RedisModuleKey *open_row(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set) {
-  RedisModuleKey *row = emq_open_write(ctx, row_name);
-  if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) {
-    RedisModule_CloseKey(row);
-    return NULL;
-  }
-  if (!emq_is_row(row)) {
-    skip_malformed(ctx, row_name, set);
-    RedisModule_CloseKey(row);
-    return NULL;
-  }
-  return row;
+static void skip_lane(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
+  size_t rlen, slen;
+  const char *r = RedisModule_StringPtrLen(row, &rlen);
+  const char *s = RedisModule_StringPtrLen(set, &slen);
+  RedisModule_Log(ctx, "warning", "emq claim: %.*s lane is not an integer in -1000..1000; left in %.*s for an operator",
+                  (int)rlen, r, (int)slen, s);
 }
 
 /* The zsets claim moves ids between, each opened once for writing. */
@@ -85,30 +35,53 @@ typedef struct {
   RedisModuleKey *pending, *active, *delayed;
 } Sets;
 
-/* ZRANGEBYSCORE delayed -inf now LIMIT 0 limit, then per id: ZREM, and
- * back to pending at its lane when its row is an emq/1 row. */
-static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, mstime_t now, double limit) {
-  RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
-  size_t cap = RedisModule_ValueLength(sets->delayed);
-  if (cap == 0) return;
-  if ((double)cap > limit) cap = (size_t)limit;
-  RedisModuleString **due = RedisModule_PoolAlloc(ctx, sizeof *due * cap);
-  size_t n = 0;
-  if (RedisModule_ZsetFirstInScoreRange(sets->delayed, -1.0 / 0.0, (double)now, 0, 0) == REDISMODULE_OK) {
-    while (n < cap && !RedisModule_ZsetRangeEndReached(sets->delayed)) {
+/* ZRANGEBYSCORE key -inf max LIMIT 0 limit, without writing: *n ids. */
+static RedisModuleString **first_ids(RedisModuleCtx *ctx, RedisModuleKey *key, double max, size_t limit, size_t *n) {
+  *n = 0;
+  size_t cap = RedisModule_ValueLength(key);
+  if (cap > limit) cap = limit;
+  if (cap == 0) return NULL;
+  RedisModuleString **ids = RedisModule_PoolAlloc(ctx, sizeof *ids * cap);
+  if (RedisModule_ZsetFirstInScoreRange(key, -1.0 / 0.0, max, 0, 0) == REDISMODULE_OK) {
+    while (*n < cap && !RedisModule_ZsetRangeEndReached(key)) {
       double score;
-      due[n++] = RedisModule_ZsetRangeCurrentElement(sets->delayed, &score);
-      RedisModule_ZsetRangeNext(sets->delayed);
+      ids[(*n)++] = RedisModule_ZsetRangeCurrentElement(key, &score);
+      RedisModule_ZsetRangeNext(key);
     }
-    RedisModule_ZsetRangeStop(sets->delayed);
+    RedisModule_ZsetRangeStop(key);
   }
+  return ids;
+}
+
+/* The caller's ACL on the rows of ids, each of which claim reads and may
+ * write; 0 once it has replied the refusal. */
+static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString **ids, size_t n) {
+  if (n == 0) return 1;
+  RedisModuleString **rows = RedisModule_PoolAlloc(ctx, sizeof *rows * n);
+  for (size_t i = 0; i < n; ++i) rows[i] = emq_row_key(ctx, root, ids[i]);
+  return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, 1);
+}
+
+/* Per due id: ZREM, and back to pending at its lane when its row is an
+ * emq/1 row whose lane is in range. */
+static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, RedisModuleString **due, size_t n) {
+  RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
   for (size_t i = 0; i < n; ++i) {
-    emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
     RedisModuleString *row_name = emq_row_key(ctx, root, due[i]);
-    RedisModuleKey *row = open_row(ctx, row_name, delayed_name);
-    if (row == NULL) continue;
-    emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
-    emq_zadd(ctx, sets->pending, pending_name, emq_row_lane(row), due[i], 0);
+    RedisModuleKey *row = emq_open_write(ctx, row_name);
+    double lane;
+    if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) {
+      emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
+    } else if (!emq_is_row(row)) {
+      emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
+      skip_malformed(ctx, row_name, delayed_name);
+    } else if (!emq_row_lane(row, &lane)) {
+      skip_lane(ctx, row_name, delayed_name);
+    } else {
+      emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
+      emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
+      emq_zadd(ctx, sets->pending, pending_name, lane, due[i], 0);
+    }
     RedisModule_CloseKey(row);
   }
 }
@@ -146,35 +119,40 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
   char a[24], e[24];
   const size_t alen = emq_format_ll(a, ++job->attempts);
   const size_t elen = emq_format_ll(e, ++job->epoch);
-  RedisModuleString *attempts_field = emq_word(EMQ_WORD_ATTEMPTS), *epoch_field = emq_word(EMQ_WORD_LEASE_EPOCH),
-                    *state_field = emq_word(EMQ_WORD_STATE), *active = emq_word(EMQ_WORD_ACTIVE);
-  RedisModule_HashSet(row, REDISMODULE_HASH_NONE, attempts_field, RedisModule_CreateString(ctx, a, alen), epoch_field,
-                      RedisModule_CreateString(ctx, e, elen), state_field, active, NULL);
-  RedisModule_SignalModifiedKey(ctx, row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row_name);
-  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", row_name);
-  RedisModule_Replicate(ctx, "HSET", "ssbsbss", row_name, attempts_field, a, alen, epoch_field, e, elen, state_field,
-                        active);
+  static const EmqWord fields[] = {EMQ_WORD_ATTEMPTS, EMQ_WORD_LEASE_EPOCH, EMQ_WORD_STATE};
+  static const char *const events[] = {"hincrby", "hincrby", "hset"};
+  RedisModuleString *values[] = {RedisModule_CreateString(ctx, a, alen), RedisModule_CreateString(ctx, e, elen),
+                                 emq_word(EMQ_WORD_ACTIVE)};
+  emq_hset_as(ctx, row, row_name, 3, fields, values, events, 3);
   RedisModule_CloseKey(row);
   return 1;
 }
 
 /* Pops in rounds, as the script does, so that ids whose row is gone do
  * not shorten the batch; cap (at most what pending holds) jobs at most.
- * Returns how many jobs it leased into out. The active entries are
- * replicated as one ZADD at the end. */
-static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out,
-                    size_t cap) {
+ * *claimed_out is how many jobs it leased into out. The active entries
+ * are replicated as one ZADD at the end. 0 when the caller's ACL refused
+ * a row of a later round (replied). */
+static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out,
+                 size_t cap, size_t *claimed_out) {
   RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
-  char score[40];
-  RedisModuleString *score_str = RedisModule_CreateString(ctx, score, emq_format_score(score, deadline));
   RedisModuleString **popped = RedisModule_PoolAlloc(ctx, sizeof *popped * cap);
-  RedisModuleString **zadd = RedisModule_PoolAlloc(ctx, sizeof *zadd * (1 + 2 * cap));
-  size_t zadd_len = 1;
-  zadd[0] = active_name;
+  EmqZaddBatch leases;
+  emq_zadd_batch_begin(ctx, &leases, sets->active, active_name, deadline, cap);
   size_t claimed = 0;
-  while (claimed < cap) {
+  int refused = 0;
+  for (int round = 0; claimed < cap; ++round) {
+    /* The first round's rows were checked before anything was written;
+     * a later round (after rows that were gone or malformed) is checked
+     * before its pop, as the script meets them. */
+    if (round > 0) {
+      size_t next;
+      RedisModuleString **ids = first_ids(ctx, sets->pending, 1.0 / 0.0, cap - claimed, &next);
+      if (!may_touch(ctx, root, ids, next)) {
+        refused = 1;
+        break;
+      }
+    }
     int n = emq_zpopmin(ctx, sets->pending, pending_name, (int)(cap - claimed), popped);
     if (n == 0) break;
     for (int i = 0; i < n; ++i) {
@@ -182,17 +160,12 @@ static size_t lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
       if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       job->id = popped[i];
       ++claimed;
-      int flags = 0;
-      RedisModule_ZsetAdd(sets->active, deadline, popped[i], &flags);
-      if (flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) {
-        emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", active_name);
-        zadd[zadd_len++] = score_str;
-        zadd[zadd_len++] = popped[i];
-      }
+      emq_zadd_batched(ctx, &leases, popped[i]);
     }
   }
-  if (zadd_len > 1) RedisModule_Replicate(ctx, "ZADD", "v", zadd, zadd_len);
-  return claimed;
+  emq_zadd_batch_end(ctx, &leases);
+  *claimed_out = claimed;
+  return !refused;
 }
 
 static int reply_jobs(RedisModuleCtx *ctx, const Claimed *jobs, size_t claimed) {
@@ -210,9 +183,10 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kClaim, &call)) return REDISMODULE_OK;
   double lease_ms, max_count, promote_limit;
-  if (!emq_int_arg(&call, 1, 1, 1, "EMQARG lease_ms must be an integer > 0", &lease_ms) ||
-      !emq_int_arg(&call, 2, 1, 1, "EMQARG max_count must be an integer > 0", &max_count) ||
-      !emq_int_arg(&call, 3, 1, 0, "EMQARG promote_limit must be an integer >= 0", &promote_limit)) {
+  if (!emq_int_arg(&call, 1, 1, 1, EMQ_MAX_MS, "EMQARG lease_ms must be an integer in 1..1000000000000", &lease_ms) ||
+      !emq_int_arg(&call, 2, 1, 1, EMQ_MAX_BATCH, "EMQARG max_count must be an integer in 1..1000000", &max_count) ||
+      !emq_int_arg(&call, 3, 1, 0, EMQ_MAX_BATCH, "EMQARG promote_limit must be an integer in 0..1000000",
+                   &promote_limit)) {
     return REDISMODULE_OK;
   }
 
@@ -227,22 +201,29 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (!emq_require_type(ctx, *set[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   }
   long long claimed_before;
-  const int counted = counts_claims(stats, &claimed_before);
+  const int counted = emq_stats_counter(stats, EMQ_WORD_CLAIMED, &claimed_before);
 
+  /* Every row the first round can touch, checked against the caller's
+   * ACL before anything is written: the due ids, and the first ids of
+   * pending (the first round pops from these and the promoted). */
   mstime_t now = emq_now_ms();
-  if (promote_limit > 0) promote(ctx, &call, &sets, now, promote_limit);
+  size_t due_n = 0, head_n = 0;
+  RedisModuleString **due =
+      promote_limit > 0 ? first_ids(ctx, sets.delayed, (double)now, (size_t)promote_limit, &due_n) : NULL;
+  RedisModuleString **head = first_ids(ctx, sets.pending, 1.0 / 0.0, (size_t)max_count, &head_n);
+  if (!may_touch(ctx, call.keys[5], due, due_n) || !may_touch(ctx, call.keys[5], head, head_n)) {
+    return REDISMODULE_OK;
+  }
+  promote(ctx, &call, &sets, due, due_n);
 
   /* No batch is larger than what pending holds once promotion is done. */
   size_t cap = RedisModule_ValueLength(sets.pending);
   if ((double)cap > max_count) cap = (size_t)max_count;
   if (cap == 0) return RedisModule_ReplyWithArray(ctx, 0);
   Claimed *jobs = RedisModule_PoolAlloc(ctx, sizeof *jobs * cap);
-  size_t claimed = lease(ctx, &call, &sets, (double)now + lease_ms, jobs, cap);
-
-  if (claimed > 0 && counted) {
-    emq_hincrby(ctx, stats, call.keys[4], EMQ_WORD_CLAIMED, claimed_before, (long long)claimed);
-  } else if (claimed > 0) {
-    skip_count(ctx, call.keys[4], claimed);
-  }
+  size_t claimed;
+  /* Refused half-way, like the script the ACL stops: nothing counted. */
+  if (!lease(ctx, &call, &sets, (double)now + lease_ms, jobs, cap, &claimed)) return REDISMODULE_OK;
+  emq_count(ctx, stats, call.keys[4], EMQ_WORD_CLAIMED, counted, claimed_before, (long long)claimed, "claim");
   return reply_jobs(ctx, jobs, claimed);
 }

@@ -1,29 +1,10 @@
-/* EMQ.COMPLETE: the native twin of lua/complete.lua.
-  Settle a job that succeeded.
-  Fenced: only the holder of the current lease (state active, same
-  lease_epoch) may complete; a late answer changes nothing.
-
-  KEYS[1]  emq:{q}:job:<id>   hash  the job row
-  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[3]  emq:{q}:stats      hash  counter completed
-  ARGV[1]  id                 branded job id
-  ARGV[2]  lease_epoch        the epoch the job was claimed with
-  ARGV[3]  keep_ms            integer >= 0; 0 deletes the row at once
-  ARGV[4]  result             the handler's output, kept when keep_ms > 0
-
-  Reply:   1 done (row deleted, or state completed with result, expiring
-             in keep_ms)
-           0 lease lost (nothing changes)
-  Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when keep_ms is not a non-negative integer
-*/
+/* EMQ.COMPLETE: the native twin of lua/complete.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_STATS};
 static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2};
-
-/* Beyond this the script's PEXPIRE would fail after its first writes. */
-#define EMQ_MAX_KEEP_MS 1e15
 
 int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
@@ -32,18 +13,17 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
   if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
   double keep_ms;
-  if (!emq_int_arg(&call, 3, 0, 0, "EMQARG keep_ms must be a non-negative integer", &keep_ms)) return REDISMODULE_OK;
+  if (!emq_int_arg(&call, 3, 0, 0, EMQ_MAX_MS, "EMQARG keep_ms must be an integer in 0..1000000000000", &keep_ms)) {
+    return REDISMODULE_OK;
+  }
 
   RedisModuleKey *row = emq_open_held_row(ctx, row_name, epoch);
   if (row == NULL) return REDISMODULE_OK;
   RedisModuleKey *active = emq_open_write(ctx, active_name);
+  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
   long long completed;
-  if (!emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET) ||
-      !emq_require_counter(ctx, stats, EMQ_WORD_COMPLETED, 1, &completed)) {
-    return REDISMODULE_OK;
-  }
-  if (keep_ms > EMQ_MAX_KEEP_MS) return emq_reply_error(ctx, "ERR invalid expire time in 'pexpire' command");
+  const int counted = emq_stats_counter(stats, EMQ_WORD_COMPLETED, &completed);
 
   emq_zrem(ctx, active, active_name, id);
   if (keep_ms == 0) {
@@ -55,6 +35,6 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     emq_hset(ctx, row, row_name, 2, fields, values);
     emq_pexpire(ctx, row, row_name, emq_now_ms() + (mstime_t)keep_ms);
   }
-  emq_hincrby(ctx, stats, stats_name, EMQ_WORD_COMPLETED, completed, 1);
+  emq_count(ctx, stats, stats_name, EMQ_WORD_COMPLETED, counted, completed, 1, "complete");
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -1,16 +1,6 @@
-/* EMQ.ENQUEUE: the native twin of lua/enqueue.lua.
-  Admit a job to the pending set at lane 0: the JOB kind gate, the
-  duplicate no-op, the three-field row, the pending entry.
-
-  KEYS[1]  emq:{q}:job:<id>   hash  the job row
-  KEYS[2]  emq:{q}:pending    zset  member id, score lane
-  ARGV[1]  id                 branded job id, JOB_...
-  ARGV[2]  payload            opaque bytes
-
-  Reply:   1 enqueued
-           0 duplicate (the row exists, whatever its state)
-  Errors:  EMQKIND when the id is not JOB-namespaced
-*/
+/* EMQ.ENQUEUE: the native twin of lua/enqueue.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};

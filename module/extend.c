@@ -1,33 +1,21 @@
-/* EMQ.EXTEND: the native twin of lua/extend.lua.
-  Renew the leases of running jobs, in one batch.
-  A lease is renewed only while the row is active with the same lease_epoch
-  and the id is still in the active set; otherwise it was lost (reaped,
-  released, re-claimed or settled) and nothing changes for that job.
-
-  KEYS[1]  emq:{q}:active     zset  member id, score lease deadline (ms)
-  KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
-  ARGV[1]  lease_ms           integer > 0
-  ARGV[2]  id_1               branded job id
-  ARGV[3]  epoch_1            the lease_epoch it was claimed with
-  ...      id_n, epoch_n
-
-  Reply:   array, one per job in order: 1 extended to now+lease_ms,
-           0 lease lost
-  Errors:  EMQARG  when lease_ms is not an integer > 0, or the ids and
-                   epochs do not pair up
-           EMQKIND when an id is not JOB-namespaced
-*/
+/* EMQ.EXTEND: the native twin of lua/extend.lua. That script's header is the
+ * contract (KEYS, ARGV, replies, errors); this file follows it byte for
+ * byte, on the server's keys, without Lua.
+ * Every job is decided before any lease is renewed. */
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ACTIVE, EMQ_KEY_ROW_ROOT};
 static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0};
 
 /* Whether the job's lease still holds: its row is active at this epoch and
- * the id is in the active set. -1 when the row is not a hash (the script
- * would stop there with WRONGTYPE; it has been replied). */
+ * the id is in the active set. -1 when the caller may not read the row, or
+ * it is not a hash (the script would stop there with the ACL failure or
+ * WRONGTYPE; it has been replied). */
 static int holds(RedisModuleCtx *ctx, RedisModuleKey *active, RedisModuleString *root, RedisModuleString *id,
                  RedisModuleString *epoch) {
-  RedisModuleKey *row = emq_open_read(ctx, emq_row_key(ctx, root, id));
+  RedisModuleString *row_name = emq_row_key(ctx, root, id);
+  if (!emq_may_touch_rows(ctx, "EMQ.EXTEND", &row_name, 1, 0)) return -1;
+  RedisModuleKey *row = emq_open_read(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return -1;
   int held = emq_holds_lease(row, epoch);
   RedisModule_CloseKey(row);
@@ -40,7 +28,9 @@ int emq_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kExtend, &call)) return REDISMODULE_OK;
   double lease_ms;
-  if (!emq_int_arg(&call, 1, 0, 1, "EMQARG lease_ms must be an integer > 0", &lease_ms)) return REDISMODULE_OK;
+  if (!emq_int_arg(&call, 1, 0, 1, EMQ_MAX_MS, "EMQARG lease_ms must be an integer in 1..1000000000000", &lease_ms)) {
+    return REDISMODULE_OK;
+  }
   if (call.num_args % 2 != 1) return emq_reply_error(ctx, "EMQARG extend takes lease_ms then id, epoch pairs");
   for (int i = 2; i <= call.num_args; i += 2) {
     if (!emq_job_id_arg(&call, i)) return REDISMODULE_OK;

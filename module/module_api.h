@@ -16,6 +16,7 @@ typedef struct RedisModuleCtx RedisModuleCtx;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCommand RedisModuleCommand;
+typedef struct RedisModuleUser RedisModuleUser;
 typedef long long mstime_t;
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -50,6 +51,9 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_NOTIFY_HASH (1 << 6)    /* h */
 #define REDISMODULE_NOTIFY_ZSET (1 << 7)    /* z */
 
+/* ACLAddLogEntry's reason: a key the user may not touch (ACL LOG shows
+ * "key"). */
+#define REDISMODULE_ACL_LOG_KEY 2
 /* Key-spec flags (COMMAND INFO, ACL key permissions). */
 #define REDISMODULE_CMD_KEY_RO (1ULL << 0)
 #define REDISMODULE_CMD_KEY_RW (1ULL << 1)
@@ -187,7 +191,12 @@ typedef struct {
   X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                               \
   X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))     \
   X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                         \
-  X(mstime_t, Milliseconds, (void))
+  X(mstime_t, Milliseconds, (void))                                                                            \
+  X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                          \
+  X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                  \
+  X(int, FreeModuleUser, (RedisModuleUser * user))                                                             \
+  X(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString * key, int flags))                 \
+  X(int, ACLAddLogEntry, (RedisModuleCtx * ctx, RedisModuleUser * user, RedisModuleString * object, int reason))
 
 #define EMQ_API_DECLARE(ret, name, params) extern ret(*RedisModule_##name) params;
 EMQ_API(EMQ_API_DECLARE)

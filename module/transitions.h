@@ -1,8 +1,13 @@
-/* The six EMQ.* commands, one file each, registered by emq.c. */
+/* The six EMQ.* commands, one file each, registered by emq.c. Each is the
+ * native twin of its lua/<name>.lua, whose header is the contract (KEYS,
+ * ARGV, replies, errors) the command follows byte for byte. */
 #ifndef EMQ_TRANSITIONS_H
 #define EMQ_TRANSITIONS_H
 
-#include "shared.h"
+#include "call.h"
+#include "rows.h"
+#include "words.h"
+#include "writes.h"
 
 int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -118,5 +118,44 @@ TEST_F(MalformedRows, AreSkippedOrSettledWithoutStoppingTheQueueOrLosingItsOther
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }
 
+// A lane no transition can place a job at, and a stats counter no HINCRBY
+// can add to, planted by some other writer: the due job with the bad lane
+// stays in delayed (named in the server's log) instead of being promoted
+// into no set, the broken counter stays as it is, and every other job of
+// the queue runs once and completes with the daemon alive.
+TEST_F(MalformedRows, ABadLaneOrABrokenCounterStopsNoOtherJob) {
+  const QueueKeys q("lanes");
+  const std::string nan_lane = mint_job_id();
+  x.command({"HSET", q.row(nan_lane), "state", "delayed", "attempts", "0", "payload", "x", "lane", "nan"});
+  x.command({"ZADD", q.delayed, "1", nan_lane});
+  x.command({"HSET", q.stats, "completed", "broken"});
+  std::vector<std::string> good = put_many("lanes", 20);
+
+  EmqdProcess d(fault_config_head(server.url(), {}) +
+                ledger_queue("lanes", 4, 2000, ledger_path(), "a", "cat > /dev/null"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        LedgerCounts c = read_ledger(ledger_path());
+        for (const std::string& id : good) {
+          if (c.runs.count(id) == 0) return false;
+        }
+        QueueStats st = stats_of("lanes");
+        return st.active == 0 && st.pending == 0;
+      },
+      seconds(60)))
+      << d.log();
+  EXPECT_TRUE(d.running()) << d.log();
+  LedgerCounts c = read_ledger(ledger_path());
+  for (const std::string& id : good) EXPECT_EQ(c.runs[id], 1) << id;
+  EXPECT_EQ(c.runs.count(nan_lane), 0u);
+  EXPECT_FALSE(x.command({"ZSCORE", q.delayed, nan_lane}).is_nil()) << "the bad lane left delayed";
+  EXPECT_EQ(x.command({"HGET", q.row(nan_lane), "state"}).str, "delayed");
+  EXPECT_EQ(x.command({"HGET", q.stats, "completed"}).str, "broken");
+  EXPECT_NE(read_text(server.dir() + "/valkey.log").find(nan_lane), std::string::npos);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -5,7 +5,12 @@
 // (times within a tolerance). The run mixes in what the module must treat
 // as the scripts do: duplicates, stale epochs, malformed rows, binary
 // payloads, kept results, backoffs, permanent failures, and the lanes,
-// delays, reaps and maintenance that stay scripts on either executor.
+// delays, reaps and maintenance that stay scripts on either executor. It
+// also corrupts the rows and counters of jobs already in flight, every
+// field a transition reads (lane, attempts, lease_epoch, failures, the
+// stats counters, the row's type), and after every step checks what no
+// corruption may break: each emq/1 row's state names the one set holding
+// its id (none when completed).
 //
 // EMQ_DIFF_SEED and EMQ_DIFF_STEPS replay or lengthen a run; the seed and
 // the step count are printed either way.
@@ -18,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +85,43 @@ class EventTap {
   }
   std::unique_ptr<redisContext, decltype(&redisFree)> c_;
 };
+
+// A row counter as the transitions accept it: the server's integer form in
+// 18 characters at most.
+bool is_counter(const std::string& v) {
+  static const std::regex form("0|-?[1-9][0-9]*");
+  return v.size() <= 18 && std::regex_match(v, form);
+}
+
+// The invariant: every row that is an emq/1 row (a hash whose counters are
+// integers; claim and reap drop the others from their set, as PROTOCOL.md
+// says) is in exactly the set its state names, and in no other. One line
+// per row that is not.
+std::vector<std::string> stranded(const Keyspace& ks, const QueueKeys& q) {
+  const std::map<std::string, std::string> sets{
+      {"pending", q.pending}, {"active", q.active}, {"delayed", q.delayed}, {"dead", q.dead}};
+  std::vector<std::string> out;
+  for (const auto& [key, row] : ks) {
+    if (key.rfind(q.row_root, 0) != 0 || row.type != "hash") continue;
+    bool counters = true;
+    for (const char* f : {"attempts", "lease_epoch", "failures"}) {
+      auto v = row.entries.find(f);
+      counters = counters && (v == row.entries.end() || is_counter(v->second));
+    }
+    if (!counters) continue;
+    const std::string id = key.substr(q.row_root.size());
+    auto state = row.entries.find("state");
+    const std::string named = state == row.entries.end() ? "(none)" : state->second;
+    for (const auto& [name, set] : sets) {
+      auto s = ks.find(set);
+      const bool holds = s != ks.end() && s->second.entries.count(id) == 1;
+      if (holds != (name == named)) {
+        out.push_back(show(id) + " in state " + show(named) + (holds ? " is also in " : " is not in ") + name);
+      }
+    }
+  }
+  return out;
+}
 
 std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); }
 
@@ -186,6 +229,44 @@ class Differential : public ::testing::Test {
     };
   }
 
+  // A job already in flight, broken by some other writer: a field a
+  // transition reads given a value no transition writes (or one at the
+  // edge of what is accepted), a stats counter broken, or the row made a
+  // string. Every later step must refuse, skip or settle it alike on both
+  // sides, and strand nothing.
+  Step corrupt() {
+    static const std::vector<std::string> lanes = {"nan", "-nan", "inf", "1001", "-1001", "1.5", "abc", "",
+                                                   std::string(400, '9'), " 5", "-0", "007", "1000", "-1000"};
+    static const std::vector<std::string> counters = {"abc", "1.5", "007", "-0", "", "nan",
+                                                      "99999999999999999999", "999999999999999999", "-3", "0"};
+    const std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
+    const std::string row = q.row(id);
+    std::vector<Command> plant;
+    switch (pick(6)) {
+      case 0:
+      case 1: plant = {{"HSET", row, "lane", lanes[pick(static_cast<int>(lanes.size()))]}}; break;
+      case 2: {
+        static const std::vector<std::string> fields = {"attempts", "lease_epoch", "failures"};
+        plant = {{"HSET", row, fields[pick(3)], counters[pick(static_cast<int>(counters.size()))]}};
+        break;
+      }
+      case 3: {
+        static const std::vector<std::string> fields = {"claimed", "completed", "retried",
+                                                        "dead",    "reaped",    "released"};
+        plant = {{"HSET", q.stats, fields[pick(6)], counters[pick(static_cast<int>(counters.size()))]}};
+        break;
+      }
+      case 4: plant = {{"DEL", row}, {"SET", row, "no longer a hash"}}; break;
+      default: plant = {{"HSET", row, "lane", std::to_string(pick(2001) - 1000)}};  // a lane moved by hand
+    }
+    return [plant](Side& s) {
+      Reply r;
+      r.type = Reply::Type::Array;
+      for (Reply& each : s.raw.pipeline(plant)) r.elements.push_back(std::move(each));
+      return r;
+    };
+  }
+
   Step next_step() {
     const int roll = pick(100);
     if (roll < 16) {
@@ -243,8 +324,9 @@ class Differential : public ::testing::Test {
       ScriptCall call{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}};
       return [call](Side& s) { return eval(s, call); };
     }
-    if (roll < 86) return malformed();
-    if (roll < 90) {
+    if (roll < 85) return malformed();
+    if (roll < 90) return corrupt();
+    if (roll < 93) {
       ScriptCall call;
       switch (pick(3)) {
         case 0: call = {Script::RetryDead, {q.dead, q.pending, q.row_root}, {std::to_string(pick(3))}}; break;
@@ -257,7 +339,7 @@ class Differential : public ::testing::Test {
       }
       return [call](Side& s) { return eval(s, call); };
     }
-    if (roll < 93) {
+    if (roll < 95) {
       Command c = chance(50) ? Command{"HSET", q.meta, "paused", "1"} : Command{"HDEL", q.meta, "paused"};
       return [c](Side& s) { return s.raw.command(c); };
     }
@@ -318,9 +400,13 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     const std::string where = "step " + std::to_string(n) + " of seed " + std::to_string(seed);
     ASSERT_TRUE(same_reply(a, b)) << where << ": scripted " << show_reply(a) << ", native " << show_reply(b);
     ASSERT_EQ(events[0], events[1]) << where << ": the keyspace events differ";
-    std::vector<std::string> diff = keyspace_diff(dump_keyspace(scripted.raw), dump_keyspace(native.raw), kToleranceMs);
+    const Keyspace ka = dump_keyspace(scripted.raw), kb = dump_keyspace(native.raw);
+    std::vector<std::string> diff = keyspace_diff(ka, kb, kToleranceMs);
     ASSERT_TRUE(diff.empty()) << where << ": the keyspaces differ, first: " << diff.front() << " (" << diff.size()
                               << " in all); last reply " << show_reply(a);
+    std::vector<std::string> lost = stranded(ka, q);
+    ASSERT_TRUE(lost.empty()) << where << ": " << lost.front() << " (" << lost.size() << " rows in all); last reply "
+                              << show_reply(a);
   }
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});

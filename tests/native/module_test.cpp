@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "echomq/executor.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
+#include "echomq/scripts.h"
 #include "echomq/transitions.h"
 #include "keyspace_dump.h"
 #include "native_call.h"
@@ -299,6 +301,55 @@ TEST(ExecutorChoiceTest, ScriptedNeverSendsEmqCommandsAndNativeKeepsScriptsForLa
   stats = with.cli({"INFO", "commandstats"});
   EXPECT_NE(stats.find("cmdstat_emq.enqueue:calls=1"), std::string::npos) << stats;
   EXPECT_NE(stats.find("cmdstat_evalsha:calls=2"), std::string::npos) << "a lane stays a script: " << stats;
+}
+
+// Row keys the module builds from the row root are not in the command's
+// key specs, so the server never checks them: the module checks them
+// against the caller's ACL itself, as the server checks every key a script
+// touches. A user allowed only the declared keys reads no row through
+// either path.
+TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
+  const Lease held = seed();
+  enqueue(x, q, mint_job_id(), "p", {0, 1});  // a due delayed job, for the promotion
+  Connection admin = Connection::open(server.options());
+  Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all"};
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root}) {
+    declared_only.push_back("~" + k);
+  }
+  ASSERT_EQ(admin.command(declared_only).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "declared", "pw"}).str, "OK");
+  ASSERT_EQ(user.command({"HGETALL", q.row(held.id)}).str.rfind("NOPERM", 0), 0u) << "the ACL should refuse rows";
+
+  const Keyspace before = dump_keyspace(admin);
+  Reply claimed = user.command(native_command(claim_call(q, {30000, 5, 5})));
+  EXPECT_EQ(claimed.str, "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
+  Reply extended = user.command(native_command(extend_call(q, 60000, {held})));
+  EXPECT_EQ(extended.str, "ERR ACL failure in EMQ.EXTEND: No permissions to access a key");
+  std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(admin), 0);
+  EXPECT_TRUE(diff.empty()) << "a refused call wrote: " << (diff.empty() ? "" : diff.front());
+
+  // ACL LOG names the row, as it does for a script.
+  Reply log = admin.command({"ACL", "LOG", "1"});
+  ASSERT_EQ(log.elements.size(), 1u);
+  std::map<std::string, std::string> entry;
+  for (std::size_t i = 0; i + 1 < log.elements[0].elements.size(); i += 2) {
+    entry[log.elements[0].elements[i].str] = log.elements[0].elements[i + 1].str;
+  }
+  EXPECT_EQ(entry["reason"], "key");
+  EXPECT_EQ(entry["object"], q.row(held.id));
+
+  // The script path refuses the same user the same rows.
+  ScriptCall script = claim_call(q, {30000, 5, 5});
+  Command eval{"EVAL", script_source(Script::Claim), std::to_string(script.keys.size())};
+  eval.insert(eval.end(), script.keys.begin(), script.keys.end());
+  eval.insert(eval.end(), script.args.begin(), script.args.end());
+  EXPECT_EQ(user.command(eval).str.rfind("ERR ACL failure in script: No permissions to access a key", 0), 0u);
+
+  // Allowed the rows too, the same user claims.
+  ASSERT_EQ(admin.command({"ACL", "SETUSER", "declared", "~" + q.row_root + "*"}).str, "OK");
+  Reply ok = user.command(native_command(claim_call(q, {30000, 5, 5})));
+  EXPECT_EQ(ok.type, Reply::Type::Array) << ok.str;
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+/* One EMQ.* call before it writes: see call.h. */
+#include "call.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lua_numbers.h"
+
+#define EMQ_WIRE_KEY "{emq}:version"
+#define EMQ_WIRE "emq/1"
+
+static const char *role_suffix(EmqKeyRole role) {
+  switch (role) {
+    case EMQ_KEY_ROW:
+    case EMQ_KEY_ROW_ROOT: return "job:";
+    case EMQ_KEY_PENDING: return "pending";
+    case EMQ_KEY_ACTIVE: return "active";
+    case EMQ_KEY_DELAYED: return "delayed";
+    case EMQ_KEY_DEAD: return "dead";
+    case EMQ_KEY_META: return "meta";
+    case EMQ_KEY_STATS: return "stats";
+  }
+  return "";
+}
+
+static int reply_layout(RedisModuleCtx *ctx, const char *fmt, const char *name, int pos, const char *what) {
+  char text[256];
+  snprintf(text, sizeof text, fmt, pos, name, what);
+  return RedisModule_ReplyWithError(ctx, text);
+}
+
+/* Splits emq:{q}:<rest>; 0 when the key has not that shape. */
+static int split_key(const char *k, size_t len, const char **q, size_t *qlen, const char **rest, size_t *restlen) {
+  if (len < 8 || memcmp(k, "emq:{", 5) != 0) return 0;
+  const char *close = memchr(k + 5, '}', len - 5);
+  if (close == NULL || close == k + 5) return 0;
+  size_t after = (size_t)(close - k) + 1;
+  if (after >= len || k[after] != ':') return 0;
+  *q = k + 5;
+  *qlen = (size_t)(close - (k + 5));
+  *rest = k + after + 1;
+  *restlen = len - after - 1;
+  return 1;
+}
+
+static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call) {
+  const char *q0 = NULL;
+  size_t q0len = 0;
+  for (int i = 0; i < t->num_keys; ++i) {
+    size_t len, qlen, restlen;
+    const char *k = RedisModule_StringPtrLen(call->keys[i], &len);
+    const char *q, *rest;
+    const char *suffix = role_suffix(t->roles[i]);
+    size_t slen = strlen(suffix);
+    int ok = split_key(k, len, &q, &qlen, &rest, &restlen) && restlen >= slen && memcmp(rest, suffix, slen) == 0;
+    if (ok && t->roles[i] == EMQ_KEY_ROW) {
+      size_t idlen;
+      const char *id = RedisModule_StringPtrLen(call->args[0], &idlen);
+      ok = restlen == slen + idlen && memcmp(rest + slen, id, idlen) == 0;
+      if (!ok) return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s<id>, the row of ARGV[1]",
+                                   t->name, i + 1, suffix);
+    } else if (ok) {
+      ok = restlen == slen;
+    }
+    if (!ok) return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s", t->name, i + 1, suffix);
+    if (i == 0) {
+      q0 = q;
+      q0len = qlen;
+    } else if (qlen != q0len || memcmp(q, q0, qlen) != 0) {
+      return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s names another queue than KEYS[1]%s", t->name, i + 1, "");
+    }
+  }
+  return -1;
+}
+
+static int check_wire(RedisModuleCtx *ctx) {
+  static RedisModuleString *wire_key = NULL;
+  if (wire_key == NULL) wire_key = RedisModule_CreateString(NULL, EMQ_WIRE_KEY, strlen(EMQ_WIRE_KEY));
+  RedisModuleKey *k = RedisModule_OpenKey(ctx, wire_key, REDISMODULE_READ);
+  int type = RedisModule_KeyType(k);
+  if (type == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_CloseKey(k);
+    return RedisModule_ReplyWithError(ctx, "EMQWIRE " EMQ_WIRE_KEY " is not set: connect with an emq/1 executor, "
+                                           "which sets it, before the first transition");
+  }
+  size_t len = 0;
+  const char *held = type == REDISMODULE_KEYTYPE_STRING ? RedisModule_StringDMA(k, &len, REDISMODULE_READ) : "";
+  if (type == REDISMODULE_KEYTYPE_STRING && len == strlen(EMQ_WIRE) && memcmp(held, EMQ_WIRE, len) == 0) {
+    RedisModule_CloseKey(k);
+    return -1;
+  }
+  char text[160];
+  snprintf(text, sizeof text, "EMQWIRE " EMQ_WIRE_KEY " holds '%.*s', not '" EMQ_WIRE
+           "': this server speaks another EchoMQ wire; use a separate database", (int)(len > 64 ? 64 : len), held);
+  RedisModule_CloseKey(k);
+  return RedisModule_ReplyWithError(ctx, text);
+}
+
+int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqCall *call) {
+  /* Every string, key handle and value read is released when the command
+   * returns, on every path. */
+  RedisModule_AutoMemory(ctx);
+  if (argc < 2) {
+    RedisModule_WrongArity(ctx);
+    return 0;
+  }
+  long long numkeys;
+  size_t nlen;
+  const char *n = RedisModule_StringPtrLen(argv[1], &nlen);
+  if (!emq_strict_ll(n, nlen, &numkeys) || numkeys != t->num_keys || numkeys > argc - 2) {
+    char text[128];
+    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys", t->name, t->num_keys, t->num_keys);
+    RedisModule_ReplyWithError(ctx, text);
+    return 0;
+  }
+  call->ctx = ctx;
+  call->keys = argv + 2;
+  call->args = argv + 2 + numkeys;
+  call->num_args = argc - 2 - (int)numkeys;
+  if (call->num_args < t->min_args) {
+    RedisModule_WrongArity(ctx);
+    return 0;
+  }
+  if (check_layout(ctx, t, call) != -1) return 0;
+  if (check_wire(ctx) != -1) return 0;
+  return 1;
+}
+
+const char *emq_arg(const EmqCall *call, int i, size_t *len) {
+  if (i < 1 || i > call->num_args) {
+    *len = 0;
+    return NULL;
+  }
+  return RedisModule_StringPtrLen(call->args[i - 1], len);
+}
+
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
+                double *out) {
+  size_t len;
+  const char *s = emq_arg(call, i, &len);
+  if (emq_matches_int(s, len, allow_minus) && emq_lua_tonumber(s, len, out) && *out >= min && *out <= max) return 1;
+  RedisModule_ReplyWithError(call->ctx, error);
+  return 0;
+}
+
+int emq_job_id_arg(const EmqCall *call, int i) {
+  size_t len;
+  const char *s = emq_arg(call, i, &len);
+  if (s != NULL && len >= 3 && memcmp(s, "JOB", 3) == 0) return 1;
+  RedisModule_ReplyWithError(call->ctx, "EMQKIND job id must be JOB-namespaced");
+  return 0;
+}
+
+int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
+
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write) {
+  if (n == 0) return 1;
+  RedisModuleString *name = RedisModule_GetCurrentUserName(ctx);
+  /* No user: the server's own client, which may touch every key. */
+  RedisModuleUser *user = name != NULL ? RedisModule_GetModuleUserFromUserName(name) : NULL;
+  if (user == NULL) return 1;
+  const int flags = (int)(REDISMODULE_CMD_KEY_ACCESS | (write ? REDISMODULE_CMD_KEY_UPDATE : 0));
+  size_t i = 0;
+  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], flags) == REDISMODULE_OK) ++i;
+  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, rows[i], REDISMODULE_ACL_LOG_KEY);
+  RedisModule_FreeModuleUser(user);
+  if (i == n) return 1;
+  char text[128];
+  snprintf(text, sizeof text, "ERR ACL failure in %s: No permissions to access a key", command);
+  RedisModule_ReplyWithError(ctx, text);
+  return 0;
+}
+
+mstime_t emq_now_ms(void) { return RedisModule_Milliseconds(); }

@@ -1,0 +1,74 @@
+/* One EMQ.* call before it writes: its shape (arity, numkeys, each key's
+ * layout, the wire identity), its arguments read as the scripts read them,
+ * and the caller's ACL on the row keys a transition builds from the root.
+ * Every check here replies and stops the call before anything is written. */
+#ifndef EMQ_CALL_H
+#define EMQ_CALL_H
+
+#include <stddef.h>
+
+#include "module_api.h"
+
+/* What a key position must hold: emq:{q}:<type>. */
+typedef enum {
+  EMQ_KEY_ROW,      /* emq:{q}:job:<ARGV[1]> */
+  EMQ_KEY_ROW_ROOT, /* emq:{q}:job: */
+  EMQ_KEY_PENDING,
+  EMQ_KEY_ACTIVE,
+  EMQ_KEY_DELAYED,
+  EMQ_KEY_DEAD,
+  EMQ_KEY_META,
+  EMQ_KEY_STATS
+} EmqKeyRole;
+
+typedef struct {
+  const char *name;         /* "EMQ.CLAIM", for messages */
+  const EmqKeyRole *roles;  /* one per KEYS position, in order */
+  int num_keys;
+  int min_args;             /* ARGV the script cannot run without */
+} EmqTransition;
+
+typedef struct {
+  RedisModuleCtx *ctx;
+  RedisModuleString **keys; /* KEYS[1] is keys[0] */
+  RedisModuleString **args; /* ARGV[1] is args[0] */
+  int num_args;
+} EmqCall;
+
+/* Checks arity, numkeys, each key's layout and the wire identity, in that
+ * order. On failure it has replied (EMQLAYOUT, EMQWIRE or an arity error)
+ * and returns 0; nothing has been written. */
+int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqCall *call);
+
+/* ARGV[i] (1-based) as bytes, or NULL where the script would see nil. */
+const char *emq_arg(const EmqCall *call, int i, size_t *len);
+
+/* ARGV[i] read as the scripts read an integer argument: the pattern
+ * '^%d+$' ('^-?%d+$' when allow_minus), then tonumber, then within
+ * min..max. Otherwise it replies the script's error text and returns 0. */
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
+                double *out);
+
+/* The ranges docs/protocol.md gives integer arguments. */
+#define EMQ_MAX_MS 1e12    /* lease_ms, backoff_ms, keep_ms, older_than_ms */
+#define EMQ_MAX_BATCH 1e6  /* max_count, promote_limit, limit, max_attempts */
+
+/* ARGV[i] checked as the scripts check a job id (the wire's gate: 'JOB'
+ * first). Otherwise it replies the script's EMQKIND error and returns 0. */
+int emq_job_id_arg(const EmqCall *call, int i);
+
+/* Replies with the script's error (EMQKIND ..., EMQARG ...). */
+int emq_reply_error(RedisModuleCtx *ctx, const char *text);
+
+/* The caller's ACL on row keys a transition builds from the row root: the
+ * server checks the declared KEYS itself, never these. 1 when the caller
+ * may touch every one of rows[0..n) (read, and write too when write); else
+ * it has replied the script path's refusal ("ERR ACL failure in
+ * EMQ.CLAIM: No permissions to access a key"), added the key to ACL LOG,
+ * and returns 0. */
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write);
+
+/* The server's clock, as TIME gives the scripts: epoch milliseconds. */
+mstime_t emq_now_ms(void);
+
+#endif

@@ -1,0 +1,49 @@
+/* The field names and values the transitions read and write, and numbers
+ * written as the server writes them. */
+#ifndef EMQ_WORDS_H
+#define EMQ_WORDS_H
+
+#include <stddef.h>
+
+#include "module_api.h"
+
+/* Created once at load and shared by every call: HashGet and HashSet take
+ * a field as a string without copying it first, HashSet copies a value,
+ * Replicate and the reply take a reference, and nothing changes them. One
+ * word serves as a field and a value where the spelling is the same
+ * (completed, dead). */
+typedef enum {
+  EMQ_WORD_STATE,
+  EMQ_WORD_ATTEMPTS,
+  EMQ_WORD_LEASE_EPOCH,
+  EMQ_WORD_PAYLOAD,
+  EMQ_WORD_LANE,
+  EMQ_WORD_FAILURES,
+  EMQ_WORD_ERROR,
+  EMQ_WORD_RESULT,
+  EMQ_WORD_PAUSED,
+  EMQ_WORD_CLAIMED,
+  EMQ_WORD_RETRIED,
+  EMQ_WORD_RELEASED,
+  EMQ_WORD_PENDING,
+  EMQ_WORD_ACTIVE,
+  EMQ_WORD_DELAYED,
+  EMQ_WORD_DEAD,
+  EMQ_WORD_COMPLETED,
+  EMQ_WORD_ZERO, /* "0" */
+  EMQ_WORD_EMPTY,
+  EMQ_WORD_COUNT
+} EmqWord;
+int emq_create_words(void);
+RedisModuleString *emq_word(EmqWord word);
+
+int emq_bytes_equal(RedisModuleString *a, const char *b, size_t blen);
+int emq_str_equal(RedisModuleString *a, RedisModuleString *b);
+
+/* Numbers as the server writes them into a reply or a command: an integer
+ * in decimal; a score as "%.17g" (integral scores, which times and lanes
+ * are, without going through printf). Each returns the length written. */
+size_t emq_format_ll(char buf[24], long long value);
+size_t emq_format_score(char buf[40], double score);
+
+#endif

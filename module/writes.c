@@ -1,0 +1,171 @@
+/* The writes, each as the script's command: see writes.h. */
+#include "writes.h"
+
+#include <stdio.h>
+
+void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *name) {
+  RedisModule_SignalModifiedKey(ctx, name);
+  RedisModule_NotifyKeyspaceEvent(ctx, type, event, name);
+}
+
+void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
+              RedisModuleString **values) {
+  static const char *const hset[] = {"hset"};
+  emq_hset_as(ctx, key, name, pairs, fields, values, hset, 1);
+}
+
+void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
+                 RedisModuleString **values, const char *const *events, int num_events) {
+  /* One HashSet and one Replicate for the whole HSET: both take their
+   * pairs as arguments, and the transitions set three at most. */
+  const int f = REDISMODULE_HASH_NONE;
+  RedisModuleString *f0 = emq_word(fields[0]), *f1 = pairs > 1 ? emq_word(fields[1]) : NULL,
+                    *f2 = pairs > 2 ? emq_word(fields[2]) : NULL;
+  switch (pairs) {
+    case 1:
+      RedisModule_HashSet(key, f, f0, values[0], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sss", name, f0, values[0]);
+      break;
+    case 2:
+      RedisModule_HashSet(key, f, f0, values[0], f1, values[1], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sssss", name, f0, values[0], f1, values[1]);
+      break;
+    default:
+      RedisModule_HashSet(key, f, f0, values[0], f1, values[1], f2, values[2], NULL);
+      RedisModule_Replicate(ctx, "HSET", "sssssss", name, f0, values[0], f1, values[1], f2, values[2]);
+  }
+  RedisModule_SignalModifiedKey(ctx, name);
+  for (int i = 0; i < num_events; ++i) RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, events[i], name);
+}
+
+void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state) {
+  static const EmqWord field = EMQ_WORD_STATE;
+  RedisModuleString *value = emq_word(state);
+  emq_hset(ctx, row, row_name, 1, &field, &value);
+}
+
+long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, EmqWord field,
+                      long long current, long long delta) {
+  const long long n = current + delta;
+  char buf[24];
+  const size_t len = emq_format_ll(buf, n);
+  RedisModule_HashSet(key, REDISMODULE_HASH_NONE, emq_word(field), RedisModule_CreateString(ctx, buf, len), NULL);
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", name);
+  RedisModule_Replicate(ctx, "HINCRBY", "ssl", name, emq_word(field), delta);
+  return n;
+}
+
+void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, double score, RedisModuleString *id,
+              int xx) {
+  int flags = xx ? REDISMODULE_ZADD_XX : 0;
+  RedisModule_ZsetAdd(key, score, id, &flags);
+  /* ZADD is silent, and propagates nothing, when the score is unchanged. */
+  if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", name);
+  char buf[40];
+  const size_t blen = emq_format_score(buf, score);
+  if (xx) {
+    RedisModule_Replicate(ctx, "ZADD", "scbs", name, "XX", buf, blen, id);
+  } else {
+    RedisModule_Replicate(ctx, "ZADD", "sbs", name, buf, blen, id);
+  }
+}
+
+void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *key, RedisModuleString *name,
+                          double score, size_t cap) {
+  char buf[40];
+  b->key = key;
+  b->name = name;
+  b->score = score;
+  b->score_text = RedisModule_CreateString(ctx, buf, emq_format_score(buf, score));
+  b->argv = RedisModule_PoolAlloc(ctx, sizeof *b->argv * (1 + 2 * cap));
+  b->argv[0] = name;
+  b->len = 1;
+}
+
+void emq_zadd_batched(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleString *id) {
+  int flags = 0;
+  RedisModule_ZsetAdd(b->key, b->score, id, &flags);
+  if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", b->name);
+  b->argv[b->len++] = b->score_text;
+  b->argv[b->len++] = id;
+}
+
+void emq_zadd_batch_end(RedisModuleCtx *ctx, EmqZaddBatch *b) {
+  if (b->len > 1) RedisModule_Replicate(ctx, "ZADD", "v", b->argv, b->len);
+}
+
+/* ZREM and ZPOPMIN end with a "del" event when they empty the set (the
+ * module API deletes the empty key without one). */
+static void notify_if_emptied(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  }
+}
+
+void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id) {
+  int deleted = 0;
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_ZSET) RedisModule_ZsetRem(key, id, &deleted);
+  if (!deleted) return;
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zrem", name);
+  notify_if_emptied(ctx, key, name);
+  RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
+}
+
+int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
+                RedisModuleString **ids) {
+  int n = 0;
+  if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_ZSET) return 0;
+  if (RedisModule_ZsetFirstInScoreRange(key, -1.0 / 0.0, 1.0 / 0.0, 0, 0) == REDISMODULE_OK) {
+    while (n < count && !RedisModule_ZsetRangeEndReached(key)) {
+      double score;
+      ids[n++] = RedisModule_ZsetRangeCurrentElement(key, &score);
+      RedisModule_ZsetRangeNext(key);
+    }
+    RedisModule_ZsetRangeStop(key);
+  }
+  if (n == 0) return 0;
+  RedisModuleString **argv = RedisModule_PoolAlloc(ctx, sizeof *argv * (size_t)(1 + n));
+  argv[0] = name;
+  for (int i = 0; i < n; ++i) {
+    int deleted;
+    RedisModule_ZsetRem(key, ids[i], &deleted);
+    argv[1 + i] = ids[i];
+  }
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zpopmin", name);
+  notify_if_emptied(ctx, key, name);
+  /* The popped ids by name: the replica removes exactly these. */
+  RedisModule_Replicate(ctx, "ZREM", "v", argv, (size_t)(1 + n));
+  return n;
+}
+
+void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) return;
+  RedisModule_DeleteKey(key);
+  emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  RedisModule_Replicate(ctx, "DEL", "s", name);
+}
+
+void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms) {
+  RedisModule_SetAbsExpire(key, at_ms);
+  emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
+  /* As the server propagates a script's PEXPIRE: at an absolute time. */
+  RedisModule_Replicate(ctx, "PEXPIREAT", "sl", name, (long long)at_ms);
+}
+
+void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *stats_name, EmqWord field, int counted,
+               long long current, long long n, const char *who) {
+  if (n == 0) return;
+  if (counted) {
+    emq_hincrby(ctx, stats, stats_name, field, current, n);
+    return;
+  }
+  size_t slen, flen;
+  const char *s = RedisModule_StringPtrLen(stats_name, &slen);
+  const char *f = RedisModule_StringPtrLen(emq_word(field), &flen);
+  RedisModule_Log(ctx, "warning",
+                  "emq %s: %.*s %.*s is not an integer counter; %lld not counted, the field left in place for an "
+                  "operator",
+                  who, (int)slen, s, (int)flen, f, n);
+}

@@ -1,0 +1,58 @@
+/* The writes, each as the script's command of the same name: change the
+ * key, signal it modified (WATCH, client caching), emit the command's
+ * keyspace event, and queue the command for replicas and the AOF (the
+ * server wraps one call's commands in MULTI/EXEC). Every write of every
+ * EMQ.* command goes through here. */
+#ifndef EMQ_WRITES_H
+#define EMQ_WRITES_H
+
+#include <stddef.h>
+
+#include "module_api.h"
+#include "words.h"
+
+/* What every write does after changing name. */
+void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *name);
+
+/* HSET key f1 v1 [f2 v2 [f3 v3]]. */
+void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
+              RedisModuleString **values);
+/* The same HSET standing for the script's commands named by events, one
+ * keyspace event each, in order (claim: HINCRBY attempts, HINCRBY
+ * lease_epoch, HSET state: one write, one command to replicate). */
+void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
+                 RedisModuleString **values, const char *const *events, int num_events);
+/* HSET row state <word>. */
+void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state);
+/* HINCRBY key field delta, where current is what field holds, read (and
+ * checked) before this call's first write. */
+long long emq_hincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, EmqWord field,
+                      long long current, long long delta);
+/* HINCRBY stats field n when counted, else the scripts' log line
+ * "emq <who>: <stats> <field> is not an integer counter; ...". */
+void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *stats_name, EmqWord field, int counted,
+               long long current, long long n, const char *who);
+
+void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, double score, RedisModuleString *id,
+              int xx);
+/* ZADDs at one score, each applied and signalled when made (the script's
+ * order of events), replicated as one ZADD at emq_zadd_batch_end. */
+typedef struct {
+  RedisModuleKey *key;
+  RedisModuleString *name, *score_text, **argv;
+  double score;
+  size_t len;
+} EmqZaddBatch;
+void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *key, RedisModuleString *name,
+                          double score, size_t cap);
+void emq_zadd_batched(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleString *id);
+void emq_zadd_batch_end(RedisModuleCtx *ctx, EmqZaddBatch *b);
+
+void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id);
+/* ZPOPMIN key count: fills ids (at most count) and returns how many. */
+int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
+                RedisModuleString **ids);
+void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
+void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
+
+#endif
