@@ -324,7 +324,8 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
            x().command({"EXISTS", keys().row("JOB_a")}).integer == 1;
   };
   // A rebinding page sends its own name as Host and Origin alike.
-  for (const std::string host : {"127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p}) {
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p}) {
     for (const std::string& path : actions) {
       const HttpAnswer a = with_host(port(), "POST", path, host,
                                      {{"X-EMQ-Token", token}, {"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}});
@@ -334,9 +335,10 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
   // A loopback Host, but an Origin built from it rather than one served:
   // the server listens on 127.0.0.1 only, so no page of 127.0.0.2 or
   // [::1] is its own.
-  for (const std::string host : {"127.0.0.2:" + p, "[::1]:" + p, "127.0.0.1:" + p}) {
-    for (const std::string origin : {"http://127.0.0.2:" + p, "http://[::1]:" + p, "http://127.0.0.1:1",
-                                     "http://127.0.0.1.evil.example:" + p, "null"}) {
+  for (const std::string& host : std::vector<std::string>{"127.0.0.2:" + p, "[::1]:" + p, "127.0.0.1:" + p}) {
+    for (const std::string& origin : std::vector<std::string>{"http://127.0.0.2:" + p, "http://[::1]:" + p,
+                                                              "http://127.0.0.1:1",
+                                                              "http://127.0.0.1.evil.example:" + p, "null"}) {
       for (const std::string& path : actions) {
         const HttpAnswer a = with_host(port(), "POST", path, host, {{"X-EMQ-Token", token}, {"Origin", origin}});
         EXPECT_EQ(a.status, 403) << host << " Origin " << origin << " POST " << path;
@@ -345,7 +347,7 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
   }
   EXPECT_TRUE(untouched()) << "no refused action changed anything";
   // The served origins: the address listened on, and localhost for it.
-  for (const std::string origin : {"http://127.0.0.1:" + p, "http://localhost:" + p}) {
+  for (const std::string& origin : std::vector<std::string>{"http://127.0.0.1:" + p, "http://localhost:" + p}) {
     const HttpAnswer a = with_host(port(), "POST", qpath() + "/pause", "localhost:" + p,
                                    {{"X-EMQ-Token", token}, {"Origin", origin}});
     EXPECT_EQ(a.status, 200) << origin << ": " << a.body;
@@ -428,7 +430,7 @@ TEST_F(WebApiTest, WithAPasswordEveryRequestNeedsBasicAuth) {
   EXPECT_EQ(guarded.output().find(password), std::string::npos) << "the password never reaches the output";
 }
 
-TEST_F(WebApiTest, WrongPasswordsWaitLongerEachTimeAndAreLoggedWithoutFlooding) {
+TEST_F(WebApiTest, WrongPasswordsWaitLongerAndAreLoggedWithoutFlooding) {
   const std::string password = "s3cret-Pa55";
   EmqWeb guarded({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
   ASSERT_GT(guarded.port(), 0) << guarded.output();
