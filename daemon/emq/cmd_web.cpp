@@ -115,7 +115,8 @@ void add_web(CLI::App& app, Tool& tool) {
   sub->footer(
       "A non-loopback --listen needs EMQ_WEB_PASSWORD, which every request must then give by HTTP basic\n"
       "auth (any user name). Actions are POSTs carrying a per-process token the page gets from the\n"
-      "server. See docs/web.md for the paths and the JSON API.");
+      "server, sent from an origin the server serves (its --listen address; --origin adds one).\n"
+      "See docs/web.md for the paths and the JSON API.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_web(tool, *a); }; });
 }
 
