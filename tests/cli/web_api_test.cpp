@@ -430,6 +430,36 @@ TEST_F(WebApiTest, WithAPasswordEveryRequestNeedsBasicAuth) {
   EXPECT_EQ(guarded.output().find(password), std::string::npos) << "the password never reaches the output";
 }
 
+TEST_F(WebApiTest, AnOriginGivenWithOriginMayActAndNoOther) {
+  const std::string password = "s3cret-Pa55";
+  EmqWeb bad({"--listen", "127.0.0.1:0", "--origin", "emq.example"}, {{"EMQ_URL", server().url()}});
+  EXPECT_EQ(bad.wait_exit(), 2);
+  EXPECT_NE(bad.output().find("--origin 'emq.example'"), std::string::npos) << bad.output();
+
+  EmqWeb proxied({"--listen", "127.0.0.1:0", "--origin", "https://emq.example"},
+                 {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
+  ASSERT_GT(proxied.port(), 0) << proxied.output();
+  const int p = proxied.port();
+  const std::string auth = "Basic " + base64_encode("emq:" + password);
+  const HttpAnswer page = request(p, "GET", "/", {{"Authorization", auth}});
+  const std::string marker = "name=\"emq-token\" content=\"";
+  const std::size_t at = page.body.find(marker) + marker.size();
+  const std::string token = page.body.substr(at, page.body.find('"', at) - at);
+  auto pause_from = [&](const std::string& origin) {
+    return with_host(p, "POST", qpath() + "/pause", "emq.example",
+                     {{"Authorization", auth}, {"X-EMQ-Token", token}, {"Origin", origin}});
+  };
+  const HttpAnswer other = pause_from("https://other.example");
+  EXPECT_EQ(other.status, 403);
+  EXPECT_NE(body_of(other)["error"].get<std::string>().find("https://emq.example"), std::string::npos)
+      << "the refusal names the origins served: " << other.body;
+  EXPECT_EQ(pause_from("http://emq.example").status, 403) << "not the Host's origin: only those served";
+  EXPECT_FALSE(stats(x(), keys()).paused);
+  const HttpAnswer ok = pause_from("https://emq.example");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_TRUE(stats(x(), keys()).paused);
+}
+
 TEST_F(WebApiTest, WrongPasswordsWaitLongerAndAreLoggedWithoutFlooding) {
   const std::string password = "s3cret-Pa55";
   EmqWeb guarded({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
