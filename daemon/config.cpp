@@ -21,6 +21,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/tls.h"
 #include "echomq/url.h"
+#include "listen_address.h"
 
 namespace echomq::daemon {
 
@@ -346,29 +347,8 @@ class Loader {
 
   // "" when `listen` is "" or host:port, else what is wrong with it.
   static std::string listen_problem(const std::string& listen) {
-    if (listen.empty()) return "";
-    std::string host;
-    std::string port;
-    if (listen[0] == '[') {
-      const std::size_t close = listen.find(']');
-      if (close == std::string::npos) return "but the [IPv6] address is not closed";
-      host = listen.substr(1, close - 1);
-      if (close + 1 >= listen.size() || listen[close + 1] != ':') return "but there is no :port after ]";
-      port = listen.substr(close + 2);
-    } else {
-      const std::size_t colon = listen.rfind(':');
-      if (colon == std::string::npos) return "but there is no :port";
-      host = listen.substr(0, colon);
-      port = listen.substr(colon + 1);
-      static const std::regex kHost("[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?");
-      if (!std::regex_match(host, kHost)) return "but the host is not an address or a host name";
-    }
-    if (host.empty()) return "but the host is missing";
-    static const std::regex kPort("[0-9]{1,5}");
-    if (!std::regex_match(port, kPort) || std::stoi(port) < 1 || std::stoi(port) > 65535) {
-      return "but the port is not a number in 1..65535";
-    }
-    return "";
+    std::string why;
+    return listen.empty() || parse_listen_address(listen, 1, why) ? "" : "but " + why;
   }
 
   void read_log(const Field& field, LogConfig& log) {

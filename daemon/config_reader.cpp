@@ -8,6 +8,8 @@
 #include <map>
 #include <regex>
 
+#include "lower_case.h"
+
 namespace echomq::daemon {
 
 namespace {
@@ -37,11 +39,6 @@ std::string number_text(double v) {
 std::string with_why(std::string message, const char* why) {
   if (why != nullptr) message += std::string("; ") + why;
   return message;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

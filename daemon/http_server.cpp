@@ -9,13 +9,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "listen_address.h"
+#include "lower_case.h"
 
 namespace echomq::daemon {
 
@@ -39,6 +43,7 @@ const char* reason_phrase(int status) {
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";
     case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 502: return "Bad Gateway";
@@ -47,11 +52,10 @@ const char* reason_phrase(int status) {
   }
 }
 
-std::string serialize(const HttpResponse& r, bool allow_get) {
+std::string serialize(const HttpResponse& r) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
   out += "Content-Type: " + r.content_type + "\r\n";
   out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
-  if (allow_get) out += "Allow: GET\r\n";
   for (const std::string& h : r.headers) out += h + "\r\n";
   out += "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
   out += r.body;
@@ -65,46 +69,23 @@ HttpResponse text(int status, std::string body) {
   return r;
 }
 
-struct HostPort {
-  std::string host;
-  std::string port;
-};
-
-HostPort split_listen(const std::string& setting, const std::string& listen) {
-  const std::string fix = setting + " '" + listen + "': ";
-  std::string host;
-  std::string port;
-  if (!listen.empty() && listen[0] == '[') {
-    const std::size_t close = listen.find(']');
-    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
-      throw std::runtime_error(fix + "expected [ipv6]:port, for example [::1]:9464");
-    }
-    host = listen.substr(1, close - 1);
-    port = listen.substr(close + 2);
-  } else {
-    const std::size_t colon = listen.rfind(':');
-    if (colon == std::string::npos) throw std::runtime_error(fix + "expected host:port, for example 127.0.0.1:9464");
-    host = listen.substr(0, colon);
-    port = listen.substr(colon + 1);
-  }
-  if (host.empty()) throw std::runtime_error(fix + "the host is missing; use 0.0.0.0 for every IPv4 address");
-  bool digits = !port.empty() && port.size() <= 5;
-  for (char c : port) digits = digits && c >= '0' && c <= '9';
-  if (!digits || std::stoi(port) > 65535) throw std::runtime_error(fix + "expected a port from 0 to 65535");
-  return {host, port};
-}
-
 Fd bind_listener(const std::string& setting, const std::string& listen, const std::string& taken_hint) {
-  const HostPort hp = split_listen(setting, listen);
+  std::string why;
+  const std::optional<ListenAddress> address = parse_listen_address(listen, 0, why);
+  if (!address) {
+    throw std::runtime_error(setting + " '" + listen + "': expected host:port (127.0.0.1:8080, [::1]:8080), but " +
+                             why);
+  }
+  const std::string port = std::to_string(address->port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &found); rc != 0) {
+  if (int rc = ::getaddrinfo(address->host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     throw std::runtime_error(setting + " '" + listen + "': cannot resolve the host: " + ::gai_strerror(rc));
   }
-  std::string why = "no address";
+  why = "no address";
   Fd fd;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     Fd s(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
@@ -128,13 +109,31 @@ Fd bind_listener(const std::string& setting, const std::string& listen, const st
   return fd;
 }
 
-int bound_port(int fd) {
+struct SocketAddress {
+  std::string host;  // "127.0.0.1", "::1"; "" for another family
+  int port = 0;
+};
+
+SocketAddress address_of(const sockaddr_storage& addr) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    return {text, ntohs(in->sin_port)};
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+    return {text, ntohs(in6->sin6_port)};
+  }
+  return {};
+}
+
+SocketAddress bound_address(int fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
-  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-  return 0;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return {};
+  return address_of(addr);
 }
 
 // End of the request head, or npos. Bare LF line ends are accepted too
@@ -143,11 +142,6 @@ std::size_t head_end(const std::string& buf) {
   std::size_t crlf = buf.find("\r\n\r\n");
   std::size_t lf = buf.find("\n\n");
   return std::min(crlf, lf);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string trim(const std::string& s) {
@@ -177,29 +171,6 @@ std::string HttpRequest::header(const std::string& lower_name) const {
   return it == headers.end() ? std::string() : it->second;
 }
 
-bool is_loopback_listen(const std::string& listen) {
-  const HostPort hp = split_listen("--listen", listen);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(hp.host.c_str(), nullptr, &hints, &found) != 0) return false;
-  bool loopback = found != nullptr;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    if (a->ai_family == AF_INET) {
-      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-      loopback = loopback && (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    } else if (a->ai_family == AF_INET6) {
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
-      loopback = loopback && IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
-    } else {
-      loopback = false;
-    }
-  }
-  ::freeaddrinfo(found);
-  return loopback;
-}
-
 struct HttpServer::Connection {
   enum class Phase { Reading, Writing, Lingering };
   Fd fd;
@@ -207,6 +178,7 @@ struct HttpServer::Connection {
   std::string in;
   std::string out;
   std::size_t sent = 0;
+  std::string peer;
   Clock::time_point accepted;
   Clock::time_point deadline;  // Reading: the read deadline; then the whole exchange's
 };
@@ -215,7 +187,9 @@ HttpServer::HttpServer(Params params)
     : params_(std::move(params)),
       listener_(bind_listener(params_.setting, params_.listen, params_.taken_hint)),
       wake_(make_pipe()) {
-  port_ = bound_port(listener_.get());
+  const SocketAddress bound = bound_address(listener_.get());
+  port_ = bound.port;
+  host_ = bound.host.find(':') == std::string::npos ? bound.host : "[" + bound.host + "]";
   set_nonblocking(wake_.read.get());
 }
 
@@ -251,7 +225,7 @@ HttpResponse HttpServer::serve(const std::string& method, const std::string& pat
   }
 }
 
-HttpResponse HttpServer::respond(const std::string& head) const {
+HttpResponse HttpServer::respond(const std::string& head, const std::string& peer) const {
   const std::size_t eol = head.find_first_of("\r\n");
   const std::string line = head.substr(0, eol);
   const std::size_t sp1 = line.find(' ');
@@ -267,11 +241,16 @@ HttpResponse HttpServer::respond(const std::string& head) const {
     HttpRequest req;
     req.method = method;
     req.path = path;
+    req.peer = peer;
     if (question != std::string::npos) req.query = target.substr(question + 1);
     if (!parse_headers(head, req.headers)) return text(400, "bad request: a header line without a colon\n");
     return serve(method, path, [&] { return params_.handler(req); });
   }
-  if (method != "GET") return text(405, "method not allowed: only GET is served\n");
+  if (method != "GET") {
+    HttpResponse r = text(405, "method not allowed: only GET is served\n");
+    r.headers.push_back("Allow: GET");
+    return r;
+  }
   auto route = params_.routes.find(path);
   if (route == params_.routes.end()) {
     std::string known;
@@ -281,7 +260,7 @@ HttpResponse HttpServer::respond(const std::string& head) const {
   return serve(method, path, route->second);
 }
 
-bool HttpServer::evict_one(std::map<int, Connection>& conns, Clock::time_point before) {
+bool HttpServer::evict_one(Connections& conns, Clock::time_point before) {
   // An answered one waiting for its client to hang up goes first, then
   // the one that has waited longest for its request.
   const auto rank = [](const Connection& c) {
@@ -297,13 +276,15 @@ bool HttpServer::evict_one(std::map<int, Connection>& conns, Clock::time_point b
   return true;
 }
 
-void HttpServer::accept_all(std::map<int, Connection>& conns) {
+void HttpServer::accept_all(Connections& conns) {
   // Only a connection that has had a turn to send its request may be
   // evicted: a burst of new clients cannot push out the one just before it.
   const Clock::time_point batch = Clock::now();
   while (true) {
     if (conns.size() >= params_.max_connections && !evict_one(conns, batch)) return;
-    Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    Fd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
         spdlog::warn("{}: accept failed: {}", params_.name, std::strerror(errno));
@@ -313,84 +294,103 @@ void HttpServer::accept_all(std::map<int, Connection>& conns) {
     const int key = fd.get();
     Connection& c = conns[key];
     c.fd = std::move(fd);
+    c.peer = address_of(peer).host;
     c.accepted = Clock::now();
     c.deadline = c.accepted + std::min(params_.read_deadline, params_.deadline);
   }
 }
 
 void HttpServer::main() {
-  std::map<int, Connection> conns;
+  Connections conns;
   std::vector<pollfd> fds;
   while (true) {
-    Clock::time_point now = Clock::now();
-    Clock::time_point next = now + std::chrono::hours(1);
-    fds.clear();
-    fds.push_back({wake_.read.get(), POLLIN, 0});
-    // At the connection limit with every connection answering, the
-    // listener is left alone: new clients wait in the backlog a moment.
-    const bool full = conns.size() >= params_.max_connections &&
-                      std::all_of(conns.begin(), conns.end(), [](const auto& kv) {
-                        return kv.second.phase == Connection::Phase::Writing;
-                      });
-    if (!full) fds.push_back({listener_.get(), POLLIN, 0});
-    for (auto& [key, c] : conns) {
-      fds.push_back({key, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
-      next = std::min(next, c.deadline);
-    }
-    const auto wait = std::chrono::duration_cast<milliseconds>(next - now).count() + 1;
-    if (::poll(fds.data(), fds.size(), static_cast<int>(wait)) < 0 && errno != EINTR) {
+    const int wait_ms = watch(conns, fds);
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) {
       spdlog::error("{}: poll failed: {}; it stops serving", params_.name, std::strerror(errno));
       return;
     }
     if (fds[0].revents != 0) return;  // request_stop()
-
-    std::vector<int> done;
-    bool incoming = false;
-    for (const pollfd& p : fds) {
-      if (p.fd == listener_.get()) {
-        incoming = (p.revents & POLLIN) != 0;
-        continue;
-      }
-      auto it = conns.find(p.fd);
-      if (p.revents == 0 || it == conns.end()) continue;
-      Connection& c = it->second;
-      if (c.phase == Connection::Phase::Writing) {
-        ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          done.push_back(p.fd);
-        } else if (n > 0 && (c.sent += static_cast<std::size_t>(n)) == c.out.size()) {
-          ::shutdown(c.fd.get(), SHUT_WR);
-          c.phase = Connection::Phase::Lingering;
-          c.deadline = std::min(c.deadline, Clock::now() + kLinger);
-        }
-        continue;
-      }
-      char buf[4096];
-      ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        done.push_back(p.fd);  // hung up (or, lingering, the normal end)
-        continue;
-      }
-      if (n < 0 || c.phase == Connection::Phase::Lingering) continue;
-      c.in.append(buf, static_cast<std::size_t>(n));
-      const std::size_t end = head_end(c.in);
-      if (end == std::string::npos && c.in.size() < params_.max_request_bytes) continue;
-      const HttpResponse r = end != std::string::npos && end < params_.max_request_bytes
-                                 ? respond(c.in.substr(0, end))
-                                 : text(431, "request too large: at most " +
-                                                 std::to_string(params_.max_request_bytes) + " bytes of headers\n");
-      c.out = serialize(r, r.status == 405);
-      c.in.clear();
-      c.phase = Connection::Phase::Writing;
-      c.deadline = c.accepted + params_.deadline;
-    }
-    now = Clock::now();
-    for (auto& [key, c] : conns) {
-      if (now >= c.deadline) done.push_back(key);
-    }
-    for (int key : done) conns.erase(key);
+    const bool incoming = serve_ready(conns, fds);
+    close_expired(conns);
     // Last: the requests that arrived are read before anyone is evicted.
     if (incoming) accept_all(conns);
+  }
+}
+
+int HttpServer::watch(const Connections& conns, std::vector<pollfd>& fds) const {
+  const Clock::time_point now = Clock::now();
+  Clock::time_point next = now + std::chrono::hours(1);
+  fds.clear();
+  fds.push_back({wake_.read.get(), POLLIN, 0});
+  // At the connection limit with every connection answering, the
+  // listener is left alone: new clients wait in the backlog a moment.
+  const bool full = conns.size() >= params_.max_connections &&
+                    std::all_of(conns.begin(), conns.end(), [](const auto& kv) {
+                      return kv.second.phase == Connection::Phase::Writing;
+                    });
+  if (!full) fds.push_back({listener_.get(), POLLIN, 0});
+  for (const auto& [key, c] : conns) {
+    fds.push_back({key, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
+    next = std::min(next, c.deadline);
+  }
+  return static_cast<int>(std::chrono::duration_cast<milliseconds>(next - now).count() + 1);
+}
+
+bool HttpServer::serve_ready(Connections& conns, const std::vector<pollfd>& fds) {
+  bool incoming = false;
+  for (const pollfd& p : fds) {
+    if (p.fd == listener_.get()) {
+      incoming = (p.revents & POLLIN) != 0;
+      continue;
+    }
+    auto it = conns.find(p.fd);
+    if (p.revents == 0 || it == conns.end()) continue;
+    Connection& c = it->second;
+    const bool open = c.phase == Connection::Phase::Writing ? send_some(c) : read_some(c);
+    if (!open) conns.erase(it);
+  }
+  return incoming;
+}
+
+bool HttpServer::send_some(Connection& c) {
+  const ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+  if (n < 0) return errno == EAGAIN || errno == EINTR;
+  c.sent += static_cast<std::size_t>(n);
+  if (c.sent == c.out.size()) {
+    ::shutdown(c.fd.get(), SHUT_WR);
+    c.phase = Connection::Phase::Lingering;
+    c.deadline = std::min(c.deadline, Clock::now() + kLinger);
+  }
+  return true;
+}
+
+bool HttpServer::read_some(Connection& c) {
+  char buf[4096];
+  const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
+  // Hung up (or, lingering, the normal end).
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return false;
+  if (n < 0 || c.phase == Connection::Phase::Lingering) return true;
+  c.in.append(buf, static_cast<std::size_t>(n));
+  if (head_end(c.in) != std::string::npos || c.in.size() >= params_.max_request_bytes) answer(c);
+  return true;
+}
+
+void HttpServer::answer(Connection& c) {
+  const std::size_t end = head_end(c.in);
+  const HttpResponse r = end != std::string::npos && end < params_.max_request_bytes
+                             ? respond(c.in.substr(0, end), c.peer)
+                             : text(431, "request too large: at most " + std::to_string(params_.max_request_bytes) +
+                                             " bytes of headers\n");
+  c.out = serialize(r);
+  c.in.clear();
+  c.phase = Connection::Phase::Writing;
+  c.deadline = c.accepted + params_.deadline;
+}
+
+void HttpServer::close_expired(Connections& conns) {
+  const Clock::time_point now = Clock::now();
+  for (auto it = conns.begin(); it != conns.end();) {
+    it = now >= it->second.deadline ? conns.erase(it) : std::next(it);
   }
 }
 

@@ -29,6 +29,9 @@ MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& 
   if (config.metrics.listen.empty()) return;
   HttpServer::Params p;
   p.listen = config.metrics.listen;
+  p.setting = "metrics.listen";
+  p.taken_hint = ", or set metrics.listen to \"\" to turn the endpoint off";
+  p.name = "metrics endpoint";
   p.routes["/metrics"] = [this] { return serve_metrics(); };
   p.routes["/healthz"] = [this] { return serve_health(); };
   http_ = std::make_unique<HttpServer>(std::move(p));

@@ -53,8 +53,18 @@ json preview_json(const JobSummary& j) {
   return {{"bytes", total}, {"hex", hex_encode(head)}, {"truncated", head.size() < total}};
 }
 
+// An id as the page shows and links it: {"id": text}, plus "id_hex" (its
+// exact bytes) when it is not UTF-8, where "id" has U+FFFD for the bad
+// bytes and cannot name the job; the page builds its links from the hex.
+void put_id(json& o, const std::string& id) {
+  o["id"] = id;
+  if (!is_utf8(id)) o["id_hex"] = hex_encode(id);
+}
+
 json summary_json(const JobSummary& j, JobState state) {
-  json o = {{"id", j.id}, {"row_found", j.row_found}};
+  json o = json::object();
+  put_id(o, j.id);
+  o["row_found"] = j.row_found;
   o["state"] = j.row_found ? json(j.state) : json(nullptr);
   // The set's score: the lane for pending, a time in epoch ms otherwise.
   if (state == JobState::Pending) {
@@ -166,11 +176,10 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
     }
   }
   auto state = row->fields.find("state");
-  json out = {{"read_only", read_only_},
-              {"queue", q.queue},
-              {"id", id},
-              {"state", state == row->fields.end() ? json(nullptr) : json(state->second)},
-              {"fields", std::move(fields)}};
+  json out = {{"read_only", read_only_}, {"queue", q.queue}};
+  put_id(out, id);
+  out["state"] = state == row->fields.end() ? json(nullptr) : json(state->second);
+  out["fields"] = std::move(fields);
   for (auto& [field, value] : big.items()) out[field] = value;
   return {200, std::move(out)};
 }

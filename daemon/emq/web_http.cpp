@@ -11,6 +11,7 @@
 #include "echomq/bytes.h"
 #include "emq/bytes_text.h"
 #include "emq/web_assets.h"
+#include "emq/web_origin.h"
 
 namespace echomq::cli {
 
@@ -121,23 +122,6 @@ std::string query_param(const std::string& query, const std::string& name) {
   return "";
 }
 
-// The Host header's host part, lower-cased: "127.0.0.1", "localhost", "[::1]".
-std::string host_part(const std::string& host) {
-  std::string h = host;
-  if (!h.empty() && h[0] == '[') {
-    h = h.substr(0, h.find(']') + 1);
-  } else {
-    h = h.substr(0, h.find(':'));
-  }
-  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return h;
-}
-
-bool loopback_host(const std::string& host) {
-  const std::string h = host_part(host);
-  return h == "localhost" || h == "[::1]" || h.rfind("127.", 0) == 0;
-}
-
 const WebAsset* find_asset(std::string_view name) {
   for (const WebAsset& a : web_assets()) {
     if (a.name == name) return &a;
@@ -170,27 +154,42 @@ std::string new_web_token() {
   return hex_encode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
-std::optional<HttpResponse> WebSite::refuse_caller(const HttpRequest& request) const {
-  if (security_.password) {
-    // "Basic base64(user:password)"; any user name will do.
-    const std::string auth = request.header("authorization");
-    std::string decoded;
-    const bool basic = auth.size() > 6 && (auth.compare(0, 6, "Basic ") == 0 || auth.compare(0, 6, "basic ") == 0);
-    const std::size_t colon = basic && base64_decode(auth.substr(6), decoded) ? decoded.find(':') : std::string::npos;
-    if (colon == std::string::npos || !same_secret(decoded.substr(colon + 1), *security_.password)) {
-      HttpResponse r = error_response(401, "this page needs the password (EMQ_WEB_PASSWORD of the emq web process)");
-      r.headers.push_back("WWW-Authenticate: Basic realm=\"emq web\", charset=\"UTF-8\"");
-      return r;
-    }
-    return std::nullopt;
-  }
+std::optional<HttpResponse> WebSite::refuse_caller(const HttpRequest& request) {
+  if (security_.password) return refuse_password(request);
   // Without a password only loopback is served, and only to a loopback
-  // Host: a page of another site whose name was made to resolve to
-  // 127.0.0.1 (DNS rebinding) sends its own name as Host.
-  if (!loopback_host(request.header("host"))) {
-    return error_response(403, "this page answers only to a loopback Host (localhost, 127.0.0.1, [::1]); set "
-                               "EMQ_WEB_PASSWORD to serve it under another name");
+  // Host naming this port: a page of another site whose name was made to
+  // resolve to 127.0.0.1 (DNS rebinding) sends its own name as Host.
+  if (!is_loopback_host_header(request.header("host"), security_.port)) {
+    return error_response(403, "this page answers only to a loopback Host naming its port (localhost:" +
+                                   std::to_string(security_.port) + ", 127.0.0.1:" + std::to_string(security_.port) +
+                                   ", [::1]:" + std::to_string(security_.port) +
+                                   "); set EMQ_WEB_PASSWORD to serve it under another name");
   }
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> WebSite::refuse_password(const HttpRequest& request) {
+  const std::string auth = request.header("authorization");
+  HttpResponse r = error_response(401, "this page needs the password (EMQ_WEB_PASSWORD of the emq web process)");
+  r.headers.push_back("WWW-Authenticate: Basic realm=\"emq web\", charset=\"UTF-8\"");
+  if (auth.empty()) return r;  // no attempt yet: the browser asks for one
+  const auto now = AuthThrottle::Clock::now();
+  if (const std::chrono::milliseconds wait = throttle_.wait(request.peer, now); wait.count() > 0) {
+    const std::string seconds = std::to_string((wait.count() + 999) / 1000);
+    HttpResponse slow = error_response(429, "too many wrong passwords from this address: try again in " + seconds +
+                                                " s (the password was not checked)");
+    slow.headers.push_back("Retry-After: " + seconds);
+    return slow;
+  }
+  // "Basic base64(user:password)"; any user name will do.
+  std::string decoded;
+  const bool basic = auth.size() > 6 && (auth.compare(0, 6, "Basic ") == 0 || auth.compare(0, 6, "basic ") == 0);
+  const std::size_t colon = basic && base64_decode(auth.substr(6), decoded) ? decoded.find(':') : std::string::npos;
+  if (colon == std::string::npos || !same_secret(decoded.substr(colon + 1), *security_.password)) {
+    throttle_.failed(request.peer, now);
+    return r;
+  }
+  throttle_.passed(request.peer);
   return std::nullopt;
 }
 
@@ -199,11 +198,15 @@ std::optional<HttpResponse> WebSite::refuse_action(const HttpRequest& request) c
   if (security_.token.empty() || !same_secret(request.header("x-emq-token"), security_.token)) {
     return error_response(403, "an action needs this process's token (X-EMQ-Token, from the page): reload the page");
   }
-  // A browser names the page that sent the request; it must be this one.
+  // A browser names the page that sent the request; it must be one this
+  // server serves, whatever the request's Host says.
   const std::string origin = request.header("origin");
-  if (origin != "http://" + request.header("host") && origin != "https://" + request.header("host")) {
+  if (std::find(security_.origins.begin(), security_.origins.end(), origin) == security_.origins.end()) {
+    std::string served;
+    for (const std::string& o : security_.origins) served += (served.empty() ? "" : ", ") + o;
     return error_response(403, "an action must come from this page (Origin '" + origin.substr(0, 100) +
-                                   "' is not this server's)");
+                                   "' is not one this server serves: " + served +
+                                   "; emq web --origin adds the one you reach it by)");
   }
   const std::string site = request.header("sec-fetch-site");
   if (!site.empty() && site != "same-origin") {

@@ -53,13 +53,15 @@ class EmqWeb {
   int port() const { return port_; }
   const std::string& output() const { return output_; }
 
-  // SIGTERM, then the exit code (-1 when it did not exit by itself).
+  // SIGTERM, then the exit code (-1 when it did not exit by itself);
+  // output() then holds everything it wrote.
   int stop() {
     if (pid_ <= 0) return exit_code_;
     ::kill(pid_, SIGTERM);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+    drain(std::chrono::seconds(5));
     if (out_ >= 0) ::close(out_);
     out_ = -1;
     exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

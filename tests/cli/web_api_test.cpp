@@ -7,6 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -258,14 +261,114 @@ TEST_F(WebApiTest, EveryAnswerCarriesAStrictPolicy) {
   EXPECT_EQ(get("/queues/" + url_encode(queue()) + "/jobs/JOB_x").status, 200) << "every view is the one page";
 }
 
-TEST_F(WebApiTest, ALoopbackPageAnswersOnlyToALoopbackHost) {
+// What the page of emq web serves: every view, the assets and the API.
+std::vector<std::string> every_get_path(const std::string& queue) {
+  const std::string q = url_encode(queue);
+  return {"/",
+          "/queues/" + q,
+          "/queues/" + q + "/jobs/JOB_a",
+          "/assets/app.js",
+          "/api/queues",
+          "/api/queues/" + q + "?state=dead",
+          "/api/queues/" + q + "/jobs/JOB_a",
+          "/api/queues/" + q + "/jobs/JOB_a/payload"};
+}
+
+HttpAnswer with_host(int port, const std::string& method, const std::string& path, const std::string& host,
+                     const Headers& headers = {}) {
+  std::string raw = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
+  for (const auto& [k, v] : headers) raw += k + ": " + v + "\r\n";
+  if (method == "POST") raw += "Content-Length: 0\r\n";
+  return http_request(port, raw + "\r\n");
+}
+
+TEST_F(WebApiTest, ALoopbackPageAnswersOnlyToALoopbackHostNamingItsPort) {
   // A page of another site, its name made to resolve to 127.0.0.1, sends
   // its own Host: DNS rebinding must not reach the data or the token.
-  const HttpAnswer a = http_request(port(), "GET / HTTP/1.1\r\nHost: evil.example:" + std::to_string(port()) + "\r\n\r\n");
-  EXPECT_EQ(a.status, 403);
-  EXPECT_EQ(a.body.find("emq-token"), std::string::npos);
-  const HttpAnswer b = http_request(port(), "GET /api/queues HTTP/1.1\r\nHost: localhost:" + std::to_string(port()) + "\r\n\r\n");
-  EXPECT_EQ(b.status, 200);
+  seed_dead(x(), keys(), "JOB_a", "secret payload", "e", 1);
+  const std::string p = std::to_string(port());
+  const std::string wrong_port = std::to_string(port() == 65535 ? 1 : port() + 1);
+  const std::vector<std::string> refused = {
+      "evil.example:" + p, "127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p,
+      "127.0.0.1:" + p + "@evil.com", "127.0.0.1:" + wrong_port, "localhost:" + wrong_port,
+      "127.0.0.1",  // no port is port 80
+      "localhost.evil.example:" + p, "127.1:" + p, "0x7f.0.0.1:" + p, "127.000.000.001:" + p,
+      "[::1].evil.example:" + p, "[::1]" + p, "[::2]:" + p, "::1:" + p, "127.0.0.1:" + p + ":" + p,
+      "127.0.0.1:" + p + "/x", "127.0.0.1:", ""};
+  for (const std::string& host : refused) {
+    for (const std::string& path : every_get_path(queue())) {
+      const HttpAnswer a = with_host(port(), "GET", path, host);
+      EXPECT_EQ(a.status, 403) << "Host '" << host << "' GET " << path;
+      EXPECT_EQ(a.body.find("emq-token"), std::string::npos) << host;
+      EXPECT_EQ(a.body.find("secret payload"), std::string::npos) << host;
+    }
+  }
+  const std::vector<std::string> served = {"127.0.0.1:" + p, "localhost:" + p, "LocalHost:" + p, "127.9.8.7:" + p,
+                                           "[::1]:" + p, "[0:0:0:0:0:0:0:1]:" + p};
+  for (const std::string& host : served) {
+    for (const std::string& path : every_get_path(queue())) {
+      EXPECT_EQ(with_host(port(), "GET", path, host).status, 200) << "Host '" << host << "' GET " << path;
+    }
+  }
+}
+
+TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
+  seed_dead(x(), keys(), "JOB_a", "p", "e", 1);
+  seed_dead(x(), keys(), "JOB_b", "p", "e", 2);
+  const std::string p = std::to_string(port());
+  const std::string token = token_of(port());
+  const std::vector<std::string> actions = {qpath() + "/pause", qpath() + "/retry-dead", qpath() + "/jobs/JOB_a/retry",
+                                            qpath() + "/jobs/JOB_a/cancel"};
+  auto untouched = [&] {
+    return !stats(x(), keys()).paused && count_jobs(x(), keys(), JobState::Dead) == 2 &&
+           x().command({"EXISTS", keys().row("JOB_a")}).integer == 1;
+  };
+  // A rebinding page sends its own name as Host and Origin alike.
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p}) {
+    for (const std::string& path : actions) {
+      const HttpAnswer a = with_host(port(), "POST", path, host,
+                                     {{"X-EMQ-Token", token}, {"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}});
+      EXPECT_EQ(a.status, 403) << host << " POST " << path;
+    }
+  }
+  // A loopback Host, but an Origin built from it rather than one served:
+  // the server listens on 127.0.0.1 only, so no page of 127.0.0.2 or
+  // [::1] is its own.
+  for (const std::string& host : std::vector<std::string>{"127.0.0.2:" + p, "[::1]:" + p, "127.0.0.1:" + p}) {
+    for (const std::string& origin : std::vector<std::string>{"http://127.0.0.2:" + p, "http://[::1]:" + p,
+                                                              "http://127.0.0.1:1",
+                                                              "http://127.0.0.1.evil.example:" + p, "null"}) {
+      for (const std::string& path : actions) {
+        const HttpAnswer a = with_host(port(), "POST", path, host, {{"X-EMQ-Token", token}, {"Origin", origin}});
+        EXPECT_EQ(a.status, 403) << host << " Origin " << origin << " POST " << path;
+      }
+    }
+  }
+  EXPECT_TRUE(untouched()) << "no refused action changed anything";
+  // The served origins: the address listened on, and localhost for it.
+  for (const std::string& origin : std::vector<std::string>{"http://127.0.0.1:" + p, "http://localhost:" + p}) {
+    const HttpAnswer a = with_host(port(), "POST", qpath() + "/pause", "localhost:" + p,
+                                   {{"X-EMQ-Token", token}, {"Origin", origin}});
+    EXPECT_EQ(a.status, 200) << origin << ": " << a.body;
+  }
+  EXPECT_TRUE(stats(x(), keys()).paused);
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(WebApiTest, AMethodNotServedIs405WithOneAllowHeader) {
+  for (const char* method : {"DELETE", "PUT", "PATCH"}) {
+    const std::string raw = request(port(), method, qpath()).raw;
+    ASSERT_EQ(raw.rfind("HTTP/1.1 405 ", 0), 0u) << raw;
+    const std::string head = raw.substr(0, raw.find("\r\n\r\n"));
+    EXPECT_EQ(count_of(head, "\r\nAllow:"), 1u) << head;
+    EXPECT_NE(head.find("\r\nAllow: GET, POST"), std::string::npos) << head;
+  }
 }
 
 TEST_F(WebApiTest, HostileIdsPayloadsAndErrorsStayData) {
@@ -314,15 +417,144 @@ TEST_F(WebApiTest, WithAPasswordEveryRequestNeedsBasicAuth) {
     EXPECT_NE(a.headers["www-authenticate"].find("Basic"), std::string::npos) << path;
   }
   EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", "Basic " + base64_encode("emq:wrong")}}).status, 401);
+  // A second failure makes this client wait 100 ms before its next attempt is checked.
   EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", "Basic !!!"}}).status, 401);
   const std::string good = "Basic " + base64_encode("emq:" + password);
-  EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", good}}).status, 200);
+  EXPECT_TRUE(wait_for([&] { return request(p, "GET", "/api/queues", {{"Authorization", good}}).status == 200; },
+                       std::chrono::seconds(10)));
   // With the password, the Host may be any name the operator serves it by.
   EXPECT_EQ(http_request(p, "GET /api/queues HTTP/1.1\r\nHost: emq.internal\r\nAuthorization: " + good + "\r\n\r\n")
                 .status,
             200);
   guarded.stop();
   EXPECT_EQ(guarded.output().find(password), std::string::npos) << "the password never reaches the output";
+}
+
+TEST_F(WebApiTest, AnOriginGivenWithOriginMayActAndNoOther) {
+  const std::string password = "s3cret-Pa55";
+  EmqWeb bad({"--listen", "127.0.0.1:0", "--origin", "emq.example"}, {{"EMQ_URL", server().url()}});
+  EXPECT_EQ(bad.wait_exit(), 2);
+  EXPECT_NE(bad.output().find("--origin 'emq.example'"), std::string::npos) << bad.output();
+
+  EmqWeb proxied({"--listen", "127.0.0.1:0", "--origin", "https://emq.example"},
+                 {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
+  ASSERT_GT(proxied.port(), 0) << proxied.output();
+  const int p = proxied.port();
+  const std::string auth = "Basic " + base64_encode("emq:" + password);
+  const HttpAnswer page = request(p, "GET", "/", {{"Authorization", auth}});
+  const std::string marker = "name=\"emq-token\" content=\"";
+  const std::size_t at = page.body.find(marker) + marker.size();
+  const std::string token = page.body.substr(at, page.body.find('"', at) - at);
+  auto pause_from = [&](const std::string& origin) {
+    return with_host(p, "POST", qpath() + "/pause", "emq.example",
+                     {{"Authorization", auth}, {"X-EMQ-Token", token}, {"Origin", origin}});
+  };
+  const HttpAnswer other = pause_from("https://other.example");
+  EXPECT_EQ(other.status, 403);
+  EXPECT_NE(body_of(other)["error"].get<std::string>().find("https://emq.example"), std::string::npos)
+      << "the refusal names the origins served: " << other.body;
+  EXPECT_EQ(pause_from("http://emq.example").status, 403) << "not the Host's origin: only those served";
+  EXPECT_FALSE(stats(x(), keys()).paused);
+  const HttpAnswer ok = pause_from("https://emq.example");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_TRUE(stats(x(), keys()).paused);
+}
+
+TEST_F(WebApiTest, WrongPasswordsWaitLongerAndAreLoggedWithoutFlooding) {
+  const std::string password = "s3cret-Pa55";
+  EmqWeb guarded({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server().url()}, {"EMQ_WEB_PASSWORD", password}});
+  ASSERT_GT(guarded.port(), 0) << guarded.output();
+  const int p = guarded.port();
+  auto attempt = [&](const std::string& pw) {
+    return request(p, "GET", "/api/queues", {{"Authorization", "Basic " + base64_encode("emq:" + pw)}});
+  };
+
+  // A guesser as fast as it can go, 10 ms apart: most of its guesses are
+  // refused unchecked (429) while it waits 0, 100, 200, 400, 800 ms after
+  // its 1st..5th checked failure.
+  const auto start = std::chrono::steady_clock::now();
+  int checked = 0;
+  int refused = 0;
+  for (int i = 0; checked < 6 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30); ++i) {
+    const HttpAnswer a = attempt("guess-" + std::to_string(i));
+    if (a.status == 401) {
+      ++checked;
+    } else {
+      ASSERT_EQ(a.status, 429) << a.body;
+      EXPECT_GE(std::stoi(a.headers.at("retry-after")), 1);
+      ++refused;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  std::printf("[figure] 6 checked wrong passwords took %.2f s; %d more refused unchecked\n",
+              std::chrono::duration<double>(took).count(), refused);
+  ASSERT_EQ(checked, 6);
+  EXPECT_GE(took, std::chrono::milliseconds(100 + 200 + 400 + 800)) << "each failure waits longer";
+  EXPECT_GT(refused, 10);
+  // It now waits 1.6 s: even the right password is not checked before.
+  const HttpAnswer early = attempt(password);
+  EXPECT_EQ(early.status, 429) << early.body;
+  EXPECT_NE(body_of(early)["error"].get<std::string>().find("too many wrong passwords"), std::string::npos);
+  // After the wait the right one is let in.
+  EXPECT_TRUE(wait_for([&] { return attempt(password).status == 200; }, std::chrono::seconds(10)));
+
+  guarded.stop();
+  const std::string log = guarded.output();
+  EXPECT_EQ(count_of(log, "wrong password"), 2u)
+      << "the first at once, the rest counted into one line (here, at exit): " << log;
+  EXPECT_NE(log.find("a wrong password from 127.0.0.1"), std::string::npos) << log;
+  EXPECT_NE(log.find("5 wrong passwords from 1 client"), std::string::npos) << log;
+  EXPECT_EQ(log.find("guess-"), std::string::npos) << "no password is ever logged";
+  EXPECT_EQ(log.find(password), std::string::npos) << "no password is ever logged";
+}
+
+std::string hex_encode(const std::string& bytes) {
+  std::string out;
+  char buf[3];
+  for (unsigned char c : bytes) {
+    std::snprintf(buf, sizeof buf, "%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
+// "%XX" for every byte the hex names, as the page builds a link from id_hex.
+std::string segment_from_hex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += "%" + hex.substr(i, 2);
+  return out;
+}
+
+TEST_F(WebApiTest, AnIdThatIsNotUtf8IsLinkedAndActedOnByItsExactBytes) {
+  // Two ids a peer may write that differ only in bytes U+FFFD would hide.
+  const std::string id("JOB_\xff\xfe-\xc3", 8);
+  const std::string twin("JOB_\xff\xfd-\xc3", 8);
+  seed_dead(x(), keys(), id, "mine", "e", 1);
+  seed_dead(x(), keys(), twin, "twin", "e", 2);
+
+  const json listing = body_of(get(qpath() + "?state=dead"));
+  ASSERT_EQ(listing["jobs"].size(), 2u);
+  std::string segment;
+  for (const json& j : listing["jobs"]) {
+    ASSERT_TRUE(j.contains("id_hex")) << j.dump();
+    if (j["id_hex"] == hex_encode(id)) segment = segment_from_hex(j["id_hex"]);
+  }
+  ASSERT_FALSE(segment.empty()) << listing.dump();
+
+  const json job = body_of(get(qpath() + "/jobs/" + segment));
+  EXPECT_EQ(job["id_hex"], hex_encode(id));
+  EXPECT_EQ(job["payload"]["text"], "mine");
+  EXPECT_EQ(get(qpath() + "/jobs/" + segment + "/payload").body, "mine");
+
+  HttpAnswer a = act(qpath() + "/jobs/" + segment + "/retry");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(x().command({"HGET", keys().row(id), "state"}).str, "pending");
+  EXPECT_EQ(x().command({"HGET", keys().row(twin), "state"}).str, "dead") << "its twin is untouched";
+  a = act(qpath() + "/jobs/" + segment + "/cancel");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(x().command({"EXISTS", keys().row(id)}).integer, 0);
+  EXPECT_EQ(x().command({"EXISTS", keys().row(twin)}).integer, 1);
 }
 
 // Its own server, stopped and started again: the page's data says the

@@ -24,6 +24,10 @@ using std::chrono::seconds;
 HttpServer::Params routes() {
   HttpServer::Params p;
   p.listen = "127.0.0.1:0";
+  // Its user's words, not the metrics endpoint's: the server has none of its own.
+  p.setting = "test.listen";
+  p.taken_hint = ", or stop the other test";
+  p.name = "test server";
   p.routes["/metrics"] = [] {
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -72,6 +76,22 @@ TEST(HttpServer, OnlyGetIsServed) {
     EXPECT_EQ(a.status, 405) << method;
     EXPECT_EQ(a.headers["allow"], "GET") << method;
   }
+}
+
+TEST(HttpServer, AHandlersAnswerCarriesItsHeadersAloneAndSeesTheClient) {
+  HttpServer::Params p = routes();
+  p.handler = [](const HttpRequest& r) {
+    HttpResponse a{405, "text/plain; charset=utf-8", "peer " + r.peer + "\n", {"Allow: GET, POST"}};
+    return a;
+  };
+  auto s = serve(std::move(p));
+  EXPECT_EQ(s->host(), "127.0.0.1");
+  const std::string raw = http_request(s->port(), "DELETE /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n").raw;
+  ASSERT_EQ(raw.rfind("HTTP/1.1 405 ", 0), 0u) << raw;
+  const std::string head = raw.substr(0, raw.find("\r\n\r\n") + 2);
+  EXPECT_EQ(head.find("Allow:"), head.rfind("Allow:")) << "one Allow header: " << head;
+  EXPECT_NE(head.find("\r\nAllow: GET, POST\r\n"), std::string::npos) << head;
+  EXPECT_NE(raw.find("peer 127.0.0.1\n"), std::string::npos) << raw;
 }
 
 TEST(HttpServer, GarbageIs400) {
@@ -183,10 +203,11 @@ TEST(HttpServer, ATakenPortIsAStartupErrorThatSaysWhatToDo) {
     FAIL() << "two servers on one port";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("metrics.listen '127.0.0.1:" + std::to_string(first->port()) + "'"), std::string::npos)
+    EXPECT_NE(what.find("test.listen '127.0.0.1:" + std::to_string(first->port()) + "'"), std::string::npos)
         << what;
     EXPECT_NE(what.find("in use"), std::string::npos) << what;
-    EXPECT_NE(what.find("set metrics.listen to \"\""), std::string::npos) << what;
+    EXPECT_NE(what.find("choose a free port, or stop the other test"), std::string::npos) << what;
+    EXPECT_EQ(what.find("metrics"), std::string::npos) << "no words of the metrics endpoint: " << what;
   }
 }
 
@@ -198,7 +219,7 @@ TEST(HttpServer, MalformedListenAddressesAreRefusedWithAnExample) {
       HttpServer s(std::move(p));
       ADD_FAILURE() << bad << " was accepted";
     } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("metrics.listen '" + std::string(bad) + "'"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("test.listen '" + std::string(bad) + "'"), std::string::npos)
           << e.what();
     }
   }
@@ -213,6 +234,7 @@ TEST(HttpServer, ListensOnIpv6Loopback) {
   } catch (const std::runtime_error& e) {
     GTEST_SKIP() << "no IPv6 loopback on this machine: " << e.what();
   }
+  EXPECT_EQ(s->host(), "[::1]");
   int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in6 addr{};
   addr.sin6_family = AF_INET6;

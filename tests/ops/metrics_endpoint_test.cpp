@@ -53,6 +53,24 @@ bool healthz_is(int port, int status, const std::string& body_part) {
   return a.status == status && a.body.find(body_part) != std::string::npos;
 }
 
+TEST(MetricsEndpoint, ATakenPortNamesMetricsListenAndHowToTurnTheEndpointOff) {
+  test::ValkeyServer server;
+  Config first_config = config_for(server, {"mail"});
+  Metrics metrics({"mail"}, "test");
+  MetricsEndpoint first(first_config, options_of(first_config), metrics);
+  Config config = config_for(server, {"mail"});
+  config.metrics.listen = "127.0.0.1:" + std::to_string(first.port());
+  try {
+    MetricsEndpoint second(config, options_of(config), metrics);
+    FAIL() << "two endpoints on one port";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("metrics.listen '" + config.metrics.listen + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("in use"), std::string::npos) << what;
+    EXPECT_NE(what.find("set metrics.listen to \"\" to turn the endpoint off"), std::string::npos) << what;
+  }
+}
+
 TEST(MetricsEndpoint, HealthFollowsTheServerAndTheLoops) {
   test::ValkeyServer server;
   const Config config = config_for(server, {"mail"});

@@ -14,6 +14,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace echomq::test {
 
@@ -22,6 +23,7 @@ struct HttpAnswer {
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   bool closed = false;  // the server closed the connection (EOF or reset)
+  std::string raw;      // the bytes as they came: headers repeated or not
 };
 
 // A connected socket, closed by the destructor.
@@ -71,6 +73,7 @@ class Client {
       raw.append(buf, static_cast<std::size_t>(n));
     }
     parse(raw, a);
+    a.raw = std::move(raw);
     return a;
   }
 

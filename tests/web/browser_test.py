@@ -4,7 +4,8 @@ a real valkey-server and a real `emq web` process.
 
 What an operator does with the page is checked in the server, not in the
 page alone: the overview lists the queues; a queue's dead jobs show their
-errors; a dead job's Retry button moves it to pending; "Retry all" asks
+errors; a dead job's Retry button moves it to pending (one whose id is
+not UTF-8 too, from its own view, and Cancel deletes it); "Retry all" asks
 first; Pause and Resume show in the queue's meta; hostile payloads, errors
 and ids stay text; --read-only shows no buttons; the page says when the
 server cannot be reached and recovers when it is back. Screenshots of the
@@ -295,6 +296,27 @@ class Page(unittest.TestCase):
         self.assertEqual(text(self.driver, 'pre[data-field="payload"]'), hostile)
         self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
         self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+
+    def test_an_id_that_is_not_utf8_is_viewed_retried_and_cancelled(self):
+        # A peer may write any id past "JOB": its links carry its exact bytes.
+        job_id = b"JOB_\xff\xfe-bin"
+        row = b"emq:{binids}:job:" + job_id
+        raw = redis.Redis(port=self.valkey.port)
+        raw.hset(row, mapping={b"state": b"dead", b"attempts": b"5", b"payload": b"binary id payload",
+                               b"failures": b"5", b"error": b"e"})
+        raw.zadd(b"emq:{binids}:dead", {job_id: 1700000000000})
+        raw.sadd("{emq}:queues", "binids")
+        self.open("/queues/binids?state=dead")
+        href = wait(self.driver, lambda d: d.execute_script(
+            "const a = document.querySelector('#jobs td.id a'); return a && a.getAttribute('href');"), "the job's link")
+        self.assertEqual(href, "/queues/binids/jobs/%4a%4f%42%5f%ff%fe%2d%62%69%6e")
+        self.open(href)
+        self.assertEqual(text(self.driver, 'pre[data-field="payload"]'), "binary id payload")
+        click(self.driver, "#view .actions", "Retry")
+        wait_server(lambda: raw.hget(row, b"state") == b"pending", "the job retried by its bytes")
+        click(self.driver, "#view .actions", "Cancel")
+        wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
+        wait_server(lambda: raw.exists(row) == 0, "the job cancelled by its bytes: its row is gone")
 
     def test_read_only_shows_no_buttons(self):
         seed_dead(self.valkey, "audit", "JOB_audit_0", "x", "bad", 1700000000000)

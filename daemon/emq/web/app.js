@@ -50,8 +50,24 @@
     return query.length ? href + '?' + query.join('&') : href;
   }
 
-  function jobHref(q, id) {
-    return '/queues/' + encodeURIComponent(q) + '/jobs/' + encodeURIComponent(id);
+  // A job's id as one path segment, from its exact bytes: an id that is
+  // not UTF-8 comes with id_hex, and its text (with U+FFFD) names no job.
+  function idSegment(job) {
+    return job.id_hex !== undefined ? job.id_hex.replace(/../g, '%$&') : encodeURIComponent(job.id);
+  }
+
+  // A path segment as text, for showing: as it stands when its bytes are
+  // not UTF-8.
+  function segmentText(segment) {
+    try {
+      return decodeURIComponent(segment);
+    } catch (e) {
+      return segment;
+    }
+  }
+
+  function jobHref(q, idSeg) {
+    return '/queues/' + encodeURIComponent(q) + '/jobs/' + idSeg;
   }
 
   function crumbs(...parts) {
@@ -164,9 +180,9 @@
     }, true);
   }
 
-  function jobButtons(q, id, state) {
+  function jobButtons(q, id, idSeg, state) {
     if (readOnly) return [];
-    const base = '/api/queues/' + encodeURIComponent(q) + '/jobs/' + encodeURIComponent(id);
+    const base = '/api/queues/' + encodeURIComponent(q) + '/jobs/' + idSeg;
     const out = [];
     if (state === 'dead') out.push(button('Retry', () => act(base + '/retry', () => 'Retried ' + id)));
     if (state !== 'active') {
@@ -298,12 +314,12 @@
     const head = el('tr', {}, el('th', {}, 'ID'), el('th', {}, timeHead), el('th', { class: 'num' }, 'Attempts'),
       el('th', { class: 'num' }, 'Failures'), el('th', {}, 'Error'), el('th', {}, 'Payload'), readOnly ? null : el('th', {}, ''));
     const rows = data.jobs.map((j) => el('tr', { 'data-id': j.id },
-      el('td', { class: 'id' }, el('a', { href: jobHref(name, j.id) }, j.id)),
+      el('td', { class: 'id' }, el('a', { href: jobHref(name, idSegment(j)) }, j.id)),
       el('td', {}, state === 'pending' ? String(j.lane) : when(j.time_ms)),
       el('td', { class: 'num' }, j.attempts), el('td', { class: 'num' }, j.failures),
       el('td', { class: 'err' }, j.error ? bytesText(j.error) : '–'),
       el('td', {}, j.row_found ? bytesText(j.payload) : '(gone)'),
-      readOnly ? null : el('td', {}, jobButtons(name, j.id, state))));
+      readOnly ? null : el('td', {}, jobButtons(name, j.id, idSegment(j), state))));
     const first = (data.page - 1) * data.page_size;
     const pager = el('div', { class: 'pager' },
       data.page > 1 ? el('a', { href: queueHref(name, state, data.page - 1), rel: 'prev' }, '← newer') : null,
@@ -322,9 +338,11 @@
       el('pre', { class: 'bytes', 'data-field': label }, b.hex !== undefined ? b.hex : b.text)];
   }
 
-  async function jobView(name, id) {
-    crumbs(el('a', { href: '/' }, 'queues'), el('a', { href: queueHref(name) }, name), el('span', {}, id));
-    const base = '/api/queues/' + encodeURIComponent(name) + '/jobs/' + encodeURIComponent(id);
+  // idSeg: the id's segment of the address as it stands, still encoded,
+  // so the API gets the id's exact bytes back.
+  async function jobView(name, idSeg) {
+    crumbs(el('a', { href: '/' }, 'queues'), el('a', { href: queueHref(name) }, name), el('span', {}, segmentText(idSeg)));
+    const base = '/api/queues/' + encodeURIComponent(name) + '/jobs/' + idSeg;
     let data;
     try {
       data = await api(base);
@@ -337,7 +355,8 @@
     }
     const fields = el('dl', { class: 'fields' }, el('dt', {}, 'state'), el('dd', {}, data.state ?? '–'),
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
-    show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, data.state)), fields,
+    const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
+    show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
       bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
       bytesBlock('result', data.result, base + '/result')));
   }
@@ -345,9 +364,13 @@
   // ---- which view, and keeping it fresh ----
 
   function route() {
-    const parts = location.pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
-    if (parts.length === 2 && parts[0] === 'queues') return () => queueView(parts[1]);
-    if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') return () => jobView(parts[1], parts[3]);
+    // Segments stay encoded until used: a job id's may hold bytes that are
+    // not UTF-8, which decodeURIComponent refuses.
+    const parts = location.pathname.split('/').filter((p) => p !== '');
+    if (parts.length === 2 && parts[0] === 'queues') return () => queueView(segmentText(parts[1]));
+    if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') {
+      return () => jobView(segmentText(parts[1]), parts[3]);
+    }
     return overview;
   }
 
