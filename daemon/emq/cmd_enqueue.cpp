@@ -204,8 +204,11 @@ void add_enqueue(CLI::App& app, Tool& tool) {
                          ->type_name("PAYLOAD");
   sub->add_option("--id", a->id, "the job id (JOB_...); default: a new minted id")->type_name("ID");
   a->lane_given =
-      add_number_option(sub, "--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")->type_name("N");
-  a->delay_given = add_number_option(sub, "--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")->type_name("N");
+      add_number_option(sub, "--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")
+          ->type_name("N");
+  a->delay_given =
+      add_number_option(sub, "--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")
+          ->type_name("N");
   a->at_given = sub->add_option("--at", a->at, "due at this time: RFC 3339 with a zone, or epoch ms")->type_name("TIME");
   a->ndjson_given = sub->add_option("--ndjson", a->ndjson,
                                     "many jobs, one JSON object per line, from FILE or - (stdin)")

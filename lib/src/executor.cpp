@@ -116,7 +116,8 @@ void Executor::ensure_connected() {
       const std::string lost = cluster_->lost_node();
       cluster_->refresh();
       const std::vector<NodeAddress>& primaries = cluster_->map().primaries();
-      reached = std::none_of(primaries.begin(), primaries.end(), [&](const NodeAddress& n) { return n.name() == lost; });
+      reached = std::none_of(primaries.begin(), primaries.end(),
+                             [&](const NodeAddress& n) { return n.name() == lost; });
     } else {
       looked_at_ = std::chrono::steady_clock::now();
       Connection c = Connection::open(options_);
