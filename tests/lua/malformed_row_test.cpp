@@ -218,10 +218,15 @@ TEST_F(MalformedRow, ASetOfTheWrongTypeIsRefusedBeforeAnyWrite) {
   expect_wrongtype(retry_job_call(q, dead));
   expect_wrongtype({Script::RetryDead, {q.dead, q.pending, q.row_root}, {"10"}});
   expect_wrongtype({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"5", "10"}});
+  enqueue_new("p", {0, 1});  // due: the claim below would promote it into the spoilt pending
+  expect_wrongtype(claim_call(q, {30000, 5, 5}));
   restore(q.pending, kept);
   kept = spoil(q.delayed);
   expect_wrongtype(fail_call(q, l, {"boom", 5, 1000, false}));
   restore(q.delayed, kept);
+  kept = spoil(q.active);
+  expect_wrongtype(claim_call(q, {30000, 5, 5}));  // it would pop, then fail on ZADD active
+  restore(q.active, kept);
   kept = spoil(q.dead);
   expect_wrongtype(fail_call(q, l, {"boom", 5, 0, true}));
   restore(q.dead, kept);
