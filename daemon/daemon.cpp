@@ -97,7 +97,11 @@ bool Daemon::connect_and_check(Executor& x) {
       spdlog::warn("{}", why);
       if (endpoint_) endpoint_->starting(why);
     }
-    if (wait_signal(std::max(x.retry_after(), milliseconds(100)))) return false;
+    // An ignored signal (SIGHUP, SIGUSR1/2) ends a wait early: wait out the rest.
+    const auto retry_at = Clock::now() + std::max(x.retry_after(), milliseconds(100));
+    for (auto now = Clock::now(); now < retry_at; now = Clock::now()) {
+      if (wait_stop_signal(std::chrono::duration_cast<milliseconds>(retry_at - now) + milliseconds(1))) return false;
+    }
   }
 }
 
@@ -202,7 +206,7 @@ void Daemon::drain() {
     return n;
   };
   while (running() > 0 && Clock::now() < until && !second_signal_) {
-    if (wait_signal(milliseconds(20))) {
+    if (wait_stop_signal(milliseconds(20))) {
       second_signal_ = true;
       spdlog::warn("second signal: stopping running jobs now");
     }
@@ -276,11 +280,7 @@ int Daemon::run() {
   const milliseconds tick = notify_.watchdog_interval() ? std::min(*notify_.watchdog_interval(), kStatusEvery)
                                                          : kStatusEvery;
   while (true) {
-    std::optional<Signal> sig = wait_signal(tick);
-    if (sig == Signal::Stop) break;
-    if (sig == Signal::Reload) {
-      spdlog::warn("SIGHUP: emqd does not reload its configuration; restart it to apply changes");
-    }
+    if (wait_stop_signal(tick)) break;
     if (notify_.watchdog_interval()) {
       // No ping while a claim loop is stuck: systemd restarts a daemon that
       // lives but no longer works. A server outage alone still pings.

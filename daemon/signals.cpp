@@ -29,20 +29,23 @@ void block_signals() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
-std::optional<Signal> wait_signal(std::chrono::milliseconds wait) {
+bool wait_stop_signal(std::chrono::milliseconds wait) {
   sigset_t set = watched();
   timespec ts{};
   ts.tv_sec = static_cast<time_t>(wait.count() / 1000);
   ts.tv_nsec = static_cast<long>((wait.count() % 1000) * 1000000);
   int sig = ::sigtimedwait(&set, nullptr, &ts);
-  if (sig < 0) return std::nullopt;  // EAGAIN (timeout) or EINTR
-  if (sig == SIGHUP) return Signal::Reload;
+  if (sig < 0) return false;  // EAGAIN (timeout) or EINTR
+  if (sig == SIGHUP) {
+    spdlog::warn("received SIGHUP: emqd does not reload its configuration; restart it to apply changes");
+    return false;
+  }
   if (sig == SIGUSR1 || sig == SIGUSR2) {
     spdlog::warn("received {}: emqd takes no action on it (SIGTERM stops it)", sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
-    return std::nullopt;
+    return false;
   }
   spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  return Signal::Stop;
+  return true;
 }
 
 }  // namespace echomq::daemon

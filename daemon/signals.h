@@ -3,18 +3,18 @@
 #pragma once
 
 #include <chrono>
-#include <optional>
 
 namespace echomq::daemon {
-
-enum class Signal { Stop, Reload };
 
 // Blocks SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 in the calling thread (and so in every
 // thread it starts afterwards), and ignores SIGPIPE: a handler that closes
 // its stdin early is an EPIPE to handle, not a reason to die.
 void block_signals();
-// Waits up to `wait` for one of them. SIGUSR1 and SIGUSR2 are logged and
-// answered with nullopt, as a timeout is.
-std::optional<Signal> wait_signal(std::chrono::milliseconds wait);
+// Waits up to `wait` for one of them; true for SIGTERM or SIGINT (stop).
+// SIGHUP, SIGUSR1 and SIGUSR2 are logged and answered with false, as a
+// timeout is. Every phase (the start-up wait for the server, running, the
+// drain) waits here, so each signal means the same thing in all of them,
+// as docs/operations.md promises: a SIGHUP never stops emqd.
+bool wait_stop_signal(std::chrono::milliseconds wait);
 
 }  // namespace echomq::daemon

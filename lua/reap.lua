@@ -16,13 +16,16 @@
   KEYS[3]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[4]  emq:{q}:stats      hash  counters reaped, dead
   KEYS[5]  emq:{q}:job:       the row root; a row is KEYS[5] .. id
+  KEYS[6]  emq:{q}:outbox     zset  optional (flow-aware speakers pass it): a
+                                    child (a row with parent) sent to dead is
+                                    added, member id, score now
   ARGV[1]  max_attempts       integer 1..1000000
   ARGV[2]  limit              integer 1..1000000, ids to look at at most
 
   Reply:   [requeued, dead] counts
   Errors:  EMQARG when an argument is not an integer in range
 ]]
-local active, pending, dead, stats, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local active, pending, dead, stats, row_root, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
 -- A set this call adds to must be a zset (or absent) before the first
 -- write: ZADD failing after it would leave the job in no set.
@@ -84,7 +87,7 @@ local requeued, died = 0, 0
 for _, id in ipairs(expired) do
   local row = row_root .. id
   local kind = redis.call('TYPE', row).ok
-  local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane') or {}
+  local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane', 'parent') or {}
   local lane = lane_of(f[3])
   if kind == 'none' then
     redis.call('ZREM', active, id)
@@ -101,6 +104,9 @@ for _, id in ipairs(expired) do
     if tonumber(f[1] or '0') >= max_attempts then
       redis.call('HSET', row, 'state', 'dead')
       redis.call('ZADD', dead, now, id)
+      if outbox and f[4] then
+        redis.call('ZADD', outbox, now, id)
+      end
       died = died + 1
     else
       redis.call('HSET', row, 'state', 'pending')

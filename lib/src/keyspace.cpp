@@ -41,14 +41,30 @@ QueueKeys::QueueKeys(std::string_view q)
       dead(queue_key(q, "dead")),
       stats(queue_key(q, "stats")),
       meta(queue_key(q, "meta")),
-      row_root(queue_key(q, "job:")) {}
+      row_root(queue_key(q, "job:")),
+      cron(queue_key(q, "cron")),
+      waiting(queue_key(q, "waiting")),
+      outbox(queue_key(q, "outbox")),
+      deps_root(queue_key(q, "deps:")),
+      results_root(queue_key(q, "results:")) {}
 
-std::string QueueKeys::row(std::string_view job_id) const {
+namespace {
+std::string under(const std::string& root, std::string_view job_id) {
   check_wire_gate(job_id);
   std::string key;
-  key.reserve(row_root.size() + job_id.size());
-  key.append(row_root).append(job_id);
+  key.reserve(root.size() + job_id.size());
+  key.append(root).append(job_id);
   return key;
+}
+}  // namespace
+
+std::string QueueKeys::row(std::string_view job_id) const { return under(row_root, job_id); }
+std::string QueueKeys::deps(std::string_view job_id) const { return under(deps_root, job_id); }
+std::string QueueKeys::results(std::string_view job_id) const { return under(results_root, job_id); }
+
+std::string QueueKeys::ref(std::string_view job_id) const {
+  check_wire_gate(job_id);
+  return queue + ":" + std::string(job_id);
 }
 
 }  // namespace echomq

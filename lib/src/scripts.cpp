@@ -5,9 +5,9 @@
 namespace echomq {
 
 namespace {
-// Order matches enum Script; a test checks each num_keys against the KEYS
-// the file's header declares. The six core transitions name their twin in
-// the emq module (PROTOCOL.md, "The native module").
+// Order matches enum Script; a test checks num_keys + optional_keys against
+// the KEYS the file's header declares. The six core transitions name their
+// twin in the emq module (PROTOCOL.md, "The native module").
 constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Enqueue, "enqueue", 2, "EMQ.ENQUEUE"},
     {Script::EnqueueLane, "enqueue_lane", 2, nullptr},
@@ -17,11 +17,18 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Complete, "complete", 3, "EMQ.COMPLETE"},
     {Script::Fail, "fail", 6, "EMQ.FAIL"},
     {Script::Release, "release", 4, "EMQ.RELEASE"},
-    {Script::Reap, "reap", 5, nullptr},
+    {Script::Reap, "reap", 5, nullptr, 1},
     {Script::RetryDead, "retry_dead", 3, nullptr},
     {Script::RetryJob, "retry_job", 3, nullptr},
-    {Script::Cancel, "cancel", 4, nullptr},
+    {Script::Cancel, "cancel", 4, nullptr, 1},
     {Script::TrimDead, "trim_dead", 2, nullptr},
+    {Script::EnqueueCron, "enqueue_cron", 4, nullptr},
+    {Script::EnqueueParent, "enqueue_parent", 4, nullptr},
+    {Script::EnqueueChild, "enqueue_child", 3, nullptr},
+    {Script::CompleteFlow, "complete_flow", 6, nullptr},
+    {Script::FailFlow, "fail_flow", 9, nullptr},
+    {Script::ChildDone, "child_done", 6, nullptr, 1},
+    {Script::OutboxAck, "outbox_ack", 2, nullptr},
 }};
 }  // namespace
 

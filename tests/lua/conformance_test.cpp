@@ -48,6 +48,17 @@ std::vector<int> declared_keys(const std::string& header) {
   return keys;
 }
 
+// The header line that declares KEYS[k], or "".
+std::string key_line(const std::string& header, int k) {
+  std::istringstream lines(header);
+  std::string prefix = "KEYS[" + std::to_string(k) + "]";
+  for (std::string l; std::getline(lines, l);) {
+    std::size_t start = l.find_first_not_of(" \t");
+    if (start != std::string::npos && l.compare(start, prefix.size(), prefix) == 0) return l;
+  }
+  return "";
+}
+
 // Where PROTOCOL.md is: $EMQ_PROTOCOL_MD, else the shared folder beside the
 // repository.
 fs::path protocol_md() {
@@ -55,24 +66,63 @@ fs::path protocol_md() {
   return kLuaDir / ".." / ".." / "shared" / "PROTOCOL.md";
 }
 
-// The rows of the "## L2: transitions" table: name -> its KEYS column.
+// The rows of every transition table of PROTOCOL.md (those whose header is
+// "| transition | KEYS | ARGV | reply |", wherever they stand): name -> its
+// KEYS column. Other tables (the Limits fields, the native commands) are not
+// transitions, whatever their first column holds.
 std::map<std::string, std::string> protocol_transitions(const std::string& md) {
   std::map<std::string, std::string> rows;
+  static const std::regex header(R"(^\|\s*transition\s*\|\s*KEYS\s*\|\s*ARGV\s*\|\s*reply\s*\|)");
   static const std::regex row(R"(^\| `([a-z_]+)` \| ([^|]*) \|)");
-  bool in_l2 = false;
+  bool in_table = false;
   std::istringstream lines(md);
   for (std::string l; std::getline(lines, l);) {
-    if (l.rfind("## ", 0) == 0) in_l2 = l.rfind("## L2", 0) == 0;
+    if (std::regex_search(l, header)) {
+      in_table = true;
+      continue;
+    }
+    if (l.rfind("|", 0) != 0) in_table = false;
     std::smatch m;
-    if (in_l2 && std::regex_search(l, m, row)) rows[m[1]] = m[2];
+    if (in_table && std::regex_search(l, m, row)) rows[m[1]] = m[2];
   }
   return rows;
 }
 
-int count_listed(const std::string& keys_column) {
-  int n = 1;
-  for (char c : keys_column) n += c == ',';
+// How many KEYS a column lists. An item "<name>'s" stands for the KEYS of
+// that transition ("complete's, then outbox, ..."); "then" only reads well.
+int count_listed(const std::map<std::string, std::string>& rows, const std::string& keys_column, int depth = 0) {
+  static const std::regex borrowed(R"(^\s*(?:then\s+)?([a-z_]+)'s\s*$)");
+  int n = 0;
+  std::istringstream items(keys_column);
+  for (std::string item; std::getline(items, item, ',');) {
+    std::smatch m;
+    auto it = rows.end();
+    if (std::regex_match(item, m, borrowed)) it = rows.find(m[1]);
+    n += it != rows.end() && depth < 4 ? count_listed(rows, it->second, depth + 1) : 1;
+  }
   return n;
+}
+
+TEST(Conformance, OnlyTransitionTablesAreReadAsTransitions) {
+  const std::string md =
+      "## L2: transitions\n"
+      "| transition | KEYS | ARGV | reply |\n"
+      "|---|---|---|---|\n"
+      "| `complete` | row, active, stats | id | `1` |\n"
+      "\n"
+      "| field | meaning | range |\n"
+      "|---|---|---|\n"
+      "| `max_active` | at most this many | 1-10 |\n"
+      "\n"
+      "### Flows\n"
+      "| transition | KEYS | ARGV | reply |\n"
+      "|---|---|---|---|\n"
+      "| `complete_flow` | complete's, then outbox, deps root | complete's | as `complete` |\n";
+  std::map<std::string, std::string> rows = protocol_transitions(md);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows.count("max_active"));
+  EXPECT_EQ(count_listed(rows, rows["complete"]), 3);
+  EXPECT_EQ(count_listed(rows, rows["complete_flow"]), 5);
 }
 
 TEST(Conformance, TheTableFollowsTheScriptEnum) {
@@ -100,8 +150,13 @@ TEST(Conformance, EachHeaderDeclaresExactlyNumKeysKeys) {
     ASSERT_FALSE(header.empty()) << s.name << ".lua does not open with a --[[ ... ]] header";
     EXPECT_EQ(header.rfind("--[[ " + std::string(s.name) + ":", 0), 0u) << s.name << ": header must start with its name";
     std::vector<int> want;
-    for (int k = 1; k <= s.num_keys; ++k) want.push_back(k);
-    EXPECT_EQ(declared_keys(header), want) << s.name << ".lua: KEYS lines must be KEYS[1].." << s.num_keys;
+    for (int k = 1; k <= s.num_keys + s.optional_keys; ++k) want.push_back(k);
+    EXPECT_EQ(declared_keys(header), want)
+        << s.name << ".lua: KEYS lines must be KEYS[1].." << s.num_keys + s.optional_keys;
+    for (int k = s.num_keys + 1; k <= s.num_keys + s.optional_keys; ++k) {
+      EXPECT_NE(key_line(header, k).find("optional"), std::string::npos)
+          << s.name << ".lua: KEYS[" << k << "] is optional and its line must say so";
+    }
     EXPECT_NE(header.find("Reply:"), std::string::npos) << s.name << ": header must state the reply";
   }
 }
@@ -112,7 +167,7 @@ TEST(Conformance, NoScriptUsesAKeyItDidNotDeclare) {
     std::string text = read_file(kLuaDir / (std::string(s.name) + ".lua"));
     std::string body = text.substr(header_of(text).size());
     for (std::sregex_iterator it(body.begin(), body.end(), use), end; it != end; ++it) {
-      EXPECT_LE(std::stoi((*it)[1]), s.num_keys) << s.name << " uses " << it->str();
+      EXPECT_LE(std::stoi((*it)[1]), s.num_keys + s.optional_keys) << s.name << " uses " << it->str();
     }
   }
 }
@@ -136,7 +191,7 @@ TEST(Conformance, EveryTransitionOfProtocolMdHasAScriptWithItsKeys) {
   for (const auto& [name, keys] : rows) {
     auto it = by_name.find(name);
     ASSERT_NE(it, by_name.end()) << "PROTOCOL.md names `" << name << "` but there is no lua/" << name << ".lua";
-    EXPECT_EQ(count_listed(keys), it->second->num_keys) << name << ": PROTOCOL.md lists KEYS '" << keys << "'";
+    EXPECT_EQ(count_listed(rows, keys), it->second->num_keys) << name << ": PROTOCOL.md lists KEYS '" << keys << "'";
   }
   for (const ScriptInfo& s : all_scripts()) EXPECT_TRUE(rows.count(s.name)) << s.name << " is not in PROTOCOL.md";
 }

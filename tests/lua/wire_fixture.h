@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -110,6 +111,13 @@ class WireTest : public ::testing::Test {
     EXPECT_EQ(r.type, Reply::Type::String) << member << " is not in " << key;
     return r.type == Reply::Type::String ? score_of(r.str) : -1;
   }
+  // A plain set's members, sorted.
+  std::vector<std::string> set_members(const std::string& key) {
+    std::vector<std::string> out;
+    for (const Reply& m : cmd({"SMEMBERS", key}).elements) out.push_back(m.str);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   bool exists(const std::string& key) { return cmd({"EXISTS", key}).integer == 1; }
   std::int64_t pttl(const std::string& key) { return cmd({"PTTL", key}).integer; }
   std::int64_t now_ms() { return x.server_time_ms(); }
@@ -117,9 +125,10 @@ class WireTest : public ::testing::Test {
   // Every key of this queue, rendered: the whole state a transition could
   // touch, for "nothing changes" checks. A TTL shows only as "expiring", since
   // its remaining time moves on by itself.
-  std::map<std::string, std::string> snapshot() {
+  std::map<std::string, std::string> snapshot() { return snapshot(q); }
+  std::map<std::string, std::string> snapshot(const QueueKeys& of) {
     std::map<std::string, std::string> out;
-    Reply keys = cmd({"KEYS", "emq:{" + q.queue + "}:*"});
+    Reply keys = cmd({"KEYS", "emq:{" + of.queue + "}:*"});
     for (const Reply& k : keys.elements) {
       std::string type = cmd({"TYPE", k.str}).str;
       std::string text = type + ":";
@@ -127,6 +136,8 @@ class WireTest : public ::testing::Test {
         for (auto& [f, v] : hash(k.str)) text += " " + f + "=" + v;
       } else if (type == "zset") {
         for (auto& [m, s] : zset(k.str)) text += " " + m + "@" + std::to_string(s);
+      } else if (type == "set") {
+        for (const std::string& m : set_members(k.str)) text += " " + m;
       } else {
         text += " (unexpected type)";
       }
@@ -148,6 +159,19 @@ class WireTest : public ::testing::Test {
       return {e.kind(), e.what()};
     }
     return {};
+  }
+
+  // Each call must be refused with EMQARG and a text that holds its words.
+  struct ArgCase {
+    ScriptCall call;
+    std::string says;  // the text after "EMQARG "
+  };
+  void expect_arg_errors(const std::vector<ArgCase>& cases) {
+    for (const ArgCase& c : cases) {
+      WireError e = eval_error(c.call);
+      EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
+      EXPECT_NE(e.message.find("EMQARG " + c.says), std::string::npos) << e.message;
+    }
   }
 
   // Seeding through the transitions themselves, so every state a test starts

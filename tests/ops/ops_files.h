@@ -1,5 +1,5 @@
 // Files and programs for the ops tests: the source tree, the build tree, a
-// temporary directory, and running a tool found on PATH.
+// temporary directory, running a tool found on PATH, and this build installed.
 #pragma once
 
 #include <filesystem>
@@ -61,6 +61,23 @@ inline RunResult run_tool(const std::string& name, std::vector<std::string> args
   if (path.empty()) throw std::runtime_error(name + " is not on PATH: run scripts/install-deps.sh");
   args.insert(args.begin(), path);
   return run_program(args, stdin_data, std::move(env));
+}
+
+// This build, installed once per test process with `cmake --install
+// --prefix <a temporary directory>`: the tree a package is made from.
+// Tests check `result` before they look at the tree.
+struct InstalledTree {
+  InstalledTree()
+      : result(run_tool("cmake", {"--install", build_dir().string(), "--prefix", root.path().string()})) {}
+  fs::path at(const std::string& relative) const { return root.path() / relative; }
+
+  TempDir root;
+  RunResult result;
+};
+
+inline const InstalledTree& installed_tree() {
+  static const InstalledTree tree;
+  return tree;
 }
 
 }  // namespace echomq::test

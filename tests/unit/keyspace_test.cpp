@@ -40,6 +40,12 @@ TEST(QueueKeys, SpellTheWireKeys) {
   EXPECT_EQ(k.meta, "emq:{orders}:meta");
   EXPECT_EQ(k.row_root, "emq:{orders}:job:");
   EXPECT_EQ(k.row("JOB_1"), "emq:{orders}:job:JOB_1");
+  EXPECT_EQ(k.cron, "emq:{orders}:cron");
+  EXPECT_EQ(k.waiting, "emq:{orders}:waiting");
+  EXPECT_EQ(k.outbox, "emq:{orders}:outbox");
+  EXPECT_EQ(k.deps("JOB_1"), "emq:{orders}:deps:JOB_1");
+  EXPECT_EQ(k.results("JOB_1"), "emq:{orders}:results:JOB_1");
+  EXPECT_EQ(k.ref("JOB_1"), "orders:JOB_1");
   EXPECT_EQ(kVersionKey, "{emq}:version");
   EXPECT_EQ(kWireVersion, "emq/1");
   EXPECT_EQ(kQueuesKey, "{emq}:queues");

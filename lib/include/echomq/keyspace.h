@@ -29,11 +29,21 @@ struct QueueKeys {
   std::string stats;     // hash: monotonic counters
   std::string meta;      // hash: paused, published policy
   std::string row_root;  // "emq:{q}:job:"; a row is row_root + id
+  std::string cron;      // hash: schedule name -> <fire_ms>:<id> of its last fire
+  std::string waiting;   // zset: parents waiting for children -> time enqueued
+  std::string outbox;    // zset: finished children whose parent is not told yet
+  std::string deps_root;     // "emq:{q}:deps:"; a parent's deps are deps_root + id
+  std::string results_root;  // "emq:{q}:results:"; its results are results_root + id
 
   // The row of a job. Checks only the wire's gate (check_wire_gate): the
   // ids settled, shown and cancelled are read back from the server and may
   // be any shape a peer wrote. Enqueueing checks the full form first.
   std::string row(std::string_view job_id) const;
+  // A parent's deps and results keys, with row()'s check.
+  std::string deps(std::string_view job_id) const;
+  std::string results(std::string_view job_id) const;
+  // The ref "<queue>:<id>" by which flows name a job of this queue.
+  std::string ref(std::string_view job_id) const;
 };
 
 }  // namespace echomq

@@ -22,16 +22,27 @@ enum class Script {
   RetryJob,
   Cancel,
   TrimDead,
+  EnqueueCron,
+  EnqueueParent,
+  EnqueueChild,
+  CompleteFlow,
+  FailFlow,
+  ChildDone,
+  OutboxAck,
 };
 
 struct ScriptInfo {
   Script script;
   const char* name;  // the file name without .lua, as in PROTOCOL.md
-  int num_keys;      // the KEYS the script declares
+  int num_keys;      // the KEYS every call passes (PROTOCOL.md's KEYS column)
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
+  // KEYS a call may add after those: reap, cancel and child_done take the
+  // outbox as an optional last KEY, so a speaker that knows nothing of
+  // flows calls them as before.
+  int optional_keys = 0;
 };
 
-inline constexpr std::size_t kScriptCount = 13;
+inline constexpr std::size_t kScriptCount = 20;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

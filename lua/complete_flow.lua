@@ -1,0 +1,83 @@
+--[[ complete_flow: complete, for a job of a flow.
+  As complete, and: a child (a row with parent) is kept, state completed
+  with its result and no expiry whatever keep_ms, and its id goes to the
+  outbox in the same step, so its parent is told even if the speaker dies
+  now; outbox_ack later deletes it or sets its expiry. A parent (a row
+  with children) has run: its deps and results keys are deleted. As in
+  complete, a broken stats counter is left as it is, named in the log.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[3]  emq:{q}:stats      hash  counter completed
+  KEYS[4]  emq:{q}:outbox     zset  member id, score time (ms)
+  KEYS[5]  emq:{q}:deps:      the deps root; a parent's deps are KEYS[5] .. id
+  KEYS[6]  emq:{q}:results:   the results root; its results are KEYS[6] .. id
+  ARGV[1]  id                 branded job id
+  ARGV[2]  lease_epoch        the epoch the job was claimed with
+  ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
+                              (a child's row: kept, see above)
+  ARGV[4]  result             the handler's output
+
+  Reply:   1 done
+           0 lease lost (state not active or epoch differs: nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when keep_ms is not an integer in range
+]]
+local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
+if not keep_ms or keep_ms > 1000000000000 then
+  return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
+end
+
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children')
+if fields[1] ~= 'active' or fields[2] ~= epoch then
+  return 0
+end
+local counted = is_counter_of(stats, 'completed')
+
+redis.call('ZREM', active, id)
+if fields[3] then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', row, 'state', 'completed', 'result', result or '')
+  redis.call('PERSIST', row)
+  redis.call('ZADD', outbox, now, id)
+elseif keep_ms == 0 then
+  redis.call('DEL', row)
+else
+  redis.call('HSET', row, 'state', 'completed', 'result', result or '')
+  redis.call('PEXPIRE', row, keep_ms)
+end
+if fields[4] then
+  redis.call('DEL', deps_root .. id, results_root .. id)
+end
+if counted then
+  redis.call('HINCRBY', stats, 'completed', 1)
+else
+  redis.log(redis.LOG_WARNING, 'emq complete_flow: ' .. stats .. ' completed is not an integer counter; ' ..
+    'not counted, the field left in place for an operator')
+end
+return 1

@@ -1,0 +1,44 @@
+--[[ enqueue_child: admit a job whose parent waits for it.
+  As enqueue_lane, plus the parent's ref in the row, so that whoever
+  settles the job can tell the parent (complete_flow, fail_flow), and the
+  queue's flows flag, so that flow-aware speakers settle its jobs that way.
+  The parent is enqueued first (enqueue_parent), in whatever queue.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:pending    zset  member id, score lane
+  KEYS[3]  emq:{q}:meta       hash  flows = 1
+  ARGV[1]  id                 branded job id, JOB_...
+  ARGV[2]  payload            opaque bytes
+  ARGV[3]  lane               integer -1000..1000
+  ARGV[4]  parent ref         <queue>:<id> of the parent
+
+  Reply:   1 enqueued (state pending at its lane, parent in the row, meta
+             flows = 1)
+           0 duplicate (the row exists, whatever its state; nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when the lane or the parent ref is malformed
+]]
+local row, pending, meta = KEYS[1], KEYS[2], KEYS[3]
+local id, payload, lane_arg, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
+if not lane or lane < -1000 or lane > 1000 then
+  return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
+end
+local queue, job = string.match(parent or '', '^([A-Za-z0-9_.%-]+):(.*)$')
+if not queue or #queue > 64 or string.sub(job, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQARG parent ref must be <queue>:<id> with a JOB id')
+end
+if redis.call('EXISTS', row) == 1 then
+  return 0
+end
+redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload, 'parent', parent)
+if lane ~= 0 then
+  redis.call('HSET', row, 'lane', lane)
+end
+redis.call('ZADD', pending, lane, id)
+redis.call('HSET', meta, 'flows', '1')
+return 1

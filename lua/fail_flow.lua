@@ -1,0 +1,124 @@
+--[[ fail_flow: fail, for a job of a flow.
+  As fail, and: when the job goes dead and its row has parent, its id goes
+  to the outbox in the same step, so its parent is told even if the
+  speaker dies now. A retried job is not news: its parent waits on. A dead
+  parent keeps its deps and results, so that an operator's retry runs it
+  with its children's results again. As in fail, a row whose attempts,
+  failures or lane is malformed is refused (EMQROW) before anything is
+  written; a broken stats counter is left as it is.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
+  KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
+  KEYS[4]  emq:{q}:pending    zset  member id, score lane
+  KEYS[5]  emq:{q}:dead       zset  member id, score time of death (ms)
+  KEYS[6]  emq:{q}:stats      hash  counters retried, dead
+  KEYS[7]  emq:{q}:outbox     zset  member id, score time (ms)
+  KEYS[8]  emq:{q}:deps:      the deps root (a dead parent keeps its deps)
+  KEYS[9]  emq:{q}:results:   the results root (and its results)
+  ARGV[1]  id                 branded job id
+  ARGV[2]  lease_epoch        the epoch the job was claimed with
+  ARGV[3]  error              error text; the row keeps its first 4096 bytes
+  ARGV[4]  max_attempts       integer 1..1000000
+  ARGV[5]  backoff_ms         integer 0..1000000000000
+  ARGV[6]  permanent          0 or 1
+
+  Reply:   0 lease lost (nothing changes)
+           1 will retry (state delayed or pending)
+           2 dead (state dead, dead score now; a child's id in the outbox)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when max_attempts, backoff_ms or permanent is malformed
+           EMQROW  when the row's attempts, failures or lane is malformed
+]]
+local row, active, delayed, pending, dead, stats, outbox =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local id, epoch, err = ARGV[1], ARGV[2], ARGV[3] or ''
+
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
+
+local function malformed(field, rule)
+  return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
+end
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local max_attempts = string.match(ARGV[4] or '', '^%d+$') and tonumber(ARGV[4])
+if not max_attempts or max_attempts < 1 or max_attempts > 1000000 then
+  return redis.error_reply('EMQARG max_attempts must be an integer in 1..1000000')
+end
+local backoff_ms = string.match(ARGV[5] or '', '^%d+$') and tonumber(ARGV[5])
+if not backoff_ms or backoff_ms > 1000000000000 then
+  return redis.error_reply('EMQARG backoff_ms must be an integer in 0..1000000000000')
+end
+local permanent = ARGV[6]
+if permanent ~= '0' and permanent ~= '1' then
+  return redis.error_reply('EMQARG permanent must be 0 or 1')
+end
+
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'failures', 'lane', 'parent')
+if fields[1] ~= 'active' or fields[2] ~= epoch then
+  return 0
+end
+if fields[3] and not is_counter(fields[3]) then
+  return malformed('attempts', 'an integer counter')
+end
+if fields[4] and not is_counter(fields[4]) then
+  return malformed('failures', 'an integer counter')
+end
+local lane = lane_of(fields[5])
+if not lane then
+  return malformed('lane', 'an integer in -1000..1000')
+end
+local dies = permanent == '1' or tonumber(fields[3] or '0') >= max_attempts
+local counter = dies and 'dead' or 'retried'
+local counted = is_counter_of(stats, counter)
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREM', active, id)
+redis.call('HINCRBY', row, 'failures', 1)
+redis.call('HSET', row, 'error', string.sub(err, 1, 4096))
+
+if dies then
+  redis.call('HSET', row, 'state', 'dead')
+  redis.call('ZADD', dead, now, id)
+  if fields[6] then
+    redis.call('ZADD', outbox, now, id)
+  end
+elseif backoff_ms > 0 then
+  redis.call('HSET', row, 'state', 'delayed')
+  redis.call('ZADD', delayed, now + backoff_ms, id)
+else
+  redis.call('HSET', row, 'state', 'pending')
+  redis.call('ZADD', pending, lane, id)
+end
+if counted then
+  redis.call('HINCRBY', stats, counter, 1)
+else
+  redis.log(redis.LOG_WARNING, 'emq fail_flow: ' .. stats .. ' ' .. counter .. ' is not an integer counter; ' ..
+    'not counted, the field left in place for an operator')
+end
+return dies and 2 or 1

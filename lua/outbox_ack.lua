@@ -1,0 +1,42 @@
+--[[ outbox_ack: the parent of a finished child has been told.
+  Run on the child's queue after child_done succeeded on the parent's. The
+  id leaves the outbox; a completed child's row, kept until now so that its
+  result could be read, is then deleted or left to expire, as complete
+  would have done. A dead child stays dead, for an operator to retry.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the child's row
+  KEYS[2]  emq:{q}:outbox     zset  member id, score time (ms)
+  ARGV[1]  id                 branded job id
+  ARGV[2]  keep_ms            integer 0..1000000000000; 0 deletes a
+                              completed row at once
+
+  Reply:   1 the id left the outbox (a completed row deleted, or expiring
+             in keep_ms)
+           0 the id is not in the outbox (nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when keep_ms is malformed
+]]
+local row, outbox = KEYS[1], KEYS[2]
+local id, keep_arg = ARGV[1], ARGV[2]
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
+if not keep_ms or keep_ms > 1000000000000 then
+  return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
+end
+
+if not redis.call('ZSCORE', outbox, id) then
+  return 0
+end
+-- A key some other writer turned into another type is not a completed row:
+-- it is left alone (and HGET on it would fail).
+local completed = redis.call('TYPE', row).ok == 'hash' and redis.call('HGET', row, 'state') == 'completed'
+redis.call('ZREM', outbox, id)
+if completed and keep_ms == 0 then
+  redis.call('DEL', row)
+elseif completed then
+  redis.call('PEXPIRE', row, keep_ms)
+end
+return 1
