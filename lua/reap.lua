@@ -72,7 +72,7 @@ if not limit or limit < 1 or limit > 1000000 then
   return redis.error_reply('EMQARG limit must be an integer in 1..1000000')
 end
 
-if not is_zset(pending) or not is_zset(dead) then
+if not is_zset(pending) or not is_zset(dead) or (outbox and not is_zset(outbox)) then
   return redis.error_reply(WRONGTYPE)
 end
 

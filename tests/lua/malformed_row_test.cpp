@@ -230,6 +230,19 @@ TEST_F(MalformedRow, ASetOfTheWrongTypeIsRefusedBeforeAnyWrite) {
   kept = spoil(q.dead);
   expect_wrongtype(fail_call(q, l, {"boom", 5, 0, true}));
   restore(q.dead, kept);
+  // A child's outbox, which complete_flow, fail_flow and reap add it to.
+  cmd({"HSET", q.row(l.id), "parent", "other:JOB_parent"});
+  kept = spoil(q.outbox);
+  const std::string e = std::to_string(l.epoch);
+  expect_wrongtype({Script::CompleteFlow,
+                    {q.row(l.id), q.active, q.stats, q.outbox, q.deps_root, q.results_root},
+                    {l.id, e, "0", "r"}});
+  expect_wrongtype({Script::FailFlow,
+                    {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats, q.outbox, q.deps_root,
+                     q.results_root},
+                    {l.id, e, "boom", "5", "0", "1"}});
+  expect_wrongtype({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {"5", "10"}});
+  restore(q.outbox, kept);
   expect_in_its_set(l.id);
   expect_in_its_set(dead);
 }
