@@ -718,16 +718,27 @@ class Loader {
   }
 };
 
+// How deep emqd reads a YAML document. No setting nests past 5 levels, and a
+// plugin's config has room to spare below this; past it, yaml-cpp's own limit
+// would refuse the file with no line, and the walks over the tree recurse.
+constexpr std::size_t kMaxDepth = 64;
+
 // Walks a text's events before anything is built from them: where each
-// document starts (its first node is where an error about it points) and
-// each YAML alias. Aliases are refused because nested ones multiply:
-// 800 bytes expand to billions of values (issue 24).
+// document starts (its first node is where an error about it points), each
+// YAML alias, and how deep the nesting goes. Aliases are refused because
+// nested ones multiply: 800 bytes expand to billions of values (issue 24).
 struct DocumentScan : YAML::EventHandler {
   std::vector<YAML::Mark> starts;  // OnDocumentStart, for spotting a parser that does not move
   std::vector<YAML::Mark> nodes;   // its first node, or its start when it is empty
   std::size_t aliases = 0;
   YAML::Mark first_alias;
   std::string first_alias_key;  // the dotted key it stands at, as the loader names keys
+
+  // Thrown from inside the parser, which stops it where the nesting passes kMaxDepth.
+  struct TooDeep {
+    YAML::Mark mark;
+    std::string key;
+  };
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     starts.push_back(mark);
@@ -767,7 +778,9 @@ struct DocumentScan : YAML::EventHandler {
   };
 
   void open(const YAML::Mark& mark, bool mapping) {
-    open_.push_back(Open{mapping, node(mark)});
+    const std::string key = node(mark);
+    if (open_.size() >= kMaxDepth) throw TooDeep{mark, key};
+    open_.push_back(Open{mapping, key});
   }
 
   // Notes a node; returns the dotted key it stands at ("" for the document,
@@ -807,16 +820,23 @@ std::string alias_text(const std::string& text, const YAML::Mark& mark) {
 bool scan_documents(ConfigReader& r, const std::string& text, DocumentScan& scan) {
   std::stringstream stream(text);
   YAML::Parser parser(stream);
-  while (parser.HandleNextDocument(scan)) {
-    const std::size_t n = scan.starts.size();
-    if (n >= 2 && scan.starts[n - 1].pos == scan.starts[n - 2].pos) {
-      const YAML::Mark& at = scan.starts[n - 1];
-      const bool comma = at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size() && text[at.pos] == ',';
-      r.error(at.line + 1, "(syntax)",
-              "expected valid YAML: the parser cannot get past column " + std::to_string(at.column + 1) +
-                  (comma ? " (a ',' outside [ ] or { }; quote the value if it starts with one)" : ""));
-      return false;
+  try {
+    while (parser.HandleNextDocument(scan)) {
+      const std::size_t n = scan.starts.size();
+      if (n >= 2 && scan.starts[n - 1].pos == scan.starts[n - 2].pos) {
+        const YAML::Mark& at = scan.starts[n - 1];
+        const bool comma = at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size() && text[at.pos] == ',';
+        r.error(at.line + 1, "(syntax)",
+                "expected valid YAML: the parser cannot get past column " + std::to_string(at.column + 1) +
+                    (comma ? " (a ',' outside [ ] or { }; quote the value if it starts with one)" : ""));
+        return false;
+      }
     }
+  } catch (const DocumentScan::TooDeep& deep) {
+    r.error(deep.mark.line + 1, deep.key.empty() ? "(top)" : deep.key,
+            "nested deeper than " + std::to_string(kMaxDepth) +
+                " levels of mappings and lists, the most emqd reads; flatten it");
+    return false;
   }
   if (scan.aliases > 0) {
     r.error(scan.first_alias.line + 1, scan.first_alias_key.empty() ? "(top)" : scan.first_alias_key,

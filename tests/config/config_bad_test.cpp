@@ -213,6 +213,20 @@ TEST(BadConfigFile, AnAliasAnywhereIsRefusedAtItsLineAndKey) {
   }
 }
 
+// yaml-cpp stops at 2000 levels with "bad file" and no line; emqd stops
+// sooner and says where, and what the limit is (issue 24 row 11).
+TEST(BadConfigFile, NestingPastTheLimitNamesTheLimitAndTheLine) {
+  TempDir dir;
+  const std::string path =
+      dir.write("deep.yaml", "# deep\nqueues: " + std::string(3000, '[') + std::string(3000, ']') + "\n");
+  const std::vector<std::string> errors = load_errors(path);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  std::string key = "queues";
+  for (int i = 0; i < 63; ++i) key += "[0]";
+  EXPECT_EQ(errors[0], path + ":2: " + key +
+                           ": nested deeper than 64 levels of mappings and lists, the most emqd reads; flatten it");
+}
+
 TEST(BadConfigFile, ConfigErrorWhatListsEveryLine) {
   try {
     load_config(bad_config("multiple/several_faults.yaml"));
