@@ -19,6 +19,15 @@ constexpr double kMonthS = 30.0 * 86400;
 
 using V = ValueType;
 
+// The names lib's to_string gives the executor choices, spelt there only.
+std::vector<std::string> executor_names() {
+  std::vector<std::string> names;
+  for (ExecutorChoice c : {ExecutorChoice::Auto, ExecutorChoice::Scripted, ExecutorChoice::Native}) {
+    names.emplace_back(to_string(c));
+  }
+  return names;
+}
+
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 
 // A row: path, places, type; then range, words, default, label and target as the key needs.
@@ -69,7 +78,7 @@ std::vector<KeySpec> build_schema() {
     with(key("valkey.require_noeviction", kTop, V::Boolean), "false", "noeviction",
          [](Config* c, QueueConfig*) { return Slot(&c->valkey.require_noeviction); }),
     with(key("valkey.embedded_dir", kTop, V::Custom), "", "valkey"),
-    words(with(key("valkey.executor", kTop, V::Word), "auto", "executor"), executor_choice_names()),
+    words(with(key("valkey.executor", kTop, V::Word), "auto", "executor"), executor_names()),
     key("valkey.tls", kTop, V::Section),
     with(key("valkey.tls.ca_file", kTop, V::Custom), "", "tls"),
     with(key("valkey.tls.cert_file", kTop, V::Custom), "", "tls"),

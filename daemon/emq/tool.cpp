@@ -48,7 +48,7 @@ void add_server_options(CLI::App& app, Tool& tool) {
                  "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
                  "or native (default auto)")
       ->envname(kExecutorEnv)
-      ->check(CLI::IsMember(executor_choice_names()))
+      ->check(CLI::IsMember({"auto", "scripted", "native"}))
       ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};

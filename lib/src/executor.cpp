@@ -41,14 +41,6 @@ const char* to_string(ExecutorChoice choice) {
 
 constexpr ExecutorChoice kExecutorChoices[] = {ExecutorChoice::Auto, ExecutorChoice::Scripted, ExecutorChoice::Native};
 
-std::vector<std::string> executor_choice_names() {
-  std::vector<std::string> names;
-  for (ExecutorChoice c : kExecutorChoices) {
-    names.emplace_back(to_string(c));
-  }
-  return names;
-}
-
 std::optional<ExecutorChoice> parse_executor_choice(std::string_view text) {
   for (ExecutorChoice c : kExecutorChoices) {
     if (text == to_string(c)) return c;

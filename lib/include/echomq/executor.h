@@ -62,9 +62,8 @@ class ReconnectGroup {
   std::atomic<std::int64_t> lost_ns_{0};
 };
 
-// "auto", "scripted", "native": for config files and flags, spelt only in to_string.
+// "auto", "scripted", "native": for config files and flags.
 const char* to_string(ExecutorChoice choice);
-std::vector<std::string> executor_choice_names();
 std::optional<ExecutorChoice> parse_executor_choice(std::string_view text);
 // What an operator adds to valkey.conf to load the module.
 std::string module_load_hint();
