@@ -43,11 +43,14 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
+            probe = redis.Redis(unix_socket_path=self.socket)
             try:
-                if redis.Redis(unix_socket_path=self.socket).ping():
+                if probe.ping():
                     return True
             except redis.exceptions.ConnectionError:
                 time.sleep(0.02)
+            finally:
+                probe.close()
         return False
 
     @property
