@@ -4,9 +4,13 @@
 // the same files, so a drift between any two speakers fails a test.
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "echomq/scripts.h"
@@ -202,8 +206,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
       }
       if (std::string d = compare_key(s, key, v); !d.empty()) out.push_back(d);
     }
-    for (const std::string& q : {s.q, s.q2}) {
-      for (const Reply& k : cmd({"KEYS", "emq:{" + q + "}:*"}).elements) {
+    for (const std::string& name : {s.q, s.q2}) {
+      for (const Reply& k : cmd({"KEYS", "emq:{" + name + "}:*"}).elements) {
         if (!expected.count(k.str)) out.push_back(k.str + " is not expected (" + cmd({"TYPE", k.str}).str + ")");
       }
     }
