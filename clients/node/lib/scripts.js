@@ -42,14 +42,15 @@ class Scripts {
   }
 
   // The reply as the server gave it (bulk strings as Buffers); an error
-  // reply rejects as ioredis rejects it.
+  // reply rejects as ioredis rejects it. On NOSCRIPT the text goes by EVAL,
+  // which caches it on the node that holds the keys: a cluster client sends
+  // SCRIPT LOAD to any one node, and a promoted replica starts empty.
   async raw(name, keys, args) {
     try {
       return await this.client.evalshaBuffer(await this.sha(name), keys.length, ...keys, ...args);
     } catch (e) {
       if (!String(e.message).startsWith('NOSCRIPT')) throw e;
-      this.shas.delete(name);
-      return this.client.evalshaBuffer(await this.sha(name), keys.length, ...keys, ...args);
+      return this.client.evalBuffer(source(name), keys.length, ...keys, ...args);
     }
   }
 

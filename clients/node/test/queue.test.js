@@ -139,6 +139,14 @@ test('Queue', async (t) => {
     await assert.rejects(q.enqueueFlow({ payload: 'p', children: [{ payload: 'a', id: 'JOB_x' }, { payload: 'b', id: 'JOB_x' }] }), /twice/);
   });
 
+  await t.test('a script cache flushed under the queue is filled again', async () => {
+    const q = open('js-flush');
+    await q.enqueue('a');
+    await r.script('FLUSH');
+    await q.enqueue('b');
+    assert.strictEqual((await q.stats()).pending, 2);
+  });
+
   await t.test('another wire is refused', async () => {
     const other = await startServer();
     const c = other.client();

@@ -170,6 +170,13 @@ class QueueTest(unittest.TestCase):
         with self.assertRaisesRegex(InvalidError, "twice"):
             q.enqueue_flow({"payload": "p", "children": [{"payload": "a", "id": "JOB_x"}, {"payload": "b", "id": "JOB_x"}]})
 
+    def test_a_script_cache_flushed_under_the_queue_is_filled_again(self):
+        q = self.queue()
+        q.enqueue("a")
+        self.r.script_flush()
+        q.enqueue("b")
+        self.assertEqual(q.stats()["pending"], 2)
+
     def test_another_wire_is_refused(self):
         other = Server()
         try:
