@@ -8,11 +8,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "doc_text.h"
 #include "echomq/scripts.h"
 #include "wire_fixture.h"
 
@@ -81,13 +81,6 @@ struct Scope {
     return bytes(want) == got;
   }
 };
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string printable(const std::string& s) {
   std::string out;
@@ -261,7 +254,7 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
 TEST_P(WireCases, EveryCaseOfTheScriptHolds) {
   fs::path file = kCasesDir / (GetParam() + ".json");
   ASSERT_TRUE(fs::exists(file)) << GetParam() << " has no wire cases: add " << file;
-  json cases = json::parse(read_text(file));
+  json cases = json::parse(read_doc(file.string()));
   ASSERT_TRUE(cases.is_array() && !cases.empty()) << file << " holds no case";
   for (const json& c : cases) {
     EXPECT_EQ(c.at("call").at("script"), GetParam()) << file << ": a case of another script";
