@@ -49,6 +49,10 @@ class Queue:
         ids.check_queue_name(name)
         self.name = name
         self.client = client_from_url(url_or_client, **connect) if isinstance(url_or_client, str) else url_or_client
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is not None and pool.connection_kwargs.get("decode_responses"):
+            raise InvalidError("the client decodes replies (decode_responses=True): payloads are bytes, "
+                               "so pass a client made without it")
         self.keys = keys(name)
         self.scripts = Scripts(self.client)
         self._ready = False

@@ -5,6 +5,8 @@ import sys
 import threading
 import unittest
 
+import redis
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -94,6 +96,8 @@ class QueueTest(unittest.TestCase):
             q.enqueue("x", at=datetime.datetime(2040, 1, 1))
         with self.assertRaisesRegex(InvalidError, "queue name"):
             Queue(self.server.url, "a:b")
+        with self.assertRaisesRegex(InvalidError, "decode_responses"):
+            Queue(redis.Redis(unix_socket_path=self.server.socket, decode_responses=True), "q")
         self.assertEqual(self.r.keys("emq:{%s}:*" % q.name), [])
 
     def test_inspect_shows_the_row_and_where_it_stands(self):
