@@ -7,6 +7,7 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from echomq import scripts  # noqa: E402
@@ -31,20 +32,28 @@ class Scripts(unittest.TestCase):
         for name, text in repo_scripts().items():
             self.assertEqual(scripts.source(name), text, name)
 
-    def test_an_installed_package_carries_the_files_of_lua(self):
-        # setup.py's build copies lua/ into the package; build it as pip would.
-        out = tempfile.mkdtemp(prefix="echomq-build-")
+    def test_pip_installs_a_package_that_carries_the_files_of_lua(self):
+        # As docs/clients.md says: a venv that sees Debian's packages, pip
+        # without build isolation; then the package is used from elsewhere.
+        venv = tempfile.mkdtemp(prefix="echomq-venv-")
         try:
-            subprocess.run([sys.executable, "setup.py", "-q", "build", "--build-base", out],
-                           cwd=os.path.join(REPO, "clients", "python"), check=True, capture_output=True)
-            built = glob.glob(os.path.join(out, "lib*", "echomq", "lua"))
-            self.assertEqual(len(built), 1)
+            subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True,
+                           capture_output=True, timeout=120)
+            pip = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-build-isolation",
+                                  os.path.join(REPO, "clients", "python")], capture_output=True, timeout=300)
+            self.assertEqual(pip.returncode, 0, pip.stderr.decode(errors="replace"))
+            probe = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                                    "import echomq.scripts as s; print(s.lua_dir())"],
+                                   cwd=venv, capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+            lua_dir = probe.stdout.decode().strip()
+            self.assertTrue(lua_dir.startswith(venv), probe.stdout + probe.stderr)
             for name, text in repo_scripts().items():
-                with open(os.path.join(built[0], name + ".lua"), "rb") as f:
+                with open(os.path.join(lua_dir, name + ".lua"), "rb") as f:
                     self.assertEqual(f.read(), text, name)
         finally:
-            shutil.rmtree(out, ignore_errors=True)
-
+            shutil.rmtree(venv, ignore_errors=True)
+            for left in ("build", "echomq.egg-info"):  # what pip's in-tree build leaves
+                shutil.rmtree(os.path.join(REPO, "clients", "python", left), ignore_errors=True)
 
 if __name__ == "__main__":
     unittest.main()
