@@ -32,13 +32,21 @@ async function ping(socket) {
   }
 }
 
+// tls: {cert, key, ca} file paths serves TLS on the port, plaintext on the socket.
+async function startTlsServer(tls) {
+  return startServer('--port', '0', '--tls-cert-file', tls.cert, '--tls-key-file', tls.key,
+    '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', { tlsPort: true });
+}
+
 async function startServer(...extra) {
+  const opts = typeof extra[extra.length - 1] === 'object' ? extra.pop() : {};
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'echomq-node-'));
   const socket = path.join(dir, 'valkey.sock');
   const binary = execFileSync('sh', ['-c', 'command -v valkey-server']).toString().trim();
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
-    const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--unixsocket', socket,
+    const listen = opts.tlsPort ? ['--tls-port', String(port)] : ['--port', String(port)];
+    const proc = spawn(binary, [...listen, '--bind', '127.0.0.1', '--unixsocket', socket,
       '--save', '', '--appendonly', 'no', '--dir', dir, ...extra], { stdio: 'ignore' });
     let exited = false;
     proc.on('exit', () => { exited = true; });
@@ -61,4 +69,4 @@ async function startServer(...extra) {
   throw new Error('valkey-server did not start');
 }
 
-module.exports = { startServer, REPO, WIRE_CASES };
+module.exports = { startServer, startTlsServer, REPO, WIRE_CASES };

@@ -20,7 +20,8 @@ def _free_port():
 
 
 class Server:
-    def __init__(self, *extra):
+    def __init__(self, *extra, tls=None):
+        """tls: (cert_file, key_file, ca_file) serves TLS on the port, plaintext on the socket."""
         self.dir = tempfile.mkdtemp(prefix="echomq-py-")
         self.socket = os.path.join(self.dir, "valkey.sock")
         binary = shutil.which("valkey-server")
@@ -28,8 +29,11 @@ class Server:
             raise RuntimeError("valkey-server is not on PATH: scripts/install-deps.sh installs it")
         for _ in range(5):
             self.port = _free_port()
+            listen = ["--port", str(self.port)] if tls is None else [
+                "--port", "0", "--tls-port", str(self.port), "--tls-cert-file", tls[0], "--tls-key-file", tls[1],
+                "--tls-ca-cert-file", tls[2], "--tls-auth-clients", "no"]
             self.proc = subprocess.Popen(
-                [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--unixsocket", self.socket,
+                [binary, *listen, "--bind", "127.0.0.1", "--unixsocket", self.socket,
                  "--save", "", "--appendonly", "no", "--dir", self.dir, *extra],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if self._ready():
