@@ -139,6 +139,14 @@ test('Queue', async (t) => {
     await assert.rejects(q.enqueueFlow({ payload: 'p', children: [{ payload: 'a', id: 'JOB_x' }, { payload: 'b', id: 'JOB_x' }] }), /twice/);
   });
 
+  await t.test('a unix socket URL', async () => {
+    const q = open('js-unix');
+    const u = new Queue(`unix://${server.socket}?db=0`, 'js-unix');
+    queues.push(u);
+    const id = await u.enqueue('by socket');
+    assert.strictEqual(await r.hget(q.keys.rowRoot + id, 'payload'), 'by socket');
+  });
+
   await t.test('a script cache flushed under the queue is filled again', async () => {
     const q = open('js-flush');
     await q.enqueue('a');

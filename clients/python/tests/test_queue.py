@@ -174,6 +174,11 @@ class QueueTest(unittest.TestCase):
         with self.assertRaisesRegex(InvalidError, "twice"):
             q.enqueue_flow({"payload": "p", "children": [{"payload": "a", "id": "JOB_x"}, {"payload": "b", "id": "JOB_x"}]})
 
+    def test_a_unix_socket_url(self):
+        q = Queue("unix://%s?db=0" % self.server.socket, "unixq")
+        job_id = q.enqueue("by socket")
+        self.assertEqual(self.r.hget(q.keys["row_root"] + job_id, "payload"), b"by socket")
+
     def test_a_script_cache_flushed_under_the_queue_is_filled_again(self):
         q = self.queue()
         q.enqueue("a")
