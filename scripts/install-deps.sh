@@ -116,6 +116,8 @@ add_backports
 mapfile -t need < <(missing "${want[@]}")
 # The pool handler examples and tests use Node; keep a newer one if present.
 [ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
+# npm installs the Node speaker's ioredis (clients/node, `make node-deps`).
+[ "$mode" = all ] && ! command -v npm >/dev/null && need+=(npm)
 valkey_needed=$(missing valkey-server valkey-tools)
 
 if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then
