@@ -60,8 +60,20 @@ else
   rootfs=$(mktemp -d /var/tmp/emq-bookworm.XXXXXX)
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/tmp/emq-debootstrap.log 2>&1 ||
     fail "debootstrap failed; its log: /tmp/emq-debootstrap.log (last lines: $(tail -n 3 /tmp/emq-debootstrap.log))"
-  # As slim as the registry's: no package cache, no lists.
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  # Like the registry's bookworm-slim, in this base and every layer built on
+  # it: dpkg leaves out documentation (but copyright files), manuals and
+  # translations; apt keeps no downloaded package; no lists are shipped.
+  case "$rootfs" in /var/tmp/emq-bookworm.?*) ;; *) fail "refusing to trim '$rootfs'" ;; esac
+  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
+    'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/lintian/*' \
+    >"$rootfs/etc/dpkg/dpkg.cfg.d/echomq-slim"
+  echo 'APT::Keep-Downloaded-Packages "false";' >"$rootfs/etc/apt/apt.conf.d/echomq-slim"
+  find "$rootfs/usr/share/doc" -mindepth 2 ! -type d ! -name copyright -delete
+  for d in usr/share/man usr/share/info usr/share/locale usr/share/lintian var/lib/apt/lists; do
+    [ ! -d "$rootfs/$d" ] || find "$rootfs/$d" -mindepth 1 -delete
+  done
+  find "$rootfs/var/cache/apt" -name '*.deb' -delete
   tar -C "$rootfs" --numeric-owner -c . | podman import --change 'CMD ["bash"]' - "$base" >/dev/null
   rm -rf --one-file-system "$rootfs"
 fi
@@ -70,8 +82,10 @@ fi
 if [ "$build" = yes ]; then
   step "podman build (log: /tmp/emq-image-build.log)"
   build_start=$SECONDS
-  podman build --isolation chroot --network host --pull=never --format docker -t "$image" . \
-    >/tmp/emq-image-build.log 2>&1 ||
+  # Each line of the log stamped with the seconds since the build began.
+  podman build --isolation chroot --network host --pull=never --format docker -t "$image" . 2>&1 |
+    while IFS= read -r line; do printf '[%4ds] %s\n' $((SECONDS - build_start)) "$line"; done \
+      >/tmp/emq-image-build.log ||
     fail "podman build failed; the end of /tmp/emq-image-build.log:
 $(tail -n 30 /tmp/emq-image-build.log)"
   echo "built in $((SECONDS - build_start)) s"

@@ -59,6 +59,8 @@ inspect() { podman image inspect --format "$1" "$image"; }
 user=$(inspect '{{.Config.User}}')
 workdir=$(inspect '{{.Config.WorkingDir}}')
 mapfile -t env < <(inspect '{{range .Config.Env}}{{.}}{{"\n"}}{{end}}')
+# A runtime gives a PATH when the image sets none; so does this test.
+[[ " ${env[*]}" == *" PATH="* ]] || env+=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 mapfile -t entrypoint < <(inspect '{{range .Config.Entrypoint}}{{.}}{{"\n"}}{{end}}')
 mapfile -t cmd < <(inspect '{{range .Config.Cmd}}{{.}}{{"\n"}}{{end}}')
 mapfile -t healthcheck < <(inspect '{{if .HealthCheck}}{{range .HealthCheck.Test}}{{.}}{{"\n"}}{{end}}{{end}}')

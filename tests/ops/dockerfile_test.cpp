@@ -2,7 +2,9 @@
 // the context exists and is not ignored, every file it copies from the build
 // stage is one that `cmake --install` makes, every script it runs exists and
 // takes the flags given, the runtime packages cover what emqd links, and the
-// HEALTHCHECK command really tells a 200 from a 503.
+// HEALTHCHECK command really tells a 200 from a 503. docs/operations.md
+// names what the image holds, and `make image-test` (which builds and runs
+// the image) builds the format that keeps the HEALTHCHECK.
 #include <fnmatch.h>
 #include <gtest/gtest.h>
 
@@ -254,6 +256,44 @@ TEST(Dockerfile, TheRuntimePackagesCoverEveryLibraryTheBinariesLink) {
           << ", which install-deps.sh --runtime does not install: add it to runtime_pkgs";
     }
   }
+}
+
+// The section of docs/operations.md on the image, up to the next section.
+std::string containers_doc() {
+  const std::string ops = read_text(source_dir() / "docs/operations.md");
+  const std::size_t from = ops.find("## The container image");
+  EXPECT_NE(from, std::string::npos) << "docs/operations.md has no section \"The container image\"";
+  if (from == std::string::npos) return "";
+  return ops.substr(from, ops.find("\n## ", from + 1) - from);
+}
+
+TEST(Dockerfile, TheDocsNameEveryPathTheRuntimeStageCopiesIn) {
+  const std::string doc = containers_doc();
+  int copies = 0;
+  for (const Instruction& i : stages().back()) {
+    if (i.op != "COPY" || i.args.rfind("--from=build ", 0) != 0) continue;
+    std::string dest = words(i.args).back();
+    if (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+    ++copies;
+    EXPECT_NE(doc.find(dest), std::string::npos)
+        << "the image holds " << dest << " (COPY " << i.args << "); docs/operations.md \"The container image\" must say so";
+  }
+  EXPECT_GE(copies, 3);
+}
+
+TEST(Dockerfile, TheImageTestBuildsInTheFormatThatKeepsTheHealthcheck) {
+  // podman and buildah write OCI images by default, which have no
+  // HEALTHCHECK: make image-test must build the Docker format, and the
+  // docs must tell podman users to.
+  bool healthcheck = false;
+  for (const Instruction& i : stages().back()) healthcheck = healthcheck || i.op == "HEALTHCHECK";
+  ASSERT_TRUE(healthcheck) << "no HEALTHCHECK: then this test and the docs' advice about it should go";
+  const std::string script = read_text(source_dir() / "scripts/image-test.sh");
+  const std::size_t build = script.find("podman build ");
+  ASSERT_NE(build, std::string::npos) << "scripts/image-test.sh does not run podman build";
+  EXPECT_NE(script.substr(build, script.find('\n', build) - build).find("--format docker"), std::string::npos)
+      << "scripts/image-test.sh builds in podman's default OCI format, which drops the HEALTHCHECK";
+  EXPECT_NE(containers_doc().find("--format docker"), std::string::npos);
 }
 
 TEST(Dockerfile, TheHealthcheckProbeTellsA200FromA503) {
