@@ -22,7 +22,7 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
  && cmake --build /build \
  && DESTDIR=/out cmake --install /build
 

@@ -74,7 +74,8 @@ else
     [ ! -d "$rootfs/$d" ] || find "$rootfs/$d" -mindepth 1 -delete
   done
   find "$rootfs/var/cache/apt" -name '*.deb' -delete
-  tar -C "$rootfs" --numeric-owner -c . | podman import --change 'CMD ["bash"]' - "$base" >/dev/null
+  tar -C "$rootfs" --numeric-owner -c . | podman import --quiet --change 'CMD ["bash"]' - "$base" >/dev/null ||
+    fail "podman import of the debootstrapped tree failed"
   rm -rf --one-file-system "$rootfs"
 fi
 

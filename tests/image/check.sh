@@ -69,9 +69,11 @@ size=$(inspect '{{.Size}}')
 echo "image-test: image $image: $((size / 1000000)) MB ($size bytes, podman image inspect)"
 
 # --- its filesystem -------------------------------------------------------------
-container=$(podman create "$image")
+# podman create and rm also arm and disarm a systemd timer for the
+# HEALTHCHECK, and say so on stderr where there is no systemd: kept aside.
+container=$(podman create "$image" 2>"$work/create.log") || fail "podman create: $(cat "$work/create.log")"
 podman export "$container" | tar -x -C "$root"
-podman rm -v "$container" >/dev/null
+podman rm -v "$container" >/dev/null 2>>"$work/create.log"
 container=
 echo "image-test: exported filesystem: $(du -sh --apparent-size "$root" | cut -f 1)"
 mount --bind /dev "$root/dev"
@@ -110,6 +112,7 @@ extra=$(comm -13 <(cd lua && ls *.lua) <(cd "$root/usr/share/echomq/lua" && ls))
 ok "the Lua transitions at /usr/share/echomq/lua ($(ls lua/*.lua | wc -l) files, as in lua/)"
 module=/usr/lib/echomq/emq.so
 [ -f "$root$module" ] || fail "no emq module at $module"
+[ -x "$root$module" ] || fail "$module is not executable ($(stat -c %A "$root$module")): valkey-server 8 refuses to load it"
 ok "the emq module at $module"
 [ -f "$root/etc/echomq/emqd.example.yaml" ] || fail "no /etc/echomq/emqd.example.yaml"
 [ ! -e "$root/etc/echomq/emqd.yaml" ] || fail "the image has /etc/echomq/emqd.yaml: the docs say it is mounted in"
@@ -172,7 +175,7 @@ for _ in 1 2 3; do
   valkey-server --port "$vport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
     --loadmodule "$root$module" >"$work/valkey.log" 2>&1 &
   valkey_pid=$!
-  if wait_for 10 sh -c "valkey-cli -p $vport PING 2>/dev/null | grep -q PONG || ! kill -0 $valkey_pid"; then
+  if wait_for 10 sh -c "valkey-cli -p $vport PING 2>/dev/null | grep -q PONG || ! kill -0 $valkey_pid 2>/dev/null"; then
     kill -0 "$valkey_pid" 2>/dev/null && break
   fi
   valkey_pid=
