@@ -7,7 +7,8 @@
 #   2. makes the base image debian:bookworm-slim locally, with
 #      `debootstrap --variant=minbase bookworm` from the system's own apt
 #      source and `podman import` (no image registry is needed; the base is
-#      kept in podman's storage, so the next run on this machine reuses it);
+#      kept in podman's storage, so the next run on this machine reuses it;
+#      `podman rmi debian:bookworm-slim` makes it anew);
 #   3. builds the image (`podman build --format docker`: the OCI format
 #      would drop the HEALTHCHECK);
 #   4. checks what the image holds and runs it against a valkey-server this
@@ -90,6 +91,10 @@ if [ "$build" = yes ]; then
     fail "podman build failed; the end of /tmp/emq-image-build.log:
 $(tail -n 30 /tmp/emq-image-build.log)"
   echo "built in $((SECONDS - build_start)) s"
+  # The build stage's layers (about 2 GB, and a new one for every source
+  # change) are not kept: what is kept between runs is the base and the
+  # image itself.
+  podman image prune -f >/dev/null
 fi
 podman image exists "$image" || fail "no image $image: run without --no-build first"
 
