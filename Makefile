@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
-.PHONY: all deps node-deps build test soak demo sanitize install clean
+.PHONY: all deps node-deps build test soak demo sanitize install clean image-test
 
 all: build
 
@@ -37,6 +37,11 @@ demo: build
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS=-DEMQ_SANITIZE=ON
+
+# The container image built from the Dockerfile and run: for those who ship
+# it. Needs no image registry (scripts/image-test.sh says how).
+image-test:
+	$(SUDO) scripts/image-test.sh
 
 install: build
 	cmake --install $(BUILD)
