@@ -54,7 +54,7 @@ ConnectionOptions Daemon::server_options() const {
     o.tls.enabled = true;
     o.tls.settings = {"valkey.tls.ca_file", "valkey.tls.cert_file", "valkey.tls.key_file", "valkey.tls.server_name"};
   }
-  o.executor = *parse_executor_choice(config_.valkey.executor);  // validated by the config reader
+  o.executor = config_.valkey.executor;
   return o;
 }
 

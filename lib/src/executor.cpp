@@ -39,10 +39,12 @@ const char* to_string(ExecutorChoice choice) {
   return "auto";
 }
 
+constexpr ExecutorChoice kExecutorChoices[] = {ExecutorChoice::Auto, ExecutorChoice::Scripted, ExecutorChoice::Native};
+
 std::optional<ExecutorChoice> parse_executor_choice(std::string_view text) {
-  if (text == "auto") return ExecutorChoice::Auto;
-  if (text == "scripted") return ExecutorChoice::Scripted;
-  if (text == "native") return ExecutorChoice::Native;
+  for (ExecutorChoice c : kExecutorChoices) {
+    if (text == to_string(c)) return c;
+  }
   return std::nullopt;
 }
 
