@@ -108,39 +108,32 @@ local MAX_CREDIT = 86400000000000  -- rate_max x rate_window_ms at their largest
 local MAX_AT = 1000000000000000
 
 -- The limits in meta's fields f (max_active, rate_max, rate_window_ms,
--- rate_credit, rate_at); nil and what is wrong when a field is broken.
+-- rate_credit, rate_at); nil and what is wrong when a field is broken. The
+-- bucket's fields are read only when a rate is set.
 local function limits_of(f)
   local l = {}
-  local checks = {
-    {1, 'max_active', 1, 1000000}, {2, 'rate_max', 1, 1000000}, {3, 'rate_window_ms', 1, 86400000}}
-  for _, c in ipairs(checks) do
-    local i, name, lo, hi = c[1], c[2], c[3], c[4]
+  local function check(i, name, lo, hi, hint)
     if f[i] then
       l[name] = limit_of(f[i], lo, hi)
       if not l[name] then
-        return nil, name .. ' must be an integer in ' .. lo .. '..' .. hi
+        return string.format('%s must be an integer in %d..%d%s', name, lo, hi, hint or '')
       end
     end
   end
-  if l.rate_max and not l.rate_window_ms then
+  local broken = check(1, 'max_active', 1, 1000000) or check(2, 'rate_max', 1, 1000000) or
+    check(3, 'rate_window_ms', 1, 86400000)
+  if broken then
+    return nil, broken
+  elseif l.rate_max and not l.rate_window_ms then
     return nil, 'rate_window_ms must be set with rate_max'
   elseif l.rate_window_ms and not l.rate_max then
     return nil, 'rate_max must be set with rate_window_ms'
   end
   if l.rate_max then
-    if f[4] then
-      l.rate_credit = limit_of(f[4], 0, MAX_CREDIT)
-      if not l.rate_credit then
-        return nil, 'rate_credit must be an integer in 0..' .. string.format('%d', MAX_CREDIT) ..
-          ' (delete it for a full bucket)'
-      end
-    end
-    if f[5] then
-      l.rate_at = limit_of(f[5], 0, MAX_AT)
-      if not l.rate_at then
-        return nil, 'rate_at must be an integer in 0..' .. string.format('%d', MAX_AT) ..
-          ' (delete it for a full bucket)'
-      end
+    broken = check(4, 'rate_credit', 0, MAX_CREDIT, ' (delete it for a full bucket)') or
+      check(5, 'rate_at', 0, MAX_AT, ' (delete it for a full bucket)')
+    if broken then
+      return nil, broken
     end
   end
   return l
