@@ -26,7 +26,7 @@ ConnectionOptions Tool::options() const {
     o.tls = tls;
     o.tls.enabled = true;
   }
-  o.executor = parse_executor_choice(executor).value_or(ExecutorChoice::Auto);  // checked by the parser
+  o.executor = executor;
   return o;
 }
 
@@ -84,11 +84,17 @@ void add_server_options(CLI::App& app, Tool& tool) {
                  "the name the server's certificate holds; default: the URL's host")
       ->envname("EMQ_TLS_SERVER_NAME")
       ->type_name("NAME");
-  app.add_option("--executor", tool.executor,
-                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
-                 "or native (default auto)")
+  // Parsed once, by lib, which spells the names.
+  app.add_option_function<std::string>(
+         "--executor", [&tool](const std::string& text) { tool.executor = *parse_executor_choice(text); },
+         "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
+         "or native (default auto)")
       ->envname(kExecutorEnv)
-      ->check(CLI::IsMember({"auto", "scripted", "native"}))
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return parse_executor_choice(text) ? std::string() : text.substr(0, 40) + " is not auto, scripted or native";
+          },
+          "MODE"))
       ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};

@@ -24,8 +24,8 @@ struct Tool {
   // --tls-ca, --tls-cert, --tls-key, --tls-server-name (or EMQ_TLS_*): for
   // a valkeys:// or rediss:// URL.
   TlsOptions tls;
-  std::string executor = "auto";  // --executor, else EMQ_EXECUTOR: auto | scripted | native
-  std::function<int()> run;       // the chosen command; returns the exit code
+  ExecutorChoice executor = ExecutorChoice::Auto;  // --executor, else EMQ_EXECUTOR
+  std::function<int()> run;  // the chosen command; returns the exit code
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its
