@@ -106,8 +106,16 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
   return decode_extend(x.eval(extend_call(q, lease_ms, leases)), leases.size());
 }
 
-ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result) {
-  return {Script::Complete, {q.row(l.id), q.active, q.stats}, {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result,
+                         FlowMode mode) {
+  ScriptCall call{Script::Complete,
+                  {q.row(l.id), q.active, q.stats},
+                  {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+  if (mode == FlowMode::Flow) {
+    call.script = Script::CompleteFlow;
+    call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
+  }
+  return call;
 }
 
 CompleteResult decode_complete(const Reply& r) {
@@ -119,10 +127,16 @@ CompleteResult complete(Executor& x, const QueueKeys& q, const Lease& lease, std
   return decode_complete(x.eval(complete_call(q, lease, keep_ms, result)));
 }
 
-ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a) {
-  return {Script::Fail,
-          {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats},
-          {l.id, num(l.epoch), std::string(a.error), num(a.max_attempts), num(a.backoff_ms), a.permanent ? "1" : "0"}};
+ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, FlowMode mode) {
+  ScriptCall call{
+      Script::Fail,
+      {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats},
+      {l.id, num(l.epoch), std::string(a.error), num(a.max_attempts), num(a.backoff_ms), a.permanent ? "1" : "0"}};
+  if (mode == FlowMode::Flow) {
+    call.script = Script::FailFlow;
+    call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
+  }
+  return call;
 }
 
 FailResult decode_fail(const Reply& r) {
@@ -150,7 +164,8 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {num(max_attempts), num(limit)}});
+  Reply r = x.eval(
+      {Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}});
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }
@@ -173,8 +188,10 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
   return decode_retry_job(x.eval(retry_job_call(q, id)));
 }
 
-ScriptCall cancel_call(const QueueKeys& q, std::string_view id) {
-  return {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
+  ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+  if (mode == FlowMode::Flow) call.keys.push_back(q.outbox);
+  return call;
 }
 
 CancelResult decode_cancel(const Reply& r) {
@@ -185,8 +202,8 @@ CancelResult decode_cancel(const Reply& r) {
   }
 }
 
-CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id) {
-  return decode_cancel(x.eval(cancel_call(q, id)));
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode) {
+  return decode_cancel(x.eval(cancel_call(q, id, mode)));
 }
 
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
