@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+# A pool handler for flows: each job's result is JSON holding its payload
+# and the "children" field of its line (absent: []), so a test reads what a
+# parent was given from the parent's own result.
+import json
+import sys
+
+for line in sys.stdin:
+    job = json.loads(line)
+    result = json.dumps({"payload": job.get("payload"), "children": job.get("children", [])})
+    sys.stdout.write(json.dumps({"id": job["id"], "ok": True, "result": result}) + "\n")
+    sys.stdout.flush()
