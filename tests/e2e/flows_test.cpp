@@ -5,10 +5,14 @@
 // waiting or in an outbox.
 #include <sys/stat.h>
 
+#include <memory>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "e2e_fixture.h"
 #include "echomq/flows.h"
+#include "echomq/job_actions.h"
 
 namespace echomq::test {
 namespace {
@@ -81,6 +85,110 @@ TEST_F(Flows, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) {
   }
   EXPECT_EQ(x.command({"EXISTS", QueueKeys("fl-leaf").row(ids.children[0].children[0].id)}).integer, 0)
       << "a told child's row goes with keep_completed_s 0";
+}
+
+class FlowPolicies : public Flows {
+ protected:
+  void SetUp() override {
+    d_ = std::make_unique<EmqdProcess>(config_head(server) + pool_queue("fp-root", 600) + pool_queue("fp-kid"));
+    ASSERT_TRUE(d_->wait_ready()) << d_->log();
+  }
+  FlowJob two_children(const std::string& policy, const std::string& second = "die") {
+    FlowNode root = node("fp-root", "root");
+    root.on_child_failure = policy;
+    root.children = {node("fp-kid", "ok"), node("fp-kid", second)};
+    return enqueue_flow(x, root);
+  }
+  std::string state(const FlowJob& f) { return row("fp-root", f.id)["state"]; }
+  bool reaches(const FlowJob& f, const std::string& s) {
+    return wait_for([&] { return state(f) == s; }, seconds(30));
+  }
+  std::unique_ptr<EmqdProcess> d_;
+};
+
+TEST_F(FlowPolicies, FailKillsTheParentWithTheChildsError) {
+  FlowJob f = two_children("fail");
+  ASSERT_TRUE(reaches(f, "dead")) << d_->log();
+  EXPECT_EQ(row("fp-root", f.id)["error"], "child fp-kid:" + f.children[1].id + " died: died: die");
+  EXPECT_EQ(completed("fp-root"), 0);
+}
+
+TEST_F(FlowPolicies, IgnoreRunsTheParentWithTheDeadChildsError) {
+  FlowJob f = two_children("ignore");
+  ASSERT_TRUE(reaches(f, "completed")) << d_->log();
+  nlohmann::json r = nlohmann::json::parse(row("fp-root", f.id)["result"]);
+  ASSERT_EQ(r["children"].size(), 2u);
+  std::multiset<std::string> outcomes{r["children"][0]["outcome"], r["children"][1]["outcome"]};
+  EXPECT_EQ(outcomes, (std::multiset<std::string>{"completed", "dead"}));
+  for (const auto& c : r["children"]) {
+    if (c["outcome"] == "dead") {
+      EXPECT_EQ(c["error"], "died: die");
+    }
+  }
+}
+
+TEST_F(FlowPolicies, WaitHoldsTheParentUntilTheDeadChildIsRetriedAndCompletes) {
+  FlowJob f = two_children("wait");
+  QueueKeys root("fp-root"), kid("fp-kid");
+  ASSERT_TRUE(wait_for([&] { return x.command({"HLEN", root.results(f.id)}).integer == 2; }, seconds(30)))
+      << d_->log();
+  EXPECT_EQ(state(f), "waiting") << "a dead child under wait holds its parent";
+  // The operator mends the child's input and retries it from dead.
+  x.command({"HSET", kid.row(f.children[1].id), "payload", "mended"});
+  ASSERT_EQ(retry_job(x, kid, f.children[1].id), RetryJobResult::Moved);
+  ASSERT_TRUE(reaches(f, "completed")) << d_->log();
+  nlohmann::json r = nlohmann::json::parse(row("fp-root", f.id)["result"]);
+  ASSERT_EQ(r["children"].size(), 2u);
+  for (const auto& c : r["children"]) EXPECT_EQ(c["outcome"], "completed") << r.dump();
+}
+
+TEST_F(FlowPolicies, ACancelledChildIsToldAsDead) {
+  QueueKeys kid("fp-kid");
+  x.command({"HSET", kid.meta, "paused", "1"});
+  FlowJob f = two_children("fail", "ok too");
+  EXPECT_EQ(cancel(x, kid, f.children[1].id), CancelResult::Removed);
+  ASSERT_TRUE(reaches(f, "dead")) << d_->log();
+  EXPECT_EQ(row("fp-root", f.id)["error"], "child fp-kid:" + f.children[1].id + " died: cancelled");
+  EXPECT_EQ(row("fp-kid", f.children[1].id)["state"], "dead") << "kept for an operator to retry";
+}
+
+TEST_F(Flows, AChildCompletedTwiceCountsOnce) {
+  FlowNode root = node("fp-root", "root");
+  root.children = {node("fp-kid", "ok"), node("fp-kid", "ok too")};
+  FlowJob f = enqueue_flow(x, root);
+  QueueKeys kid("fp-kid");
+  // A worker that takes a child and loses its lease: emqd runs it again.
+  std::vector<ClaimedJob> mine = claim(x, kid, {200, 1, 0});
+  ASSERT_EQ(mine.size(), 1u);
+  EmqdProcess d(config_head(server) + pool_queue("fp-root", 600) + pool_queue("fp-kid"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_TRUE(wait_for([&] { return row("fp-root", f.id)["state"] == "completed"; }, seconds(30))) << d.log();
+  // The first worker's late answer, and a repeated drain, change nothing.
+  EXPECT_EQ(decode_complete(x.eval(complete_call(kid, {mine[0].id, mine[0].lease_epoch}, 0, "late", FlowMode::Flow))),
+            CompleteResult::LeaseLost);
+  EXPECT_EQ(decode_child_done(x.eval(child_done_call(QueueKeys("fp-root"), f.id, kid.ref(mine[0].id),
+                                                     ChildOutcome::Completed, "late"))),
+            ChildDoneResult::NotInDeps);
+  EXPECT_EQ(completed("fp-root"), 1);
+  EXPECT_EQ(stats_of("fp-kid").counters["reaped"], 1);
+  nlohmann::json r = nlohmann::json::parse(row("fp-root", f.id)["result"]);
+  EXPECT_EQ(r["children"].size(), 2u);
+  EXPECT_EQ(row("fp-kid", mine[0].id)["state"], "") << "told and acknowledged: gone";
+}
+
+TEST_F(FlowPolicies, AChildCompletedByAFlowUnawareSpeakerShowsAsAnOrphan) {
+  // The child's queue is not this daemon's: a speaker that knows nothing
+  // of flows claims it and completes it with the plain complete.
+  FlowNode root = node("fp-root", "root");
+  root.children = {node("fp-elsewhere", "x")};
+  FlowJob f = enqueue_flow(x, root);
+  QueueKeys other("fp-elsewhere");
+  std::vector<ClaimedJob> mine = claim(x, other, {30000, 1, 0});
+  ASSERT_EQ(mine.size(), 1u);
+  ASSERT_EQ(complete(x, other, {mine[0].id, mine[0].lease_epoch}, 0, ""), CompleteResult::Completed);
+  ASSERT_TRUE(d_->wait_log("job=" + f.id + " is an orphan: it waits on child fp-elsewhere:" + mine[0].id, seconds(20)))
+      << d_->log();
+  EXPECT_EQ(state(f), "waiting");
 }
 
 }  // namespace
