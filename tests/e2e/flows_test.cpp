@@ -191,5 +191,21 @@ TEST_F(FlowPolicies, AChildCompletedByAFlowUnawareSpeakerShowsAsAnOrphan) {
   EXPECT_EQ(state(f), "waiting");
 }
 
+TEST_F(Flows, APluginWithTheFlowsEntryPointGetsItsChildrensResults) {
+  EmqdProcess d(config_head(server) + "  - name: fpl-root\n    keep_completed_s: 600\n    handler:\n      type: plugin\n"
+                "      path: " EMQ_LIB_DIR "/test-plugins/libflow_parent.so\n" +
+                pool_queue("fpl-kid"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  FlowNode root = node("fpl-root", "root");
+  root.children = {node("fpl-kid", "k")};
+  FlowJob f = enqueue_flow(x, root);
+  const std::string plain = put("fpl-root", "not a parent");
+  ASSERT_TRUE(wait_for([&] { return row("fpl-root", f.id)["state"] == "completed"; }, seconds(30))) << d.log();
+  const std::string kid_result = R"({"payload": "k", "children": []})";
+  EXPECT_EQ(row("fpl-root", f.id)["result"], "children=1;fpl-kid:" + f.children[0].id + "=c:" + kid_result);
+  ASSERT_TRUE(wait_for([&] { return row("fpl-root", plain)["state"] == "completed"; }, seconds(30))) << d.log();
+  EXPECT_EQ(row("fpl-root", plain)["result"], "plain");
+}
+
 }  // namespace
 }  // namespace echomq::test
