@@ -52,8 +52,10 @@ std::string encode_job_frame(const Job& job) {
   frame["queue"] = job.queue;
   frame["attempt"] = job.attempt;
   frame["deadline_ms"] = job.deadline_ms;
-  put_bytes(frame, "payload", job.payload);
+  // Before the payload: the frame promises nothing after the payload's
+  // string but the closing brace (docs/handlers.md, "Frames").
   if (!job.children.empty()) frame["children"] = children_array(job.children);
+  put_bytes(frame, "payload", job.payload);
   // ids and queue names are ASCII by the keyspace's rules; `replace` only
   // keeps a broken one from throwing.
   return frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
