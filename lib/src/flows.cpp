@@ -7,22 +7,11 @@
 
 #include "echomq/errors.h"
 #include "echomq/job_id.h"
+#include "script_replies.h"
 
 namespace echomq {
 
 namespace {
-void throw_if_error(const Reply& r, const char* op) {
-  if (r.is_error()) throw error_from_reply(op, r.str);
-}
-
-std::int64_t integer_of(const Reply& r, const char* op) {
-  throw_if_error(r, op);
-  if (r.type != Reply::Type::Integer) {
-    throw Error(ErrorKind::Protocol, op, "expected an integer reply; is lua/" + std::string(op) + ".lua the emq/1 one?");
-  }
-  return r.integer;
-}
-
 std::string num(std::int64_t v) { return std::to_string(v); }
 
 void check_node(const FlowNode& n, const std::string& path) {
