@@ -272,9 +272,10 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   } reserved{*this, free};
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
+  const FlowMode mode = flows_ ? FlowMode::Flow : FlowMode::Plain;
   for (auto it = batch.begin(); it != batch.end();) {
     try {
-      calls.push_back(settler_.call(*it));
+      calls.push_back(settler_.call(*it, mode));
       ++it;
     } catch (const Error& e) {
       // Only an id no script would take (a peer wrote it past the wire's
@@ -284,11 +285,16 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       it = batch.erase(it);
     }
   }
-  if (free > 0) calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
+  std::vector<Command> then;
+  if (free > 0) {
+    calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
+    // After the claim: a child is claimable only once its flag is set.
+    if (!flows_) then.push_back(flows_flag_read(keys_));
+  }
 
   std::vector<Reply> replies;
   try {
-    replies = round_trip(ch, calls);
+    replies = round_trip(ch, calls, then);
   } catch (const Error& e) {
     on_server_trouble(ch, e, std::move(batch));
     return;
@@ -297,9 +303,12 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   std::deque<Settlement> keep;
   std::optional<Error> refused = record_outcomes(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
+  if (!then.empty() && !replies.back().is_error() && decode_flows_flag(replies.back()) == FlowMode::Flow) {
+    if (!flows_.exchange(true)) spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
+  }
   if (free > 0) {
     try {
-      jobs = decode_claim(std::move(replies.back()));
+      jobs = decode_claim(std::move(replies[calls.size() - 1]));
     } catch (const Error& e) {
       if (e.transient()) {
         on_server_trouble(ch, e, std::move(keep));
@@ -323,16 +332,40 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
     }
   }
-  dispatch(std::move(jobs));
+  std::vector<std::vector<ChildResult>> children;
+  bool give_back = false;
+  if (flows_ && !jobs.empty()) {
+    try {
+      children = read_children(ch, jobs);
+    } catch (const Error& e) {
+      // A parent must not run without its children's results.
+      spdlog::warn("queue={} giving back {} claimed jobs: their children's results could not be read: {}",
+                   queue_.name, jobs.size(), e.what());
+      give_back = true;
+    }
+  }
+  dispatch(std::move(jobs), std::move(children), give_back);
 }
 
-std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls) {
+std::vector<std::vector<ChildResult>> ClaimLoop::read_children(Channel& ch, const std::vector<ClaimedJob>& jobs) {
+  std::vector<Command> reads;
+  reads.reserve(jobs.size());
+  for (const ClaimedJob& j : jobs) reads.push_back(results_read(keys_, j.id));
+  std::vector<Reply> replies = ch.executor.pipeline(reads);
+  std::vector<std::vector<ChildResult>> out;
+  out.reserve(jobs.size());
+  for (const Reply& r : replies) out.push_back(decode_results(r));
+  return out;
+}
+
+std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
+                                         const std::vector<Command>& then) {
   struct Counted {
     std::atomic<int>& n;
     ~Counted() { --n; }
   } counted{on_wire_};
   ++on_wire_;
-  return ch.executor.eval_batch(calls);
+  return then.empty() ? ch.executor.eval_batch(calls) : ch.executor.eval_batch(calls, then);
 }
 
 std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
@@ -378,7 +411,8 @@ std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, c
   return refused;
 }
 
-void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
+void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children,
+                         bool give_back) {
   if (jobs.empty()) return;
   const std::int64_t now_ms = epoch_ms();
   std::vector<JobRunner::Assignment> batch;
@@ -390,14 +424,15 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
     }
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
     RunningJob* held = running_.add({job.id, job.lease_epoch});
-    batch.push_back({std::move(job), held});
+    const std::size_t i = batch.size();
+    batch.push_back({std::move(job), held, i < children.size() ? std::move(children[i]) : std::vector<ChildResult>{}});
   }
   {
     // A claim that was on the wire when the drain began: nothing starts
     // after the signal, so its jobs go back at once, as unstarted ones do.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!claiming_) {
-      spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
+    if (!claiming_ || give_back) {
+      if (!give_back) spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
       for (JobRunner::Assignment& a : batch) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
       return;
     }

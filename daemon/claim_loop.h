@@ -22,6 +22,7 @@
 
 #include "config_types.h"
 #include "echomq/executor.h"
+#include "echomq/flows.h"
 #include "echomq/keyspace.h"
 #include "job_runner.h"
 #include "metrics.h"
@@ -83,7 +84,10 @@ class ClaimLoop {
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now);
-  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls);
+  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
+                                const std::vector<Command>& then = {});
+  // A flow queue's claimed parents' children's results, one list per job.
+  std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
   // Sets aside room for a claim about to go out (0: none wanted after all),
@@ -95,7 +99,9 @@ class ClaimLoop {
   // returns the first such refusal.
   std::optional<Error> record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
                                        std::deque<Settlement>& keep);
-  void dispatch(std::vector<ClaimedJob> jobs);
+  // give_back: release them at once (their children's results could not be read).
+  void dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children = {},
+                bool give_back = false);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent);
@@ -126,6 +132,10 @@ class ClaimLoop {
   std::string handler_problem_;  // see handler_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
+  // Meta's flows flag, read behind each claim until it says 1: then jobs
+  // settle through the flow transitions, and parents get their children's
+  // results. The flag is never cleared.
+  std::atomic<bool> flows_{false};
   // The server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};

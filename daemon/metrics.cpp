@@ -63,6 +63,15 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                                "claims nothing.")
                          .Register(r);
 
+  auto& children_done = BuildCounter()
+                            .Name("emq_flow_children_done_total")
+                            .Help("Children of the queue whose parent this daemon told, by outcome (each once).")
+                            .Register(r);
+  auto& orphans = BuildGauge()
+                      .Name("emq_flow_orphans")
+                      .Help("Parents of the queue waiting on a child whose row is gone, or that finished untold.")
+                      .Register(r);
+
   for (const std::string& q : queues) {
     QueueMetrics m;
     m.claimed = &claimed.Add({{"queue", q}});
@@ -85,6 +94,9 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     m.dead = &depth.Add({{"queue", q}, {"state", "dead"}});
     m.handler_duration = &duration.Add({{"queue", q}}, kDurationBuckets);
     m.job_wait = &wait.Add({{"queue", q}}, kDurationBuckets);
+    m.children_done_completed = &children_done.Add({{"queue", q}, {"outcome", "completed"}});
+    m.children_done_dead = &children_done.Add({{"queue", q}, {"outcome", "dead"}});
+    m.flow_orphans = &orphans.Add({{"queue", q}});
     queues_.emplace(q, m);
   }
 

@@ -37,6 +37,11 @@ struct QueueMetrics {
   prometheus::Gauge* dead = nullptr;
   prometheus::Histogram* handler_duration = nullptr;
   prometheus::Histogram* job_wait = nullptr;
+  // Flows: children of this queue whose parent was told, by outcome; and
+  // parents of this queue waiting on a child whose row is gone.
+  prometheus::Counter* children_done_completed = nullptr;
+  prometheus::Counter* children_done_dead = nullptr;
+  prometheus::Gauge* flow_orphans = nullptr;
 };
 
 class Metrics : public ExecutorObserver {

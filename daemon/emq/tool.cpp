@@ -1,14 +1,38 @@
 #include "emq/tool.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "echomq/errors.h"
 #include "echomq/executor.h"
+#include "emq/output.h"
 
 namespace echomq::cli {
+
+std::string read_stdin(const char* what) {
+  if (::isatty(STDIN_FILENO)) say(std::string("reading ") + what + " from stdin; end it with Ctrl-D");
+  std::string data;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
+  if (std::ferror(stdin)) throw Error(ErrorKind::Invalid, "input", std::string("cannot read ") + what + " from stdin");
+  return data;
+}
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Invalid, "input", std::string("cannot open ") + what + " " + path);
+  std::ostringstream data;
+  data << in.rdbuf();
+  return data.str();
+}
 
 ConnectionOptions Tool::options() const {
   ConnectionOptions o = parse_url(url);

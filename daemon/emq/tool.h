@@ -48,7 +48,15 @@ CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& v
 // unless yes, and prints the count: emq purge, and emq dead delete --all.
 int purge_confirmed(Executor& x, const QueueKeys& q, JobState state, bool yes);
 
+// All of stdin, byte for byte (a payload may hold NULs or any other
+// byte); `what` names it in a hint on a terminal and in errors.
+std::string read_stdin(const char* what);
+// A whole file, byte for byte; Error{Invalid} naming `what` and the path
+// when it cannot be opened.
+std::string read_file(const std::string& path, const char* what);
+
 void add_enqueue(CLI::App& app, Tool& tool);
+void add_flow(CLI::App& app, Tool& tool);  // flow enqueue, flow show
 void add_stats(CLI::App& app, Tool& tool);
 void add_inspect(CLI::App& app, Tool& tool);
 void add_dead(CLI::App& app, Tool& tool);

@@ -278,9 +278,13 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls) {
   return eval_calls(calls.data(), calls.size());
 }
 
-std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count) {
+std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls, const std::vector<Command>& then) {
+  return eval_calls(calls.data(), calls.size(), then);
+}
+
+std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
   return guarded([&] {
-    std::vector<Reply> replies = cluster_ ? eval_routed(calls, count) : eval_direct(calls, count);
+    std::vector<Reply> replies = cluster_ ? eval_routed(calls, count, then) : eval_direct(calls, count, then);
     for (const Reply& r : replies) {
       if (r.is_error()) note_error(error_from_reply("", r.str).kind());
     }
@@ -288,34 +292,48 @@ std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t cou
   });
 }
 
-std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t count) {
-  std::vector<int> slots(count, ClusterRouter::kAnyNode);
+std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
+  std::vector<int> slots(count + then.size(), ClusterRouter::kAnyNode);
   for (std::size_t i = 0; i < count; ++i) {
     if (!calls[i].keys.empty()) slots[i] = key_slot(calls[i].keys.front());
   }
-  auto write = [&](std::size_t i, RespBuffer& out) { add_call(calls[i], out); };
+  for (std::size_t i = 0; i < then.size(); ++i) {
+    const std::string_view key = routing_key(then[i]);
+    if (!key.empty()) slots[count + i] = key_slot(key);
+  }
+  auto write = [&](std::size_t i, RespBuffer& out) {
+    if (i < count) {
+      add_call(calls[i], out);
+    } else {
+      out.add(then[i - count]);
+    }
+  };
   auto opened = [this](Connection& n) { load_scripts(n); };
   return cluster_->run(slots, write, opened);
 }
 
 // One pipeline; the calls whose script the server had lost (NOSCRIPT after
-// a restart or SCRIPT FLUSH) go again once the scripts are loaded.
-std::vector<Reply> Executor::eval_direct(const ScriptCall* calls, std::size_t count) {
+// a restart or SCRIPT FLUSH) go again once the scripts are loaded, and the
+// commands after them again too.
+std::vector<Reply> Executor::eval_direct(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
   Connection& c = *conn_;
   calls_.clear();
   for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
+  for (const Command& argv : then) calls_.add(argv);
   std::vector<Reply> replies = c.pipeline(calls_);
 
   std::vector<std::size_t> missed;
-  for (std::size_t i = 0; i < replies.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (is_noscript(replies[i])) missed.push_back(i);
   }
   if (!missed.empty()) {
     load_scripts(c);
     calls_.clear();
     for (std::size_t i : missed) add_call(calls[i], calls_);
+    for (const Command& argv : then) calls_.add(argv);
     std::vector<Reply> retried = c.pipeline(calls_);
     for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
+    for (std::size_t k = 0; k < then.size(); ++k) replies[count + k] = std::move(retried[missed.size() + k]);
   }
   calls_.clear();
   return replies;

@@ -95,6 +95,12 @@ class Executor {
   // place as Replies of type Error, so one bad call cannot hide the others'
   // outcomes; NOSCRIPT replies are reloaded and retried once, in order.
   std::vector<Reply> eval_batch(const std::vector<ScriptCall>& calls);
+  // The same, with plain commands after the calls in the same round trip:
+  // their replies follow the calls'. A read that must see what the calls
+  // did (meta's flows flag after a claim) goes here. When a call had to be
+  // retried for NOSCRIPT on a standalone server, the commands are sent
+  // again after it, so they still follow it.
+  std::vector<Reply> eval_batch(const std::vector<ScriptCall>& calls, const std::vector<Command>& then);
 
   // Plain commands, for reads and for what needs no script.
   Reply command(const Command& argv);
@@ -137,9 +143,9 @@ class Executor {
   void check_wire(const Reply& set_nx, const Reply& get) const;
   void load_scripts(Connection& c);
   void choose_executor(const Reply& modules);  // MODULE LIST's answer
-  std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count);
-  std::vector<Reply> eval_routed(const ScriptCall* calls, std::size_t count);
-  std::vector<Reply> eval_direct(const ScriptCall* calls, std::size_t count);
+  std::vector<Reply> eval_calls(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then = {});
+  std::vector<Reply> eval_routed(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then);
+  std::vector<Reply> eval_direct(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then);
   // Writes the call: EMQ.<NAME> when native and the module has a twin,
   // else EVALSHA of its script; then numkeys, its keys and its arguments.
   void add_call(const ScriptCall& call, RespBuffer& out) const;
