@@ -17,6 +17,7 @@
 
 #include "config_paths.h"
 #include "config_reader.h"
+#include "config_schedules.h"
 #include "echomq/errors.h"
 #include "echomq/keyspace.h"
 #include "echomq/tls.h"
@@ -37,7 +38,7 @@ struct KeySection {
 
 const std::vector<KeySection>& key_sections() {
   static const std::vector<KeySection> table = {
-      {"", {"valkey", "metrics", "log", "reaper", "shutdown", "defaults", "queues"}},
+      {"", {"valkey", "metrics", "log", "reaper", "shutdown", "defaults", "queues", "schedules"}},
       {"valkey",
        {"url", "username", "password_env", "password_file", "connect_timeout_ms", "command_timeout_ms",
         "keyspace_events", "require_noeviction", "embedded_dir", "executor", "tls"}},
@@ -54,6 +55,8 @@ const std::vector<KeySection>& key_sections() {
        {"name", "concurrency", "prefetch", "lease_ms", "max_attempts", "backoff", "keep_completed_s", "keep_dead_s", "poll_max_ms",
         "handler"}},
       {"queues[].backoff", {"initial_ms", "multiplier", "max_ms", "jitter"}},
+      {"schedules[]",
+       {"name", "queue", "cron", "every", "timezone", "payload", "lane", "overlap", "misfire_grace"}},
       {"queues[].handler",
        {"type", "command", "cwd", "env", "inherit_env", "timeout_s", "kill_grace_s", "max_output_bytes",
         "permanent_exit_codes", "max_jobs_per_process", "path", "config"}},
@@ -153,6 +156,7 @@ class Loader {
     QueueConfig defaults;
     if (auto f = top.get("defaults")) read_defaults(*f, defaults);
     read_queues(top, defaults, config.queues);
+    if (auto f = top.get("schedules")) read_schedules(r_, *f, keys_of("schedules[]"), config.schedules);
     if (config.valkey.embedded && config.valkey.embedded_dir.empty()) {
       config.valkey.embedded_dir = default_embedded_dir();
     }
