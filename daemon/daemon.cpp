@@ -170,6 +170,10 @@ void Daemon::start_parts() {
   for (auto& l : loops_) l->start();
   reaper_ = std::make_unique<Reaper>(config_, server, *metrics_, reconnect_);
   reaper_->start();
+  if (!config_.schedules.empty()) {
+    scheduler_ = std::make_unique<Scheduler>(config_.schedules, server, *metrics_, reconnect_);
+    scheduler_->start();
+  }
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
@@ -237,6 +241,7 @@ void Daemon::stop_parts() {
   }
   renewer_.reset();
   reaper_.reset();
+  scheduler_.reset();
   wakeup_.reset();
   loops_.clear();
   for (auto& h : handlers_) h->shutdown();

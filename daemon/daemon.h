@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "metrics_endpoint.h"
 #include "reaper.h"
+#include "scheduler.h"
 #include "systemd_notify.h"
 #include "wakeup.h"
 
@@ -46,6 +47,7 @@ class Daemon {
   std::vector<std::unique_ptr<ClaimLoop>> loops_;
   std::unique_ptr<LeaseRenewer> renewer_;
   std::unique_ptr<Reaper> reaper_;
+  std::unique_ptr<Scheduler> scheduler_;  // none without schedules:
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
   bool second_signal_ = false;
