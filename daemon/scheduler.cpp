@@ -96,19 +96,24 @@ void Scheduler::publish(Entry& e) {
   e.published = true;
 }
 
-// Where the first round starts counting: after the marker's last fire, or,
-// for a schedule never fired, misfire_grace back from now (so a brand-new
-// schedule fires a tick only if it is within grace, and counts none missed).
-std::int64_t Scheduler::start_point(const Entry& e, std::int64_t now_ms) {
-  const Reply marker = executor_.command({"HGET", e.keys.cron, e.config.name});
-  if (std::optional<std::int64_t> last = marker_time(marker)) return *last;
-  return now_ms - e.config.misfire_grace_ms - 1;
+// The marker's last fire: the first round counts from there. A schedule
+// never fired counts from misfire_grace back from now, so it fires a tick
+// only within grace, and counts none missed.
+std::optional<std::int64_t> Scheduler::last_fire(const Entry& e) {
+  return marker_time(executor_.command({"HGET", e.keys.cron, e.config.name}));
 }
 
 std::optional<std::int64_t> Scheduler::run(Entry& e, std::int64_t now_ms) {
-  if (!e.handled_ms) e.handled_ms = start_point(e, now_ms);
+  bool count_missed = true;
+  if (!e.handled_ms) {
+    e.handled_ms = last_fire(e);
+    if (!e.handled_ms) {
+      e.handled_ms = now_ms - e.config.misfire_grace_ms - 1;
+      count_missed = false;  // ticks before the schedule existed were never due
+    }
+  }
   if (auto due = e.rule.latest_between(*e.handled_ms, now_ms, kMissedCountLimit)) {
-    std::int64_t missed = due->earlier;
+    std::int64_t missed = count_missed ? due->earlier : 0;
     if (now_ms - due->tick_ms <= e.config.misfire_grace_ms) {
       fire(e, due->tick_ms);
     } else {

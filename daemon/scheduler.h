@@ -52,7 +52,7 @@ class Scheduler : public Periodic {
   };
 
   void publish(Entry& e);
-  std::int64_t start_point(const Entry& e, std::int64_t now_ms);
+  std::optional<std::int64_t> last_fire(const Entry& e);
   void fire(Entry& e, std::int64_t tick_ms);
   // Fires what is due; returns the next tick, if any.
   std::optional<std::int64_t> run(Entry& e, std::int64_t now_ms);

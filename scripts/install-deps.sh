@@ -84,7 +84,7 @@ build_pkgs=(
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
   libhowardhinnant-date-dev
-  python3 python3-redis python3-croniter faketime
+  python3 python3-redis python3-croniter
   chromium chromium-driver python3-selenium
   systemd prometheus openssl
 )
@@ -93,8 +93,7 @@ build_pkgs=(
 # chromium-driver, python3-selenium: the browser tests of `emq web`
 # (tests/web); libdate-tz3, tzdata: schedules' time zones, read from the
 # system's tzdata; python3-croniter: the oracle of the cron tests
-# (tests/schedule); faketime: a daemon with its clock off (tests/schedule);
-# openssl: the TLS
+# (tests/schedule); openssl: the TLS
 # tests make their own CA and certificates with it (tests/support/test_pki).
 
 missing() {
