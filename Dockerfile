@@ -1,13 +1,18 @@
 # emqd in a container, for the sidecar use (docs/operations.md).
 #
 #   docker build -t emqd .
+#   podman build --format docker -t emqd .   # the OCI format drops HEALTHCHECK
 #   docker run --rm -v "$PWD/emqd.yaml:/etc/echomq/emqd.yaml:ro" \
 #     -e EMQ_VALKEY_PASSWORD=... emqd
 #
-# The image holds emqd, emq, the Lua transitions and an example config; the
+# The image holds emqd, emq, the Lua transitions (/usr/share/echomq/lua),
+# the emq module (/usr/lib/echomq/emq.so), valkey-server (for
+# `valkey.url: embedded`) and a commented example at
+# /etc/echomq/emqd.example.yaml; there is no /etc/echomq/emqd.yaml: the
 # configuration (valkey.url, password_env, the queues) and the handler
 # programs are mounted in. tests/ops/dockerfile_test.cpp checks that every
-# file copied here exists and every script run here takes its flags.
+# file copied here exists and every script run here takes its flags;
+# `make image-test` (scripts/image-test.sh) builds the image and runs it.
 
 # --- build: the same install script and build as CI ------------------------
 FROM debian:bookworm-slim AS build
@@ -17,7 +22,7 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
  && cmake --build /build \
  && DESTDIR=/out cmake --install /build
 
@@ -33,6 +38,9 @@ RUN /tmp/scripts/install-deps.sh --runtime \
 
 COPY --from=build /out/usr/bin/emqd /out/usr/bin/emq /usr/bin/
 COPY --from=build /out/usr/share/echomq/ /usr/share/echomq/
+# Where emqd's embedded server looks for it (beside /usr/bin/emqd), and where
+# a valkey-server in this image can `--loadmodule` it.
+COPY --from=build /out/usr/lib/echomq/emq.so /usr/lib/echomq/emq.so
 COPY --from=build /out/usr/share/doc/echomq/emqd.example.yaml /etc/echomq/emqd.example.yaml
 
 # `valkey.url: embedded` keeps its data here (emqd reads STATE_DIRECTORY as
@@ -49,6 +57,9 @@ USER 10001:10001
 WORKDIR /var/lib/emqd
 
 # bash's /dev/tcp: no curl in the image. 200 from /healthz, or unhealthy.
+# Only the Docker image format holds it: podman and buildah need
+# `--format docker` (make image-test builds so and runs this command).
+# Kubernetes ignores it and probes what the pod spec says (docs/operations.md).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${EMQ_HEALTH_PORT} && printf 'GET /healthz HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && read -r -t 4 _ code _ <&3 && [ \"$code\" = 200 ]"]
 

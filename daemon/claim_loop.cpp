@@ -60,7 +60,7 @@ void ClaimLoop::start() {
   last_turn_ns_ = Clock::now().time_since_epoch().count();
   for (auto& ch : channels_) {
     Channel& c = *ch;
-    c.thread = std::thread([this, &c] { main(c); });
+    c.thread = std::thread([this, &c] { run_channel(c); });
   }
 }
 
@@ -110,7 +110,7 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
     const bool first = s && outbox_.empty();
     if (first) outbox_since_ = now;
     if (s) outbox_.push_back(std::move(*s));
-    wake_loop = first || ready(now);
+    wake_loop = first || turn_due(now);
   }
   if (wake_loop) cv_.notify_one();
 }
@@ -128,7 +128,7 @@ bool ClaimLoop::may_turn(const Channel& ch) const {
   return trouble_count_ == 0 || troubled_ == &ch;
 }
 
-bool ClaimLoop::ready(Clock::time_point now) const {
+bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (backing_off(now)) return false;  // the server is in trouble: wait
   if (stopping_) return !outbox_.empty() || runner_.busy() == 0;
   if (!outbox_.empty() && !holding(now)) return true;
@@ -174,10 +174,10 @@ Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
 // No value read from the server may end the daemon: a turn that throws
 // what no branch below expected is logged and retried after a backoff, as a
 // server error is, instead of leaving the thread (std::terminate).
-void ClaimLoop::main(Channel& ch) {
+void ClaimLoop::run_channel(Channel& ch) {
   while (true) {
     try {
-      if (!main_step(ch)) return;
+      if (!wait_and_turn(ch)) return;
     } catch (const std::exception& e) {
       on_server_trouble(ch, Error(ErrorKind::Protocol, "claim loop", e.what()), {});
     }
@@ -189,7 +189,7 @@ std::string ClaimLoop::handler_problem() const {
   return handler_problem_;
 }
 
-bool ClaimLoop::handler_ready() {
+bool ClaimLoop::handler_takes_jobs() {
   const std::string why = handler_.not_ready();
   std::string was;
   {
@@ -223,7 +223,7 @@ void ClaimLoop::unreserve(int jobs) {
 }
 
 // One wait and one turn; false when the loop is done.
-bool ClaimLoop::main_step(Channel& ch) {
+bool ClaimLoop::wait_and_turn(Channel& ch) {
   std::deque<Settlement> batch;
   bool claim_now = false;
   {
@@ -232,7 +232,7 @@ bool ClaimLoop::main_step(Channel& ch) {
     while (true) {
       if (!claiming_) release_unstarted();
       const bool mine = may_turn(ch);
-      if (mine && ready(now)) break;
+      if (mine && turn_due(now)) break;
       if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
       cv_.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
       now = Clock::now();
@@ -256,12 +256,12 @@ bool ClaimLoop::main_step(Channel& ch) {
     wake_ = false;
   }
   if (batch.empty() && !claim_now) return true;
-  turn(ch, std::move(batch), claim_now);
+  settle_and_claim(ch, std::move(batch), claim_now);
   return true;
 }
 
-void ClaimLoop::turn(Channel& ch, std::deque<Settlement> batch, bool claim_now) {
-  const int free = claim_now && handler_ready() ? reserve_claim() : 0;
+void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now) {
+  const int free = claim_now && handler_takes_jobs() ? reserve_claim() : 0;
   if (batch.empty() && free == 0) return;
   // However the turn ends, the room set aside is the runner's again once
   // dispatch() has handed it the jobs (or there are none).
@@ -295,7 +295,7 @@ void ClaimLoop::turn(Channel& ch, std::deque<Settlement> batch, bool claim_now) 
   }
 
   std::deque<Settlement> keep;
-  std::optional<Error> refused = book(batch, replies, keep);
+  std::optional<Error> refused = record_outcomes(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
   if (free > 0) {
     try {
@@ -335,8 +335,8 @@ std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCa
   return ch.executor.eval_batch(calls);
 }
 
-std::optional<Error> ClaimLoop::book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
-                                     std::deque<Settlement>& keep) {
+std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
+                                                 std::deque<Settlement>& keep) {
   std::optional<Error> refused;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Settlement& s = batch[i];
@@ -416,25 +416,34 @@ void ClaimLoop::release_unstarted() {
 
 // Trouble backs off as a lost server does: the executor's reconnect wait,
 // or (for a server that answers but refuses writes) a wait that doubles
-// on the same reconnect policy's bounds. The log gets one line per attempt at a lost
-// server (each with that attempt's error) and one line per change of a
-// refusal, and a last line with the count when the trouble is over.
+// on the same reconnect policy's bounds. The log gets one line per attempt
+// at a lost server (each with that attempt's error). Trouble that can last
+// for hours while the server answers (a refusal such as READONLY, or a
+// cluster with a shard down) gets one line when it starts, one per change
+// of a refusal, and none per attempt. A last line gives the count when the
+// trouble is over.
 void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent) {
   const Executor& executor = ch.executor;
   const Clock::time_point now = Clock::now();
   const std::string what = e.what();
   const bool refusal = e.kind() == ErrorKind::ReadOnly;
+  const bool said_once = refusal || executor.cluster_map() != nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trouble_count_++ == 0) {
+  const bool starts = trouble_count_++ == 0;
+  if (starts) {
     trouble_since_ = now;
     trouble_delay_ = executor.reconnect_policy().initial;
   } else {
     trouble_delay_ = std::min(trouble_delay_ * 2, executor.reconnect_policy().max);
   }
   const milliseconds wait = std::max(executor.retry_after(), trouble_delay_);
-  if (!refusal || what != trouble_text_) {
-    spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms: {}", queue_.name,
-                 unsent.size(), wait.count(), what);
+  if (starts || !said_once || (refusal && what != trouble_text_)) {
+    spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms{}: {}", queue_.name,
+                 unsent.size(), wait.count(),
+                 said_once ? ", then less often up to every " +
+                                 std::to_string(executor.reconnect_policy().max.count()) + " ms"
+                           : "",
+                 what);
   }
   trouble_text_ = what;
   troubled_ = &ch;

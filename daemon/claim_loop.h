@@ -44,12 +44,11 @@ class ClaimLoop {
   void wake();
   // Stop claiming; keep settling what runs (the drain).
   void stop_claiming();
-  // Jobs leased and not yet settled.
-  std::size_t held() const { return running_.size(); }
-  RunningJobs& running() { return running_; }
-  // Jobs in a handler's hands (running, or claimed ahead and not started):
-  // what the drain waits for. held() less these are outcomes to record.
-  std::size_t running_now() const { return static_cast<std::size_t>(runner_.busy()); }
+  std::size_t leased_count() const { return running_.size(); }
+  RunningJobs& leased_jobs() { return running_; }
+  // Running, or claimed ahead and not started: what the drain waits for.
+  // leased_count() less these are outcomes to record.
+  std::size_t in_handlers() const { return static_cast<std::size_t>(runner_.busy()); }
   // Round trips sent and not answered yet: at most one per channel.
   int round_trips_on_wire() const { return on_wire_.load(); }
   // Settle what is left, giving up on the server after `flush_for`, then end.
@@ -74,19 +73,19 @@ class ClaimLoop {
     std::thread thread;
   };
 
-  void main(Channel& ch);
-  bool main_step(Channel& ch);
+  void run_channel(Channel& ch);
+  bool wait_and_turn(Channel& ch);
   bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool may_turn(const Channel& ch) const;
-  bool ready(std::chrono::steady_clock::time_point now) const;
+  bool turn_due(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  void turn(Channel& ch, std::deque<Settlement> batch, bool claim_now);
+  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now);
   std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls);
   // Asks the handler whether a claim may go out; logs and publishes a change.
-  bool handler_ready();
+  bool handler_takes_jobs();
   // Sets aside room for a claim about to go out (0: none wanted after all),
   // so that the other channel does not claim the same room; the claim's
   // jobs, once handed to the runner, take it back with unreserve().
@@ -94,8 +93,8 @@ class ClaimLoop {
   void unreserve(int jobs);
   // Counts what settled; keeps what the server refused for now, and
   // returns the first such refusal.
-  std::optional<Error> book(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
-                            std::deque<Settlement>& keep);
+  std::optional<Error> record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
+                                       std::deque<Settlement>& keep);
   void dispatch(std::vector<ClaimedJob> jobs);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);

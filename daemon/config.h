@@ -31,8 +31,8 @@ Config load_config(const std::string& path);
 std::string describe(const Config& config);
 
 // Every key the loader accepts, dotted, with lists as "[]": "valkey.url",
-// "queues[].handler.command". The one schema table; tests hold
-// docs/configuration.md and config/emqd.example.yaml to it.
+// "queues[].handler.command", from the schema table (config_schema.h);
+// tests hold docs/configuration.md and config/emqd.example.yaml to it.
 std::vector<std::string> known_config_keys();
 
 }  // namespace echomq::daemon

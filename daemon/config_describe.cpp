@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config.h"
+#include "config_schema.h"
+#include "echomq/executor.h"
 #include "echomq/url.h"
 
 namespace echomq::daemon {
@@ -60,15 +62,6 @@ std::string tls_summary(const ValkeyConfig& v) {
   }
 }
 
-const char* kind_name(HandlerConfig::Type type) {
-  switch (type) {
-    case HandlerConfig::Type::Exec: return "exec";
-    case HandlerConfig::Type::Pool: return "pool";
-    case HandlerConfig::Type::Plugin: return "plugin";
-  }
-  return "?";
-}
-
 // One "label  value" line; labels are padded so the values line up.
 void row(std::ostream& out, const std::string& label, const std::string& value) {
   constexpr std::size_t kWidth = 16;
@@ -89,7 +82,7 @@ void describe_handler(std::ostream& out, const HandlerConfig& h) {
   }
   // replace: an argument may hold bytes that are not UTF-8, and dump() would throw on them.
   const std::string argv = nlohmann::json(h.command).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  row(out, "  handler", std::string(kind_name(h.type)) + " " + argv);
+  row(out, "  handler", std::string(to_string(h.type)) + " " + argv);
   row(out, "  timeout",
       h.timeout_s > 0 ? seconds(h.timeout_s) + ", then SIGTERM, SIGKILL after " + seconds(h.kill_grace_s)
                       : "none (the lease still fences the job)");
@@ -124,7 +117,7 @@ std::string describe(const Config& config) {
   if (const std::string tls = tls_summary(v); !tls.empty()) row(out, "  tls", tls);
   row(out, "  keyspace", "events " + on_off(v.keyspace_events));
   row(out, "  noeviction", v.require_noeviction ? "required" : "not checked");
-  row(out, "  executor", v.executor);
+  row(out, "  executor", to_string(v.executor));
   row(out, "metrics", config.metrics.listen.empty() ? "off" : config.metrics.listen);
   row(out, "log", config.log.level + ", " + config.log.format);
   row(out, "reaper",

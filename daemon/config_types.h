@@ -1,5 +1,6 @@
 // The daemon's configuration as plain values, with DESIGN.md's defaults in
-// place. config.cpp fills them from YAML and refuses anything else.
+// place. config.cpp fills them from YAML and refuses anything else; the keys,
+// their ranges and what each sets are the rows of config_schema.cpp.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +61,7 @@ struct ValkeyConfig {
   // valkey.tls: absolute paths, checked at load. `enabled` stays false here:
   // the url's scheme turns TLS on (Daemon::server_options).
   TlsOptions tls;
-  std::string executor = "auto";  // auto | scripted | native
+  ExecutorChoice executor = ExecutorChoice::Auto;  // valkey.executor
 };
 
 struct MetricsConfig {

@@ -53,7 +53,7 @@ ConnectionOptions Daemon::server_options() const {
     o.tls.enabled = true;
     o.tls.settings = {"valkey.tls.ca_file", "valkey.tls.cert_file", "valkey.tls.key_file", "valkey.tls.server_name"};
   }
-  o.executor = *parse_executor_choice(config_.valkey.executor);  // validated by the config reader
+  o.executor = config_.valkey.executor;
   return o;
 }
 
@@ -181,7 +181,7 @@ void Daemon::start_parts() {
 
 std::string Daemon::summary() const {
   std::size_t held = 0;
-  for (const auto& l : loops_) held += l->held();
+  for (const auto& l : loops_) held += l->leased_count();
   return std::to_string(loops_.size()) + " queues, " + std::to_string(held) + " jobs in flight";
 }
 
@@ -206,7 +206,7 @@ void Daemon::drain() {
   // frozen server cannot stretch the drain to drain_timeout_s.
   auto running = [&] {
     std::size_t n = 0;
-    for (auto& l : loops_) n += l->running_now();
+    for (auto& l : loops_) n += l->in_handlers();
     return n;
   };
   while (running() > 0 && Clock::now() < until && !second_signal_) {
@@ -217,10 +217,10 @@ void Daemon::drain() {
   }
   if (const std::size_t n = running(); n > 0) {
     spdlog::info("stopping and releasing {} jobs still running", n);
-    for (auto& l : loops_) l->running().stop_all(StopReason::Shutdown);
+    for (auto& l : loops_) l->leased_jobs().stop_all(StopReason::Shutdown);
   }
   std::size_t unsettled = 0;
-  for (auto& l : loops_) unsettled += l->held() - std::min(l->held(), l->running_now());
+  for (auto& l : loops_) unsettled += l->leased_count() - std::min(l->leased_count(), l->in_handlers());
   if (unsettled > 0) {
     spdlog::info("{} outcomes not yet recorded; waiting up to {} s for the server to take them", unsettled,
                  kFlushTimeout.count() / 1000);

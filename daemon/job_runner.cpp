@@ -22,7 +22,7 @@ void JobRunner::start() {
   for (int i = 0; i < queue_.concurrency; ++i) {
     slots_.push_back(std::make_unique<Slot>());
     Slot& slot = *slots_.back();
-    slot.thread = std::thread([this, &slot] { slot_main(slot); });
+    slot.thread = std::thread([this, &slot] { run_slot(slot); });
   }
 }
 
@@ -86,7 +86,7 @@ JobRunner::Slot* JobRunner::wake_target_locked() {
   return slot;
 }
 
-void JobRunner::slot_main(Slot& me) {
+void JobRunner::run_slot(Slot& me) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     if (waiting_.empty()) {

@@ -67,7 +67,7 @@ class JobRunner {
     bool woken = false;
     std::thread thread;
   };
-  void slot_main(Slot& me);
+  void run_slot(Slot& me);
   std::optional<Settlement> run_one(Assignment& a);
   Slot* wake_target_locked();
 

@@ -34,7 +34,7 @@ milliseconds LeaseRenewer::tick() {
   for (Due& d : queues_) {
     if (d.next > now) continue;
     d.next = now + period_of(d.loop->queue());
-    std::vector<Lease> held = d.loop->running().leases();
+    std::vector<Lease> held = d.loop->leased_jobs().leases();
     // An id past no script's gate cannot be extended: left to the reaper,
     // rather than failing every queue's renewal with it.
     held.erase(std::remove_if(held.begin(), held.end(), [](const Lease& l) { return !passes_wire_gate(l.id); }),
@@ -55,7 +55,7 @@ milliseconds LeaseRenewer::tick() {
       for (std::size_t k = 0; k < kept.size(); ++k) {
         if (kept[k]) continue;
         const std::string& id = leases[i][k].id;
-        if (loop.running().stop(leases[i][k], StopReason::LeaseLost)) {
+        if (loop.leased_jobs().stop(leases[i][k], StopReason::LeaseLost)) {
           metrics_.queue(loop.queue().name).lease_lost->Increment();
           spdlog::warn("queue={} job={} lease lost (reaped or taken over): stopping its handler", loop.queue().name,
                        id);

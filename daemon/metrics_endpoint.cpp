@@ -26,6 +26,12 @@ MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& 
                                  ReconnectPolicy reconnect)
     : metrics_(metrics),
       server_call_limit_(milliseconds(config.valkey.connect_timeout_ms + config.valkey.command_timeout_ms)) {
+  // The sampler is also the daemon's own watch on the server: it puts the
+  // queues back in {emq}:queues after a FLUSHALL and finds a server that
+  // refuses writes. That must not depend on metrics being served.
+  sampler_ = std::make_unique<QueueSampler>(QueueSampler::Params{queue_names(config), kSampleEvery}, server, metrics,
+                                            std::move(reconnect));
+  sampler_->start();
   if (config.metrics.listen.empty()) return;
   HttpServer::Params p;
   p.listen = config.metrics.listen;
@@ -35,9 +41,6 @@ MetricsEndpoint::MetricsEndpoint(const Config& config, const ConnectionOptions& 
   p.routes["/metrics"] = [this] { return serve_metrics(); };
   p.routes["/healthz"] = [this] { return serve_health(); };
   http_ = std::make_unique<HttpServer>(std::move(p));
-  sampler_ = std::make_unique<QueueSampler>(QueueSampler::Params{queue_names(config), kSampleEvery}, server, metrics,
-                                            std::move(reconnect));
-  sampler_->start();
   http_->start();
   spdlog::info("metrics endpoint on {} (port {}): /metrics, /healthz", config.metrics.listen, http_->port());
 }

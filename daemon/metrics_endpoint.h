@@ -1,6 +1,7 @@
 // /metrics and /healthz on metrics.listen: the HTTP server, the queue
-// sampler that feeds the server-read gauges, and the health verdict, put
-// together for the daemon. Serving starts before the server is reached, so
+// sampler that feeds the server-read gauges (and runs without metrics.listen
+// too: see queue_sampler.h), and the health verdict, put together for the
+// daemon. Serving starts before the server is reached, so
 // a daemon that waits for Valkey already shows emq_valkey_up 0 and a 503.
 #pragma once
 
@@ -22,7 +23,7 @@ class ClaimLoop;
 
 class MetricsEndpoint {
  public:
-  // Binds metrics.listen (unless it is "") and starts serving and sampling.
+  // Starts sampling, and binds metrics.listen (unless it is "") and serves.
   // Throws std::runtime_error when the address cannot be bound.
   MetricsEndpoint(const Config& config, const ConnectionOptions& server, Metrics& metrics,
                   ReconnectPolicy reconnect = {});

@@ -3,7 +3,9 @@
 // and emq_queue_latency_seconds. Sampled on a timer rather than per scrape
 // so that many scrapers (or a fast one) cost the server nothing more, and
 // never per job. Its round trip doubles as the "does the server answer"
-// probe of /healthz.
+// probe of /healthz, and its write (the queues' registration) puts the
+// queues back after a FLUSHALL and finds a server that refuses writes: it
+// runs whether or not metrics are served.
 #pragma once
 
 #include <atomic>

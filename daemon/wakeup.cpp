@@ -36,7 +36,7 @@ Wakeup::~Wakeup() {
 }
 
 void Wakeup::start() {
-  thread_ = std::thread([this] { main(); });
+  thread_ = std::thread([this] { connect_and_listen(); });
 }
 
 void Wakeup::request_stop() { stopping_ = true; }
@@ -219,7 +219,7 @@ milliseconds Wakeup::next_delay(milliseconds last) const {
   return last.count() == 0 ? reconnect_.initial : std::min(last * 2, reconnect_.max);
 }
 
-void Wakeup::main() {
+void Wakeup::connect_and_listen() {
   milliseconds delay(0);
   std::vector<std::string> channels;
   for (const auto& [channel, loop] : by_channel_) channels.push_back(channel);

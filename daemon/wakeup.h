@@ -41,7 +41,7 @@ class Wakeup {
   bool active() const { return active_.load(); }
 
  private:
-  void main();
+  void connect_and_listen();
   struct NodeListener;
   bool events_on(Connection& c);
   // Subscribes c to channels and wakes their loops on each event, until stop.

@@ -27,6 +27,7 @@
            empty when paused or nothing is due. attempts and lease_epoch
            are integers.
   Errors:  EMQARG when an argument is not an integer in range
+           WRONGTYPE when pending, active or delayed is not a zset
 ]]
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -73,6 +74,13 @@ local function is_counter_of(hash, field)
   return not v or is_counter(v)
 end
 
+-- The sets claim moves ids between must be zsets (or absent) before the
+-- first write: a ZADD failing after a pop would strand what it popped.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+
 local function int_arg(s)
   return string.match(s or '', '^-?%d+$') and tonumber(s)
 end
@@ -89,6 +97,11 @@ end
 
 if redis.call('HGET', meta, 'paused') == '1' then
   return {}
+end
+for _, set in ipairs({pending, active, delayed}) do
+  if not is_zset(set) then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
 end
 
 local t = redis.call('TIME')

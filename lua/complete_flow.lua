@@ -56,6 +56,11 @@ local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'child
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
+-- A child's id goes to the outbox after it leaves active: a ZADD failing
+-- there would strand it, so the outbox is checked first.
+if fields[3] and not ({zset = true, none = true})[redis.call('TYPE', outbox).ok] then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
 local counted = is_counter_of(stats, 'completed')
 
 redis.call('ZREM', active, id)

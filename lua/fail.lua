@@ -30,6 +30,14 @@ local row, active, delayed, pending, dead, stats =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, epoch, err = ARGV[1], ARGV[2], ARGV[3] or ''
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
 local function is_counter(v)
@@ -90,6 +98,9 @@ if not lane then
 end
 local dies = permanent == '1' or tonumber(fields[3] or '0') >= max_attempts
 local counter = dies and 'dead' or 'retried'
+if not is_zset(dies and dead or (backoff_ms > 0 and delayed or pending)) then
+  return redis.error_reply(WRONGTYPE)
+end
 local counted = is_counter_of(stats, counter)
 
 local t = redis.call('TIME')

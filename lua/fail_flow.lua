@@ -58,6 +58,13 @@ local function lane_of(v)
   return n and n >= -1000 and n <= 1000 and n or nil
 end
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+
 local function malformed(field, rule)
   return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
 end
@@ -94,6 +101,10 @@ if not lane then
 end
 local dies = permanent == '1' or tonumber(fields[3] or '0') >= max_attempts
 local counter = dies and 'dead' or 'retried'
+if not is_zset(dies and dead or (backoff_ms > 0 and delayed or pending)) or
+    (dies and fields[6] and not is_zset(outbox)) then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
 local counted = is_counter_of(stats, counter)
 
 local t = redis.call('TIME')

@@ -27,6 +27,14 @@
 ]]
 local active, pending, dead, stats, row_root, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
 local function is_counter(v)
@@ -62,6 +70,10 @@ end
 local limit = string.match(ARGV[2] or '', '^%d+$') and tonumber(ARGV[2])
 if not limit or limit < 1 or limit > 1000000 then
   return redis.error_reply('EMQARG limit must be an integer in 1..1000000')
+end
+
+if not is_zset(pending) or not is_zset(dead) or (outbox and not is_zset(outbox)) then
+  return redis.error_reply(WRONGTYPE)
 end
 
 local t = redis.call('TIME')

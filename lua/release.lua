@@ -19,6 +19,14 @@
 local row, active, pending, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, epoch = ARGV[1], ARGV[2]
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
 local function is_counter(v)
@@ -61,6 +69,9 @@ end
 local lane = lane_of(fields[4])
 if not lane then
   return malformed('lane', 'an integer in -1000..1000')
+end
+if not is_zset(pending) then
+  return redis.error_reply(WRONGTYPE)
 end
 local counted = is_counter_of(stats, 'released')
 

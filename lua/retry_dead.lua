@@ -15,6 +15,14 @@
 ]]
 local dead, pending, row_root = KEYS[1], KEYS[2], KEYS[3]
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
 local function lane_of(v)
   local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
@@ -24,6 +32,10 @@ end
 local limit = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
 if not limit or limit < 1 or limit > 1000000 then
   return redis.error_reply('EMQARG limit must be an integer in 1..1000000')
+end
+
+if not is_zset(pending) then
+  return redis.error_reply(WRONGTYPE)
 end
 
 local moved = 0

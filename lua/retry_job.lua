@@ -20,6 +20,14 @@
 local row, dead, pending = KEYS[1], KEYS[2], KEYS[3]
 local id = ARGV[1] or ''
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
 local function lane_of(v)
   local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
@@ -49,6 +57,10 @@ end
 local lane = lane_of(redis.call('HGET', row, 'lane'))
 if not lane then
   return redis.error_reply('EMQROW ' .. row .. ' lane is not an integer in -1000..1000; nothing was written')
+end
+
+if not is_zset(pending) then
+  return redis.error_reply(WRONGTYPE)
 end
 
 redis.call('ZREM', dead, id)

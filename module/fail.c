@@ -40,36 +40,41 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return emq_reply_malformed(ctx, row_name, EMQ_WORD_FAILURES, EMQ_RULE_COUNTER);
   }
   if (!emq_row_lane(row, &lane)) return emq_reply_malformed(ctx, row_name, EMQ_WORD_LANE, EMQ_RULE_LANE);
-  /* active, delayed, pending, dead: KEYS[2..5]. */
-  RedisModuleKey *sets[4];
-  for (int k = 0; k < 4; ++k) {
-    sets[k] = emq_open_write(ctx, call.keys[1 + k]);
-    if (!emq_require_type(ctx, sets[k], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
-  }
-  RedisModuleKey *active = sets[0], *delayed = sets[1], *pending = sets[2], *dead = sets[3];
   const int dies = permanent[0] == '1' || (double)attempts >= max_attempts;
   const EmqWord counter_field = dies ? EMQ_WORD_DEAD : EMQ_WORD_RETRIED;
+  /* Where the job goes: dead now, delayed until now+backoff_ms, or pending
+   * at its lane. Only that set and active are checked, as the script
+   * checks them: the others are not touched, whatever they hold. */
+  const mstime_t now = emq_now_ms();
+  EmqWord state = EMQ_WORD_PENDING;
+  RedisModuleString *target_name = pending_name;
+  double score = lane;
+  if (dies) {
+    state = EMQ_WORD_DEAD;
+    target_name = dead_name;
+    score = (double)now;
+  } else if (backoff_ms > 0) {
+    state = EMQ_WORD_DELAYED;
+    target_name = delayed_name;
+    score = (double)now + backoff_ms;
+  }
+  RedisModuleKey *active = emq_open_write(ctx, active_name), *target = emq_open_write(ctx, target_name);
+  if (!emq_require_type(ctx, target, REDISMODULE_KEYTYPE_ZSET) ||
+      !emq_require_type(ctx, active, REDISMODULE_KEYTYPE_ZSET)) {
+    return REDISMODULE_OK;
+  }
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
   const int counted = emq_stats_counter(stats, counter_field, &counter);
   const char *err = emq_arg(&call, 3, &len);
   RedisModuleString *error = RedisModule_CreateString(ctx, err ? err : "", len > EMQ_MAX_ERROR ? EMQ_MAX_ERROR : len);
 
-  mstime_t now = emq_now_ms();
   emq_zrem(ctx, active, active_name, id);
   emq_hincrby(ctx, row, row_name, EMQ_WORD_FAILURES, failures, 1);
   const EmqWord field = EMQ_WORD_ERROR;
   emq_hset(ctx, row, row_name, 1, &field, &error);
 
-  if (dies) {
-    emq_set_state(ctx, row, row_name, EMQ_WORD_DEAD);
-    emq_zadd(ctx, dead, dead_name, (double)now, id, 0);
-  } else if (backoff_ms > 0) {
-    emq_set_state(ctx, row, row_name, EMQ_WORD_DELAYED);
-    emq_zadd(ctx, delayed, delayed_name, (double)now + backoff_ms, id, 0);
-  } else {
-    emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
-    emq_zadd(ctx, pending, pending_name, lane, id, 0);
-  }
+  emq_set_state(ctx, row, row_name, state);
+  emq_zadd(ctx, target, target_name, score, id, 0);
   emq_count(ctx, stats, stats_name, counter_field, counted, counter, 1, "fail");
   return RedisModule_ReplyWithLongLong(ctx, dies ? 2 : 1);
 }

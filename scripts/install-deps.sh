@@ -9,15 +9,20 @@
 #   scripts/install-deps.sh            build + test + run dependencies
 #   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
 #   ... --list                         print the Debian packages, install nothing
+#   scripts/install-deps.sh --mirror   print the URI of the system's bookworm
+#                                      source (scripts/image-test.sh
+#                                      debootstraps from it), install nothing
 set -euo pipefail
 
-usage() { echo "usage: install-deps.sh [--runtime] [--list]" >&2; exit 2; }
+usage() { echo "usage: install-deps.sh [--runtime] [--list] | --mirror" >&2; exit 2; }
 mode=all
 list=no
+mirror=no
 for arg in "$@"; do
   case "$arg" in
     --runtime) mode=--runtime ;;
     --list) list=yes ;;
+    --mirror) mirror=yes ;;
     *) usage ;;
   esac
 done
@@ -47,6 +52,13 @@ debian_source() {
       /etc/apt/sources.list
   fi
 }
+
+if [ "$mirror" = yes ]; then
+  uris=$(debian_source | head -n 1 | cut -f 1)
+  [ -n "$uris" ] || { echo "install-deps.sh: no apt source for 'bookworm' found" >&2; exit 1; }
+  echo "${uris%% *}"
+  exit 0
+fi
 
 add_backports() {
   if [ -f "$backports_list" ] || grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -119,6 +131,8 @@ add_backports
 mapfile -t need < <(missing "${want[@]}")
 # The pool handler examples and tests use Node; keep a newer one if present.
 [ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
+# npm installs the Node speaker's ioredis (clients/node, `make node-deps`).
+[ "$mode" = all ] && ! command -v npm >/dev/null && need+=(npm)
 valkey_needed=$(missing valkey-server valkey-tools)
 
 if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then

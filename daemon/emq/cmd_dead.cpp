@@ -137,7 +137,7 @@ void add_dead(CLI::App& app, Tool& tool) {
   auto l = std::make_shared<DeadArgs>();
   CLI::App* list = dead->add_subcommand("list", "dead jobs, oldest death first: id, time of death, error");
   list->add_option("queue", l->queue, "the queue")->required()->type_name("QUEUE");
-  l->limit_given = list->add_option("--limit", l->limit, "show at most N (default 100)")->type_name("N");
+  l->limit_given = add_number_option(list, "--limit", l->limit, "show at most N (default 100)")->type_name("N");
   list->add_flag("--json", l->json, "print a JSON array, one object per job");
   list->callback([&tool, l] { tool.run = [&tool, l] { return run_list(tool, *l); }; });
 
@@ -146,7 +146,7 @@ void add_dead(CLI::App& app, Tool& tool) {
       "retry", "move dead jobs back to pending, attempts reset: the ones named, or the oldest; prints the count");
   retry->add_option("queue", r->queue, "the queue")->required()->type_name("QUEUE");
   retry->add_option("ids", r->ids, "the dead jobs to retry (default: all, or --limit N)")->type_name("ID...");
-  r->limit_given = retry->add_option("--limit", r->limit, "move at most N, oldest death first (default all)")
+  r->limit_given = add_number_option(retry, "--limit", r->limit, "move at most N, oldest death first (default all)")
                        ->type_name("N");
   retry->footer("Exit 0 when every job named was retried, 1 when one was not in the dead set (it is left alone).");
   retry->callback([&tool, r] { tool.run = [&tool, r] { return run_retry(tool, *r); }; });

@@ -32,7 +32,7 @@ struct EnqueueArgs {
   std::string payload;
   CLI::Option* payload_given = nullptr;
   std::string id;
-  int lane = 0;
+  std::int64_t lane = 0;
   CLI::Option* lane_given = nullptr;
   std::int64_t delay_ms = 0;
   CLI::Option* delay_given = nullptr;
@@ -179,7 +179,7 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
 
   Executor x(tool.options());
   EnqueueOptions options;
-  options.lane = a.lane;
+  options.lane = static_cast<int>(a.lane);  // in range, checked above
   std::optional<std::int64_t> server_now;
   options.due_ms = due_ms(delay, at, server_now, x);
   // Registered first, so that a queue holding a job is always listed.
@@ -204,8 +204,11 @@ void add_enqueue(CLI::App& app, Tool& tool) {
                          ->type_name("PAYLOAD");
   sub->add_option("--id", a->id, "the job id (JOB_...); default: a new minted id")->type_name("ID");
   a->lane_given =
-      sub->add_option("--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")->type_name("N");
-  a->delay_given = sub->add_option("--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")->type_name("N");
+      add_number_option(sub, "--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")
+          ->type_name("N");
+  a->delay_given =
+      add_number_option(sub, "--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")
+          ->type_name("N");
   a->at_given = sub->add_option("--at", a->at, "due at this time: RFC 3339 with a zone, or epoch ms")->type_name("TIME");
   a->ndjson_given = sub->add_option("--ndjson", a->ndjson,
                                     "many jobs, one JSON object per line, from FILE or - (stdin)")

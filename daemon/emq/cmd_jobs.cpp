@@ -163,8 +163,8 @@ void add_jobs(CLI::App& app, Tool& tool) {
   CLI::App* sub = app.add_subcommand("jobs", "the jobs of one state of a queue, a page at a time");
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
   sub->add_option("--state", a->state, "pending (default), active, delayed or dead")->type_name("STATE");
-  sub->add_option("--limit", a->limit, "jobs per page, 1..10000 (default 20)")->type_name("N");
-  sub->add_option("--offset", a->offset, "skip the first N in the order shown (default 0)")->type_name("N");
+  add_number_option(sub, "--limit", a->limit, "jobs per page, 1..10000 (default 20)")->type_name("N");
+  add_number_option(sub, "--offset", a->offset, "skip the first N in the order shown (default 0)")->type_name("N");
   sub->add_flag("--reverse", a->reverse, "the other order (e.g. oldest deaths first)");
   sub->add_flag("--json", a->json, "print one JSON object: total, offset and the page of jobs");
   sub->footer(

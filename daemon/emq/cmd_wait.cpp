@@ -120,7 +120,7 @@ void add_wait(CLI::App& app, Tool& tool) {
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
   sub->add_option("id", a->id, "the job id (JOB_...)")->required()->type_name("ID");
   a->timeout_given =
-      sub->add_option("--timeout", a->timeout_s, "give up after S seconds (default: wait as long as it takes)")
+      add_number_option(sub, "--timeout", a->timeout_s, "give up after S seconds (default: wait as long as it takes)")
           ->type_name("S");
   sub->footer(
       "Exit 0 completed (stdout: the result, byte for byte), 1 died (stdout: its last error) or no such\n"

@@ -1,6 +1,9 @@
 #include "emq/tool.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "echomq/errors.h"
 #include "echomq/executor.h"
@@ -25,6 +28,43 @@ ConnectionOptions Tool::options() const {
   }
   o.executor = parse_executor_choice(executor).value_or(ExecutorChoice::Auto);  // checked by the parser
   return o;
+}
+
+namespace {
+// The whole text, by from_chars, which says when a number is past the type
+// rather than clamping it.
+template <typename T>
+T number_arg(const std::string& option, const std::string& text, const std::string& range) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string shown = option + " " + text.substr(0, 40);
+  if (ec == std::errc::result_out_of_range) throw CLI::ValidationError(shown + " is out of range: " + range);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    throw CLI::ValidationError(shown + " is not " + range);
+  }
+  return value;
+}
+}  // namespace
+
+CLI::Option* add_number_option(CLI::App* app, const std::string& name, std::int64_t& value,
+                               const std::string& description) {
+  const std::string range = "a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) +
+                            " to " + std::to_string(std::numeric_limits<std::int64_t>::max());
+  return app->add_option_function<std::string>(
+      name, [&value, name, range](const std::string& text) { value = number_arg<std::int64_t>(name, text, range); },
+      description);
+}
+
+CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& value, const std::string& description) {
+  const std::string range = "a finite decimal number";
+  return app->add_option_function<std::string>(
+      name,
+      [&value, name, range](const std::string& text) {
+        value = number_arg<double>(name, text, range);
+        // from_chars reads "inf" and "nan" as numbers.
+        if (!std::isfinite(value)) throw CLI::ValidationError(name + " " + text.substr(0, 40) + " is not " + range);
+      },
+      description);
 }
 
 void add_server_options(CLI::App& app, Tool& tool) {

@@ -3,6 +3,7 @@
 // when it is the one chosen, sets run.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -35,6 +36,13 @@ struct Tool {
 
 // Adds --url, the --tls-* options and --executor, each with its variable.
 void add_server_options(CLI::App& app, Tool& tool);
+
+// Every numeric option of emq is added through these: the whole text must
+// be a number the type holds, else a usage error naming the option. (CLI11
+// alone turned 99999999999999999999 into 2^63-1 without a word.)
+CLI::Option* add_number_option(CLI::App* app, const std::string& name, std::int64_t& value,
+                               const std::string& description);
+CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& value, const std::string& description);
 
 // Deletes every job of q in state (not active) through cancel, asking first
 // unless yes, and prints the count: emq purge, and emq dead delete --all.

@@ -182,19 +182,10 @@ void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> proc
       }
       break;
     case PoolProcess::Turn::Then::Replace:
-      if (!turn.why.empty()) {
-        spdlog::warn("queue={} pid={}: the pool process {}; replacing it", params_.queue, pid, turn.why);
-      }
-      end_process(std::move(process), How::Terminate);
-      replace_later(slot, false, "");
+      replace_process(slot, std::move(process), turn.why, false);
       break;
     case PoolProcess::Turn::Then::Broken:
-      end_process(std::move(process), How::Terminate);
-      replace_later(slot, true, "pool process " + std::to_string(pid) + " " + turn.why);
-      spdlog::warn("queue={} pid={}: the pool process {}; replacing it{}", params_.queue, pid, turn.why,
-                   slot.state == Slot::State::Waiting && slot.start_at > Clock::now()
-                       ? " in " + std::to_string(ms_until(slot.start_at)) + " ms"
-                       : "");
+      replace_process(slot, std::move(process), turn.why, true);
       break;
   }
   // The watcher polls idle processes and starts replacements: it must
@@ -216,6 +207,18 @@ void PoolHandler::end_process(std::unique_ptr<PoolProcess> process, How how) {
   }
   ending_.push_back(Ending{std::move(process), kill_at});
   wake_watcher();
+}
+
+void PoolHandler::replace_process(Slot& slot, std::unique_ptr<PoolProcess> process, const std::string& why,
+                                  bool failed) {
+  const pid_t pid = process->pid();
+  end_process(std::move(process), How::Terminate);
+  replace_later(slot, failed, "pool process " + std::to_string(pid) + " " + why);
+  if (why.empty()) return;
+  spdlog::warn("queue={} pid={}: the pool process {}; replacing it{}", params_.queue, pid, why,
+               slot.state == Slot::State::Waiting && slot.start_at > Clock::now()
+                   ? " in " + std::to_string(ms_until(slot.start_at)) + " ms"
+                   : "");
 }
 
 void PoolHandler::replace_later(Slot& slot, bool failed, const std::string& why) {
@@ -279,20 +282,15 @@ void PoolHandler::start_due(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-void PoolHandler::tend(const std::vector<PoolProcess*>& ready, bool tick) {
+void PoolHandler::read_idle_and_ending(const std::vector<PoolProcess*>& readable, bool tick) {
   for (Slot& slot : slots_) {
     if (slot.state != Slot::State::Idle) continue;
     PoolProcess* p = slot.process.get();
     const auto deadline = p->idle_deadline();
     const bool due = deadline && Clock::now() >= *deadline;
-    if (!tick && !due && std::find(ready.begin(), ready.end(), p) == ready.end()) continue;
+    if (!tick && !due && std::find(readable.begin(), readable.end(), p) == readable.end()) continue;
     const PoolProcess::Idle idle = p->pump_idle();
-    if (!idle.broken) continue;
-    const pid_t pid = slot.pid;
-    end_process(std::move(slot.process), How::Terminate);
-    replace_later(slot, true, "pool process " + std::to_string(pid) + " " + idle.why);
-    spdlog::warn("queue={} pid={}: the pool process {}; replacing it{}", params_.queue, pid, idle.why,
-                 slot.start_at > Clock::now() ? " in " + std::to_string(ms_until(slot.start_at)) + " ms" : "");
+    if (idle.broken) replace_process(slot, std::move(slot.process), idle.why, true);
   }
   const Clock::time_point now = Clock::now();
   for (auto it = ending_.begin(); it != ending_.end();) {
@@ -314,7 +312,7 @@ void PoolHandler::watch() {
   std::unique_lock<std::mutex> lock(mu_);
   std::vector<pollfd> fds;
   std::vector<PoolProcess*> owners;  // fds[i]'s process; null for the wake fd
-  std::vector<PoolProcess*> ready;
+  std::vector<PoolProcess*> readable;
   while (true) {
     start_due(lock);
     const bool busy = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
@@ -361,13 +359,13 @@ void PoolHandler::watch() {
       spdlog::error("queue={}: pool watcher: poll: {}", params_.queue, std::generic_category().message(poll_errno));
     }
 
-    ready.clear();
+    readable.clear();
     for (std::size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) ready.push_back(owners[i]);
+      if (fds[i].revents != 0) readable.push_back(owners[i]);
     }
     // Entries may be stale (a slot thread took the process meanwhile):
-    // tend() acts only on what is still idle or ending now.
-    tend(ready, tick);
+    // Acts only on what is still idle or ending now.
+    read_idle_and_ending(readable, tick);
   }
 }
 

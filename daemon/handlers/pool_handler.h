@@ -98,13 +98,17 @@ class PoolHandler : public Handler {
   enum class How { CloseStdin, Terminate };
 
   void watch();
-  // Reads what idle and ending processes have to say; caller holds mu_.
-  void tend(const std::vector<PoolProcess*>& ready, bool tick);
+  // Caller holds mu_.
+  void read_idle_and_ending(const std::vector<PoolProcess*>& readable, bool tick);
   // Starts the processes of Waiting slots whose time has come; unlocks
   // while spawning.
   void start_due(std::unique_lock<std::mutex>& lock);
   // Hands the process to the watcher to end. Caller holds mu_.
   void end_process(std::unique_ptr<PoolProcess> process, How how);
+  // Ends a process that must go (SIGTERM), plans its slot's next start and
+  // logs why (nothing when why is ""). A failure counts towards the restart
+  // backoff. Caller holds mu_.
+  void replace_process(Slot& slot, std::unique_ptr<PoolProcess> process, const std::string& why, bool failed);
   // The slot's process is gone: plans the next start. Caller holds mu_.
   void replace_later(Slot& slot, bool failed, const std::string& why);
   // A free process for one job (the slot's index in `index`), or null with

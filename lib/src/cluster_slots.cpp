@@ -1,12 +1,10 @@
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
 #include "echomq/cluster.h"
 #include "echomq/errors.h"
+#include "transport.h"
 
 namespace echomq {
 
@@ -34,11 +32,6 @@ bool iequals(std::string_view a, std::string_view b) {
 // its callers send unkeyed. Anything else is routed by argv[1].
 constexpr std::string_view kKeyless[] = {"TIME", "PING", "INFO", "CONFIG", "CLUSTER", "SCRIPT", "CLIENT",
                                          "MODULE", "WAIT", "DBSIZE", "ECHO", "HELLO", "COMMAND", "ROLE"};
-
-bool is_ip_literal(const std::string& host) {
-  unsigned char buf[sizeof(in6_addr)];
-  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
-}
 
 bool parse_int(std::string_view s, int& out) {
   return std::from_chars(s.data(), s.data() + s.size(), out).ec == std::errc() && !s.empty();
@@ -122,7 +115,7 @@ ConnectionOptions node_options(const ConnectionOptions& seed, const NodeAddress&
   // A name given in the URL is the cluster's certificate name (managed
   // services issue one for all nodes); an address in the URL names only
   // that node, so each node is then verified by its own.
-  if (o.tls.enabled && o.tls.server_name.empty() && !is_ip_literal(seed.host)) o.tls.server_name = seed.host;
+  if (o.tls.enabled && o.tls.server_name.empty() && !is_ip_address(seed.host)) o.tls.server_name = seed.host;
   return o;
 }
 

@@ -39,10 +39,12 @@ const char* to_string(ExecutorChoice choice) {
   return "auto";
 }
 
+constexpr ExecutorChoice kExecutorChoices[] = {ExecutorChoice::Auto, ExecutorChoice::Scripted, ExecutorChoice::Native};
+
 std::optional<ExecutorChoice> parse_executor_choice(std::string_view text) {
-  if (text == "auto") return ExecutorChoice::Auto;
-  if (text == "scripted") return ExecutorChoice::Scripted;
-  if (text == "native") return ExecutorChoice::Native;
+  for (ExecutorChoice c : kExecutorChoices) {
+    if (text == to_string(c)) return c;
+  }
   return std::nullopt;
 }
 
@@ -106,16 +108,25 @@ void Executor::ensure_connected() {
     throw Error(last_kind_, "connect", "server unreachable (" + last_error_ + "); " + wait);
   }
   try {
+    bool reached = true;
     if (cluster_) {
-      // A node was lost: the map is read again from another one.
+      // A node was lost: the map is read again from another one. That
+      // another node answers is no news of the lost one, so it ends the
+      // group's backoff only if the map no longer routes to it (a replica
+      // took over). Else, with a shard down, each member's refresh ended
+      // every other's wait and all of them tried every 100 ms.
+      const std::string lost = cluster_->lost_node();
       cluster_->refresh();
+      const std::vector<NodeAddress>& primaries = cluster_->map().primaries();
+      reached = std::none_of(primaries.begin(), primaries.end(),
+                             [&](const NodeAddress& n) { return n.name() == lost; });
     } else {
       looked_at_ = std::chrono::steady_clock::now();
       Connection c = Connection::open(options_);
       if (handshake(c)) conn_.emplace(std::move(c));
     }
     next_delay_ = policy_.initial;
-    if (policy_.group) policy_.group->connected();
+    if (policy_.group && reached) policy_.group->connected();
   } catch (const Error& e) {
     // Only a server we cannot use yet is worth retrying; a wrong wire or a
     // refused login will not mend itself, but retrying it costs little and

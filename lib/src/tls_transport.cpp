@@ -146,6 +146,10 @@ std::string verify_hint(long result, const TlsOptions& t, const std::string& nam
     case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
     case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
     case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      if (!t.ca_file.empty()) {
+        return "the CA in " + t.ca_file + " did not sign the server's certificate: set " + t.settings.ca_file +
+               " to the CA that did";
+      }
       return "set " + t.settings.ca_file + " to the CA that signed the server's certificate";
     case X509_V_ERR_HOSTNAME_MISMATCH:
     case X509_V_ERR_IP_ADDRESS_MISMATCH:
@@ -216,11 +220,6 @@ CtxPtr make_context(const TlsOptions& t) {
     }
   }
   return ctx;
-}
-
-bool is_ip_address(const std::string& name) {
-  unsigned char buf[sizeof(in6_addr)];
-  return ::inet_pton(AF_INET, name.c_str(), buf) == 1 || ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
 // Verify the name (an IP address is matched against the certificate's IP
@@ -361,6 +360,11 @@ class TlsTransport final : public Transport {
   SslPtr ssl_;
 };
 }  // namespace
+
+bool is_ip_address(const std::string& name) {
+  unsigned char buf[sizeof(in6_addr)];
+  return ::inet_pton(AF_INET, name.c_str(), buf) == 1 || ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
+}
 
 std::unique_ptr<Transport> tls_transport(Socket s, const ConnectionOptions& o, Deadline deadline) {
   auto t = std::make_unique<TlsTransport>(std::move(s), o);

@@ -79,6 +79,9 @@ void make_blocking(int fd, std::chrono::milliseconds command_timeout, const std:
 // Plain bytes over a connected socket: TCP and unix sockets alike.
 std::unique_ptr<Transport> socket_transport(Socket s, std::string address);
 std::unique_ptr<Transport> tls_transport(Socket s, const ConnectionOptions& options, Deadline deadline);
+// An IPv4 or IPv6 address rather than a name: TLS verifies it against the
+// certificate's IP entries and sends no SNI for it.
+bool is_ip_address(const std::string& name);
 
 // Throws Error{Io|Timeout} "cannot reach <server>: <why>; is valkey-server
 // running there?".

@@ -72,5 +72,42 @@ TEST(HelpCli, NoCommandIsUsage) {
   EXPECT_EQ(r.err.rfind("emq: ", 0), 0u) << r.err;
 }
 
+// A number past what its option can hold is a usage error naming the
+// option and the text, for every numeric option (--offset
+// 99999999999999999999 became 2^63-1 and was used). Refused while parsing:
+// no server is asked.
+TEST(UsageCli, ANumberOutOfRangeIsRefusedForEveryNumericOption) {
+  const std::string huge = "99999999999999999999";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"jobs", "q", "--offset", huge},
+           {"jobs", "q", "--limit", huge},
+           {"dead", "list", "q", "--limit", huge},
+           {"dead", "retry", "q", "--limit", huge},
+           {"enqueue", "q", "x", "--lane", huge},
+           {"enqueue", "q", "x", "--delay-ms", huge},
+           {"wait", "q", "JOB_x", "--timeout", "1e999"},
+       }) {
+    EmqResult r = run_emq(args);
+    const std::string& option = args[args.size() - 2];
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(option + " " + args.back().substr(0, 40) + " is out of range"), std::string::npos)
+        << r.err;
+  }
+}
+
+TEST(UsageCli, TextThatIsNotANumberIsRefusedNamingTheOption) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"jobs", "q", "--offset", "12abc"},
+           {"enqueue", "q", "x", "--lane", "1.5"},
+           {"wait", "q", "JOB_x", "--timeout", "nan"},
+       }) {
+    EmqResult r = run_emq(args);
+    const std::string& option = args[args.size() - 2];
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find(option + " " + args.back() + " is not a"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -7,6 +7,8 @@
 // - a job whose completion reached the replica never runs again;
 // - the jobs that do run again are ones the replica still held as pending
 //   or active when the primary died (a claim or a completion it never got).
+#include <regex>
+
 #include "http_client.h"
 #include "cluster_fixture.h"
 
@@ -106,6 +108,80 @@ TEST_F(ClusterFailover, PrimaryKilledMidRunLosesNothingReplicated) {
                      " | ran_twice=" + std::to_string(c.rerun()) + " (active on replica " +
                      std::to_string(rerun_active) + ", pending on replica " + std::to_string(rerun_pending) +
                      ") rerun_of_replicated_completion=0 lost=0");
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
+}
+
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// Failed attempts the claim loop's backoff allows in `spell`: 100 ms
+// doubling to 5000 ms between them, and one at the start.
+long attempts_allowed(std::chrono::duration<double> spell) {
+  long n = 1;
+  milliseconds wait(100), waited(0);
+  while (waited + wait <= spell) {
+    waited += wait;
+    wait = std::min(wait * 2, milliseconds(5000));
+    ++n;
+  }
+  return n;
+}
+
+// A primary dies and no replica takes over (cluster state fail): the
+// queues on that shard can do nothing until it is back. Each claim loop
+// says so once, retries on its own backoff, and counts its attempts when
+// the shard is back. Before, every map refresh by any of the daemon's
+// connections ended every other's backoff: "retry in 5000 ms" was logged
+// 3-9 times a second per queue, each a retry 100-200 ms after the last.
+TEST_F(ClusterFailover, AShardDownWithoutFailoverIsOneLineAndRetriesAtTheAnnouncedCadence) {
+  const std::size_t primary = 1;
+  const std::string name = queue_on(primary, "down");
+  const std::string other = queue_on(primary, "second");
+  const std::size_t replica = cluster.replica_of(primary);
+  ASSERT_EQ(cluster.node(replica).cli({"CONFIG", "SET", "cluster-replica-no-failover", "yes"}), "OK\n");
+  EmqdProcess d(config_head(0) + ledger_queue(name, 2, 30000, ledger_path()) +
+                ledger_queue(other, 2, 30000, ledger_path()));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  put_many(name, 1);
+  ASSERT_TRUE(all_completed(name, 1, seconds(30))) << d.log();
+
+  cluster.node(primary).kill9();
+  const std::string line = "queue=" + name + " server trouble";
+  ASSERT_TRUE(d.wait_log(line, seconds(30))) << d.log();
+  ASSERT_TRUE(wait_for(
+      [&] { return cluster.node(0).cli({"CLUSTER", "INFO"}).find("cluster_state:fail") != std::string::npos; },
+      seconds(30)));
+  // The spell itself: no second line while it lasts (there was one every
+  // 100-200 ms).
+  EXPECT_FALSE(wait_for([&] { return occurrences(d.log(), line) > 1; }, seconds(6))) << d.log();
+  EXPECT_EQ(occurrences(d.log(), "queue=" + other + " server trouble"), 1u) << d.log();
+
+  cluster.node(primary).start();
+  const std::string back = "queue=" + name + " the server takes calls again, after ";
+  ASSERT_TRUE(d.wait_log(back, seconds(90))) << d.log();
+  const std::string log = d.log();
+  static const std::regex counted(R"(after (\d+) failed attempts in ([0-9.]+) s)");
+  std::smatch m;
+  const std::string tail = log.substr(log.find(back));
+  ASSERT_TRUE(std::regex_search(tail, m, counted)) << tail;
+  const long attempts = std::stol(m[1]);
+  const std::chrono::duration<double> spell(std::stod(m[2]));
+  // Two of slack: the spell is measured from the first failure to the
+  // line, a little past the last attempt.
+  EXPECT_LE(attempts, attempts_allowed(spell) + 2)
+      << attempts << " attempts in " << spell.count() << " s: not the backoff's cadence\n"
+      << log;
+  // The shard came back answering CLUSTERDOWN for a while: that change of
+  // the server's answer may be one more line.
+  EXPECT_LE(occurrences(log, line), 2u) << log;
+  report_figures("a shard down without failover",
+                 "failed_attempts=" + std::to_string(attempts) + " in " + std::to_string(spell.count()) +
+                     " s, allowed=" + std::to_string(attempts_allowed(spell)) +
+                     " trouble_lines=" + std::to_string(occurrences(log, line)));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

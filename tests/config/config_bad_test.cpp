@@ -105,6 +105,8 @@ const BadCase kBadCases[] = {
     {"tab_indent.yaml", 4, "(syntax)", "expected valid YAML: illegal tab"},
     {"empty_file.yaml", 1, "(top)", "the file holds no settings"},
     {"multiple_documents.yaml", 6, "(top)", "expected one YAML document, found 2"},
+    {"alias_bomb.yaml", 10, "queues[0].handler.config.b[0]",
+     "YAML aliases are not supported (*a here, 72 in the file): write the value out"},
 };
 
 // gtest names a failing row by its file, not by its bytes.
@@ -189,6 +191,40 @@ TEST(BadConfigFile, AFileThatCannotBeReadIsOneErrorNamingIt) {
   errors = load_errors(dir.path());
   ASSERT_EQ(errors.size(), 1u) << joined(errors);
   EXPECT_EQ(errors[0], dir.path() + ":1: (file): expected a YAML file, but this is a directory (see --config)");
+}
+
+// Aliases are refused wherever they stand, before anything is built from
+// the file, each file naming its first alias's line and key (issue 24 row 2).
+TEST(BadConfigFile, AnAliasAnywhereIsRefusedAtItsLineAndKey) {
+  const std::string queue = "queues:\n  - name: q\n    handler: { type: exec, command: [/bin/cat] }\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"log: &l { level: info }\nreaper: *l\n" + queue, ":2: reaper: "},
+      {"defaults:\n  env: { A: &a x, B: *a }\n" + queue, ":2: defaults.env.B: "},
+      {queue + "    lease_ms: &n 1000\n    max_attempts: *n\n", ":5: queues[0].max_attempts: "},
+      {"defaults: { &k concurrency: 1, *k : 2 }\n" + queue, ":1: defaults: "},
+  };
+  TempDir dir;
+  for (const auto& [text, where] : cases) {
+    const std::string path = dir.write("alias.yaml", text);
+    const std::vector<std::string> errors = load_errors(path);
+    ASSERT_EQ(errors.size(), 1u) << text << joined(errors);
+    EXPECT_EQ(errors[0].substr(0, path.size() + where.size()), path + where) << errors[0];
+    EXPECT_NE(errors[0].find("YAML aliases are not supported"), std::string::npos) << errors[0];
+  }
+}
+
+// yaml-cpp stops at 2000 levels with "bad file" and no line; emqd stops
+// sooner and says where, and what the limit is (issue 24 row 11).
+TEST(BadConfigFile, NestingPastTheLimitNamesTheLimitAndTheLine) {
+  TempDir dir;
+  const std::string path =
+      dir.write("deep.yaml", "# deep\nqueues: " + std::string(3000, '[') + std::string(3000, ']') + "\n");
+  const std::vector<std::string> errors = load_errors(path);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  std::string key = "queues";
+  for (int i = 0; i < 63; ++i) key += "[0]";
+  EXPECT_EQ(errors[0], path + ":2: " + key +
+                           ": nested deeper than 64 levels of mappings and lists, the most emqd reads; flatten it");
 }
 
 TEST(BadConfigFile, ConfigErrorWhatListsEveryLine) {

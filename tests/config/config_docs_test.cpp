@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "config_schema.h"
 #include "config_test_support.h"
 
 namespace echomq::daemon::test {
@@ -125,6 +128,131 @@ TEST(Docs, DocumentNoKeyTheLoaderDoesNotKnow) {
     EXPECT_NE(std::find(known.begin(), known.end(), m[1].str()), known.end()) << m[1] << " is documented but unknown";
   }
   EXPECT_EQ(rows, static_cast<int>(known.size()));
+}
+
+// The cells of the docs' row for `key`, without the row's outer bars; empty
+// when there is none.
+std::vector<std::string> docs_row(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find("| `" + key + "` |");
+  if (at == std::string::npos) return {};
+  const std::string line = text.substr(at + 1, text.find('\n', at) - at - 1);
+  std::vector<std::string> cells;
+  std::istringstream split(line);
+  for (std::string cell; std::getline(split, cell, '|');) {
+    const std::size_t b = cell.find_first_not_of(' ');
+    const std::size_t e = cell.find_last_not_of(' ');
+    cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+  }
+  return cells;
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+// Each row of the schema as the docs must show it: its type, its default
+// where it stands in defaults or at the top, its range, and for a handler
+// key the types that read it.
+TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
+  const std::string text = read_text(kDocs);
+  const std::map<ValueType, std::string> type_words = {
+      {ValueType::Mapping, "mapping"}, {ValueType::Section, "mapping"}, {ValueType::Integer, "integer"},
+      {ValueType::Number, "number"},   {ValueType::Boolean, "boolean"}, {ValueType::Word, "string"},
+      {ValueType::String, "string"}};
+  for (const KeySpec& k : config_schema()) {
+    std::vector<std::string> keys;
+    if (k.places & kTop) keys.push_back(k.path);
+    if (k.places & kDefaults) keys.push_back("defaults." + k.path);
+    if (k.places & kQueue) keys.push_back("queues[]." + k.path);
+    if (k.places & kHandler) keys.push_back("queues[].handler." + k.path);
+    for (const std::string& key : keys) {
+      SCOPED_TRACE(key);
+      const std::vector<std::string> cells = docs_row(text, key);
+      ASSERT_GE(cells.size(), 4u) << "no row in " << kDocs;
+      if (type_words.count(k.type)) EXPECT_EQ(cells[1], type_words.at(k.type));
+      const bool own_default = (k.places & (kTop | kDefaults)) != 0 && key.rfind("queues[]", 0) != 0;
+      if (own_default && !k.fallback.empty()) EXPECT_EQ(cells[2], "`" + k.fallback + "`");
+      if ((k.type == ValueType::Integer || k.type == ValueType::Number) && own_default) {
+        EXPECT_EQ(cells.back().rfind(number_text(k.lo) + ".." + number_text(k.hi), 0), 0u) << cells.back();
+      }
+      if (key.rfind("queues[].handler.", 0) == 0) {
+        std::vector<std::string> types;
+        for (const std::string& name : handler_type_names()) {
+          if (k.places & handler_place(*parse_handler_type(name))) types.push_back(name);
+        }
+        std::string want;
+        for (const auto& t : types) want += (want.empty() ? "" : ", ") + t;
+        EXPECT_EQ(cells[3], types.size() == handler_type_names().size() && k.path == "type" ? "all" : want);
+      }
+    }
+  }
+}
+
+// The fuzzer's dictionary holds every key name and every word of the schema.
+TEST(FuzzDictionary, HoldsEveryKeyAndWordOfTheSchema) {
+  const std::string dict = read_text(std::string(EMQ_SOURCE_DIR) + "/fuzz/config.dict");
+  ASSERT_FALSE(dict.empty());
+  for (const KeySpec& k : config_schema()) {
+    EXPECT_NE(dict.find("\"" + k.leaf() + ":\""), std::string::npos) << k.leaf() << " is not in fuzz/config.dict";
+    for (const std::string& w : k.words) {
+      EXPECT_NE(dict.find("\"" + w + "\""), std::string::npos) << w << " is not in fuzz/config.dict";
+    }
+  }
+}
+
+// The defaults the schema states are the ones the loader gives: a file that
+// writes each of them out loads to the same configuration as one that
+// writes none.
+TEST(Schema, StatesTheDefaultsTheLoaderGives) {
+  std::string valkey, sections, defaults;
+  std::map<std::string, std::string> top;
+  for (const KeySpec& k : config_schema()) {
+    if (k.slot == nullptr || k.fallback.empty()) continue;
+    if (k.places & kTop) top[k.parent()] += "  " + k.leaf() + ": " + k.fallback + "\n";
+    if (k.places & kDefaults) {
+      defaults += k.parent().empty() ? "  " + k.leaf() + ": " + k.fallback + "\n"
+                                     : "  " + k.parent() + ": { " + k.leaf() + ": " + k.fallback + " }\n";
+    }
+  }
+  std::string text;
+  for (const auto& [section, lines] : top) text += section + ":\n" + lines;
+  // Mappings given once each: merge the one-key backoff lines.
+  std::string merged, backoff;
+  std::istringstream lines(defaults);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  backoff: { ", 0) == 0) {
+      backoff += (backoff.empty() ? "" : ", ") + line.substr(13, line.size() - 15);
+    } else {
+      merged += line + "\n";
+    }
+  }
+  text += "defaults:\n" + merged + "  backoff: { " + backoff + " }\n";
+  const std::string queue = "queues: [{ name: q, handler: { type: exec, command: [/bin/cat] } }]\n";
+  TempDir dir;
+  const std::string stated = dir.write("stated.yaml", text + queue);
+  const std::string bare = dir.write("bare.yaml", queue);
+  Config a = load_config(stated);
+  Config b = load_config(bare);
+  a.path = b.path = "";
+  EXPECT_EQ(describe(a), describe(b)) << text;
+}
+
+// Each --check-config label of the schema is a row of the summary.
+TEST(Schema, EveryLabelIsARowOfTheCheckConfigSummary) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "all.yaml",
+      "valkey: { url: valkeys://cache.example:6380/0 }\ndefaults: { prefetch: 2 }\nqueues:\n"
+      "  - { name: e, handler: { type: exec, command: [/bin/cat] } }\n"
+      "  - { name: p, handler: { type: pool, command: [/bin/cat] } }\n");
+  const std::string summary = describe(load_config(path));
+  for (const KeySpec& k : config_schema()) {
+    if (k.label.empty() || k.path == "config") continue;  // a plugin queue needs a real library
+    const std::regex row("(^|\n) *" + k.label + " {2,}");
+    EXPECT_TRUE(std::regex_search(summary, row)) << k.path << ": no row " << k.label << " in\n" << summary;
+  }
 }
 
 TEST(KnownKeys, AreWhatTheLoaderAccepts) {

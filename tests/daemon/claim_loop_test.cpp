@@ -74,7 +74,7 @@ TEST_F(ClaimLoopTest, RunsEveryJobAndRecordsItsResultOnTheServer) {
   EXPECT_EQ(s.pending, 0);
   EXPECT_EQ(s.active, 0);
   EXPECT_EQ(inspect(x, keys, ids[7])->fields.at("result"), "done:p");
-  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
+  EXPECT_TRUE(test::wait_for([&] { return loop.leased_count() == 0; }, seconds(5)));
   EXPECT_EQ(metrics.queue("q").completed->Value(), 20);
   EXPECT_LE(handler.max_running(), 4);
 }
@@ -91,7 +91,7 @@ TEST_F(ClaimLoopTest, OutcomesOfJobsEndingTogetherAreEachSettledOnceAndTheDraine
   ClaimLoop loop(q, server.options(), handler, metrics);
   loop.start();
   ASSERT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 400; }, seconds(30)));
-  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
+  EXPECT_TRUE(test::wait_for([&] { return loop.leased_count() == 0; }, seconds(5)));
   EXPECT_EQ(metrics.queue("q").completed->Value(), 400);
   EXPECT_EQ(handler.finished(), 400);
   EXPECT_EQ(now(keys).active, 0);
@@ -145,7 +145,7 @@ TEST_F(ClaimLoopTest, PrefetchHoldsLeasesAheadOfTheFreeSlotsAndNoMore) {
   // concurrency + prefetch leases, whatever the wait: the loop does not
   // claim past them.
   EXPECT_FALSE(test::wait_for([&] { return now(keys).active > 3; }, milliseconds(300)));
-  EXPECT_EQ(loop.held(), 3u);
+  EXPECT_EQ(loop.leased_count(), 3u);
   EXPECT_EQ(now(keys).pending, 3);
   handler.open();
   EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == 6; }, seconds(10)));
@@ -226,7 +226,7 @@ TEST_F(ClaimLoopTest, TheDrainReleasesJobsClaimedAheadAtOnceAndFinishesTheRunnin
   fill(keys, 4);
   ClaimLoop loop(q, server.options(), handler, metrics);
   loop.start();
-  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && loop.held() == 4; }, seconds(10)));
+  ASSERT_TRUE(test::wait_for([&] { return handler.running() == 1 && loop.leased_count() == 4; }, seconds(10)));
   loop.stop_claiming();
   // The three waiting behind the running job go back to pending while it
   // still runs, instead of after it.

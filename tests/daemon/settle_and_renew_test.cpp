@@ -121,7 +121,7 @@ TEST_F(LeaseRenewerTest, ALostLeaseStopsItsHandlerAndItsOutcomeIsDiscarded) {
     return handler.finished() == 1;
   }, seconds(10)));
   EXPECT_TRUE(test::wait_for([&] { return metrics.queue("r").lease_lost->Value() == 1; }, seconds(5)));
-  EXPECT_TRUE(test::wait_for([&] { return loop.held() == 0; }, seconds(5)));
+  EXPECT_TRUE(test::wait_for([&] { return loop.leased_count() == 0; }, seconds(5)));
   // Not failed, released or completed by this run: the reaper's requeue
   // stands, and the job waits in pending for its next run.
   QueueStats s = stats(x, keys);

@@ -105,5 +105,19 @@ TEST(CheckConfig, EmbeddedWithoutValkeyServerOnPathIsRefusedSayingHowToInstall) 
   EXPECT_NE(r.err.find("apt-get install valkey-server"), std::string::npos) << r.err;
 }
 
+// Issue 24 row 2: 700 bytes of nested aliases under a plugin's config ran
+// 13 s, took 2 GB and aborted with bad_alloc. Run under timeout(1) so a
+// regression fails here rather than taking the machine; the deadline is
+// generous, the point is that it ends with the refusal.
+TEST(CheckConfig, NestedAliasesAreRefusedAtOnceNamingFileLineAndKey) {
+  const std::string path = std::string(EMQ_TEST_CONFIGS) + "/bad/alias_bomb.yaml";
+  RunResult r = run_program({"/usr/bin/timeout", "-s", "KILL", "60", emqd_binary(), "--check-config", "--config", path});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ":10: queues[0].handler.config.b[0]: YAML aliases are not supported (*a here"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -127,5 +127,19 @@ TEST_F(ReadOnly, AReplicaOfAGonePrimaryIsOneLogLineAndA503ThatSaysSo) {
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }
 
+// The check that the server takes writes is the daemon's own, not the
+// metrics endpoint's: with metrics.listen "" it ran nowhere but in a claim
+// loop that happened to claim.
+TEST_F(ReadOnly, AServerThatRefusesWritesIsFoundWithoutMetrics) {
+  EmqdProcess d(fault_config_head(server.url(), {}) + ledger_queue("ro3", 1, 30000, ledger_path(), "a", "true"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_EQ(x.command({"REPLICAOF", "127.0.0.1", std::to_string(free_loopback_port())}).str, "OK");
+  EXPECT_TRUE(d.wait_log("the server refuses writes (READONLY)", seconds(10))) << d.log();
+  ASSERT_EQ(x.command({"REPLICAOF", "NO", "ONE"}).str, "OK");
+  EXPECT_TRUE(d.wait_log("the server takes writes again", seconds(10))) << d.log();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -131,12 +131,13 @@ TEST(StartupCheck, ARefusedLoginIsSaidPlainlyWithTheKeyToFix) {
 }
 
 // FLUSHALL empties {emq}:queues too; the daemon puts its queues back, so
-// `emq stats` with no names finds them again.
-TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushall) {
+// `emq stats` with no names finds them again, whether or not it serves
+// metrics (it did so only with metrics.listen set).
+void expect_registered_again_after_a_flushall(int metrics_port) {
   ValkeyServer s;
   Executor sx(s.options());
   FaultSettings f;
-  f.metrics_port = free_loopback_port();
+  f.metrics_port = metrics_port;
   EmqdProcess d(fault_config_head(s.url(), f) + ok_queue("flushed"));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   ASSERT_EQ(known_queues(sx), std::vector<std::string>{"flushed"});
@@ -145,6 +146,14 @@ TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushall) {
       << d.log();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
+TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushall) {
+  expect_registered_again_after_a_flushall(free_loopback_port());
+}
+
+TEST(StartupCheck, QueuesAreRegisteredAgainAfterAFlushallWithoutMetrics) {
+  expect_registered_again_after_a_flushall(0);
 }
 
 TEST(StartupCheck, NativeAgainstAServerWithoutTheModuleExitsSayingHowToLoadIt) {

@@ -191,5 +191,61 @@ TEST_F(MalformedRow, ABrokenCounterIsLeftAsItIsAndTheJobSettles) {
   EXPECT_EQ(cmd({"GET", q.stats}).str, "not a hash");
 }
 
+// The set a transition adds a job to, made a string by another writer:
+// refused with WRONGTYPE before the job leaves the set it is in.
+TEST_F(MalformedRow, ASetOfTheWrongTypeIsRefusedBeforeAnyWrite) {
+  Lease l = make_active();
+  const std::string dead = make_dead();
+  auto spoil = [&](const std::string& set) {
+    Reply kept = cmd({"DUMP", set});
+    cmd({"DEL", set});
+    cmd({"SET", set, "not a zset"});
+    return kept;
+  };
+  auto restore = [&](const std::string& set, const Reply& kept) {
+    cmd({"DEL", set});
+    if (kept.type == Reply::Type::String) cmd({"RESTORE", set, "0", kept.str});
+  };
+  auto expect_wrongtype = [&](const ScriptCall& call) {
+    auto before = snapshot();
+    WireError e = eval_error(call);
+    EXPECT_NE(e.message.find("WRONGTYPE"), std::string::npos) << e.message;
+    EXPECT_EQ(snapshot(), before) << script_info(call.script).name << " wrote before refusing";
+  };
+  Reply kept = spoil(q.pending);
+  expect_wrongtype(fail_call(q, l, {"boom", 5, 0, false}));
+  expect_wrongtype(release_call(q, l));
+  expect_wrongtype(retry_job_call(q, dead));
+  expect_wrongtype({Script::RetryDead, {q.dead, q.pending, q.row_root}, {"10"}});
+  expect_wrongtype({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"5", "10"}});
+  enqueue_new("p", {0, 1});  // due: the claim below would promote it into the spoilt pending
+  expect_wrongtype(claim_call(q, {30000, 5, 5}));
+  restore(q.pending, kept);
+  kept = spoil(q.delayed);
+  expect_wrongtype(fail_call(q, l, {"boom", 5, 1000, false}));
+  restore(q.delayed, kept);
+  kept = spoil(q.active);
+  expect_wrongtype(claim_call(q, {30000, 5, 5}));  // it would pop, then fail on ZADD active
+  restore(q.active, kept);
+  kept = spoil(q.dead);
+  expect_wrongtype(fail_call(q, l, {"boom", 5, 0, true}));
+  restore(q.dead, kept);
+  // A child's outbox, which complete_flow, fail_flow and reap add it to.
+  cmd({"HSET", q.row(l.id), "parent", "other:JOB_parent"});
+  kept = spoil(q.outbox);
+  const std::string e = std::to_string(l.epoch);
+  expect_wrongtype({Script::CompleteFlow,
+                    {q.row(l.id), q.active, q.stats, q.outbox, q.deps_root, q.results_root},
+                    {l.id, e, "0", "r"}});
+  expect_wrongtype({Script::FailFlow,
+                    {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats, q.outbox, q.deps_root,
+                     q.results_root},
+                    {l.id, e, "boom", "5", "0", "1"}});
+  expect_wrongtype({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {"5", "10"}});
+  restore(q.outbox, kept);
+  expect_in_its_set(l.id);
+  expect_in_its_set(dead);
+}
+
 }  // namespace
 }  // namespace echomq::test

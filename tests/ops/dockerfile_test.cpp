@@ -2,7 +2,9 @@
 // the context exists and is not ignored, every file it copies from the build
 // stage is one that `cmake --install` makes, every script it runs exists and
 // takes the flags given, the runtime packages cover what emqd links, and the
-// HEALTHCHECK command really tells a 200 from a 503.
+// HEALTHCHECK command really tells a 200 from a 503. docs/operations.md
+// names what the image holds, and `make image-test` (which builds and runs
+// the image) builds the format that keeps the HEALTHCHECK.
 #include <fnmatch.h>
 #include <gtest/gtest.h>
 
@@ -140,6 +142,11 @@ TEST(Dockerfile, EveryFileCopiedFromTheBuildStageIsInTheInstallTree) {
       ASSERT_EQ(w[k].rfind("/out/", 0), 0u) << w[k] << " is not under the build stage's DESTDIR /out";
       EXPECT_TRUE(fs::exists(prefix.path() / w[k].substr(5))) << "COPY --from=build " << w[k]
                                                                << ": cmake --install does not make it";
+      // valkey-server 8 loads no module file without the execute bit.
+      if (fs::path(w[k]).extension() == ".so") {
+        EXPECT_NE(fs::status(prefix.path() / w[k].substr(5)).permissions() & fs::perms::owner_exec, fs::perms::none)
+            << w[k] << " is installed without the execute bit: valkey-server refuses to load it";
+      }
     }
   }
   EXPECT_GE(copies, 3);
@@ -254,6 +261,53 @@ TEST(Dockerfile, TheRuntimePackagesCoverEveryLibraryTheBinariesLink) {
           << ", which install-deps.sh --runtime does not install: add it to runtime_pkgs";
     }
   }
+}
+
+// The section of docs/operations.md on the image, up to the next section.
+std::string containers_doc() {
+  const std::string ops = read_text(source_dir() / "docs/operations.md");
+  const std::size_t from = ops.find("## The container image");
+  EXPECT_NE(from, std::string::npos) << "docs/operations.md has no section \"The container image\"";
+  if (from == std::string::npos) return "";
+  return ops.substr(from, ops.find("\n## ", from + 1) - from);
+}
+
+TEST(Dockerfile, TheDocsNameEveryPathTheRuntimeStageCopiesIn) {
+  const std::string doc = containers_doc();
+  int copies = 0;
+  const auto all = stages();
+  for (const Instruction& i : all.back()) {
+    if (i.op != "COPY" || i.args.rfind("--from=build ", 0) != 0) continue;
+    std::string dest = words(i.args).back();
+    if (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+    ++copies;
+    EXPECT_NE(doc.find(dest), std::string::npos)
+        << "the image holds " << dest << " (COPY " << i.args << "); docs/operations.md \"The container image\" must say so";
+  }
+  EXPECT_GE(copies, 3);
+}
+
+TEST(Dockerfile, TheImageTestBuildsInTheFormatThatKeepsTheHealthcheck) {
+  // podman and buildah write OCI images by default, which have no
+  // HEALTHCHECK: make image-test must build the Docker format, and the
+  // docs must tell podman users to.
+  bool healthcheck = false;
+  const auto all = stages();
+  for (const Instruction& i : all.back()) healthcheck = healthcheck || i.op == "HEALTHCHECK";
+  ASSERT_TRUE(healthcheck) << "no HEALTHCHECK: then this test and the docs' advice about it should go";
+  std::istringstream script(read_text(source_dir() / "scripts/image-test.sh"));
+  std::string build;  // the command line, not a comment or message that names it
+  for (std::string line; std::getline(script, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line.compare(first, 13, "podman build ") == 0) {
+      build = line;
+      break;
+    }
+  }
+  ASSERT_FALSE(build.empty()) << "scripts/image-test.sh does not run podman build";
+  EXPECT_NE(build.find("--format docker"), std::string::npos)
+      << "scripts/image-test.sh builds in podman's default OCI format, which drops the HEALTHCHECK: " << build;
+  EXPECT_NE(containers_doc().find("--format docker"), std::string::npos);
 }
 
 TEST(Dockerfile, TheHealthcheckProbeTellsA200FromA503) {

@@ -59,7 +59,9 @@ TEST(EmqTls, RefusalsNameTheFlagAndItsVariable) {
   ValkeyServer server(tls_server(true));
   RunResult wrong_ca = run_program(emq({"--url", server.url(), "--tls-ca", pki().other_ca(), "stats", "q"}));
   EXPECT_EQ(wrong_ca.code, 3);
-  EXPECT_THAT(wrong_ca.err, HasSubstr("set --tls-ca (or EMQ_TLS_CA) to the CA that signed the server's certificate"));
+  EXPECT_THAT(wrong_ca.err, HasSubstr("the CA in " + pki().other_ca() +
+                                      " did not sign the server's certificate: set --tls-ca (or EMQ_TLS_CA) to the "
+                                      "CA that did"));
   EXPECT_EQ(wrong_ca.err.find("--url or EMQ_URL"), std::string::npos) << wrong_ca.err;
 
   RunResult no_cert = run_program(emq({"--url", server.url(), "--tls-ca", pki().ca(), "stats", "q"}));

@@ -13,6 +13,7 @@ namespace echomq::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string endpoint(const ValkeyServer& s) { return "127.0.0.1:" + std::to_string(s.port()); }
 
@@ -24,7 +25,9 @@ TEST(Verify, ATrustedServerIsReachedByItsIpAndByItsName) {
   EXPECT_EQ(open_error(o), "");
 }
 
-TEST(Verify, AServerSignedByAnotherCaIsRefusedNamingTheCaFileSetting) {
+// A CA file that is there but wrong is another mistake than none at all:
+// the advice names the file (it gave the advice for a missing one).
+TEST(Verify, AServerSignedByAnotherCaIsRefusedNamingTheCaFile) {
   ValkeyServer server(tls_server());
   ConnectionOptions o = server.options();
   o.tls.ca_file = pki().other_ca();
@@ -33,10 +36,19 @@ TEST(Verify, AServerSignedByAnotherCaIsRefusedNamingTheCaFileSetting) {
   // The server sends its CA along with its certificate: OpenSSL then
   // reports a self-signed certificate in the chain.
   EXPECT_THAT(e, HasSubstr("certificate verify failed: self-signed certificate in certificate chain"));
-  EXPECT_THAT(e, HasSubstr("set tls.ca_file to the CA that signed the server's certificate"));
-  // The system's store does not know the test CA either.
+  EXPECT_THAT(e, HasSubstr("the CA in " + pki().other_ca() +
+                           " did not sign the server's certificate: set tls.ca_file to the CA that did"));
+}
+
+TEST(Verify, WithoutACaFileTheAdviceIsToSetOne) {
+  ValkeyServer server(tls_server());
+  ConnectionOptions o = server.options();
+  // The system's store does not know the test CA.
   o.tls.ca_file.clear();
-  EXPECT_THAT(open_error(o), HasSubstr("set tls.ca_file to the CA"));
+  const std::string e = open_error(o);
+  EXPECT_THAT(e, HasSubstr("TLS handshake with " + endpoint(server) + " failed: certificate verify failed"));
+  EXPECT_THAT(e, HasSubstr("; set tls.ca_file to the CA that signed the server's certificate"));
+  EXPECT_THAT(e, Not(HasSubstr("did not sign")));
 }
 
 TEST(Verify, ACertificateForAnotherNameIsRefusedUnlessThatNameIsExpected) {

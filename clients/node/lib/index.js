@@ -1,0 +1,9 @@
+'use strict';
+// echomq: a Node speaker of the EchoMQ wire (emq/1) over ioredis.
+const { Queue, keys } = require('./queue');
+const { clientFromUrl } = require('./connect');
+const ids = require('./ids');
+const errors = require('./errors');
+const handler = require('./handler');
+
+module.exports = { Queue, keys, clientFromUrl, handler, ...ids, ...errors };

@@ -1,0 +1,214 @@
+'use strict';
+// A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause.
+const ids = require('./ids');
+const { clientFromUrl, handshake } = require('./connect');
+const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
+const { Scripts } = require('./scripts');
+
+const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
+const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
+const POLICIES = ['fail', 'wait', 'ignore'];
+const FIRST_POLL_MS = 5;
+const MAX_POLL_MS = 500;
+
+// Every key of a queue, by PROTOCOL.md's L1 rules.
+function keys(queue) {
+  ids.checkQueueName(queue);
+  const base = `emq:{${queue}}:`;
+  const out = {};
+  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox']) out[t] = base + t;
+  return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:` };
+}
+
+function payloadBytes(p) {
+  if (Buffer.isBuffer(p)) return p;
+  if (typeof p === 'string') return Buffer.from(p, 'utf8');
+  if (p instanceof Uint8Array) return Buffer.from(p);
+  throw new InvalidError(`a payload is a Buffer or a string, not ${typeof p}`);
+}
+
+function checkLane(lane) {
+  if (!Number.isInteger(lane) || lane < -1000 || lane > 1000) {
+    throw new InvalidError(`lane ${lane} is out of range: use an integer in -1000..1000`);
+  }
+  return lane;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class Queue {
+  // new Queue(urlOrClient, name, options): a URL as emq takes it, or an ioredis client.
+  constructor(urlOrClient, name, options = {}) {
+    ids.checkQueueName(name);
+    this.name = name;
+    this.ownsClient = typeof urlOrClient === 'string';
+    this.client = this.ownsClient ? clientFromUrl(urlOrClient, options) : urlOrClient;
+    this.keys = keys(name);
+    this.scripts = new Scripts(this.client);
+    this.ready = null;
+  }
+
+  ensure() {
+    if (!this.ready) {
+      this.ready = (async () => {
+        await handshake(this.client);
+        await this.client.sadd('{emq}:queues', this.name);
+      })();
+      this.ready.catch(() => { this.ready = null; });
+    }
+    return this.ready;
+  }
+
+  async serverTimeMs() {
+    const [sec, usec] = await this.client.time();
+    return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+  }
+
+  async dueMs(at, delay) {
+    if (at != null && delay != null) throw new InvalidError('give at or delay, not both');
+    if (at != null) {
+      const ms = at instanceof Date ? at.getTime() : at;
+      if (!Number.isInteger(ms) || ms < 0 || ms > 1e15) throw new InvalidError('at must be a Date or epoch milliseconds in 0..10^15');
+      return ms;
+    }
+    if (delay != null) {
+      if (!Number.isInteger(delay) || delay < 0 || delay > 1e12) throw new InvalidError('delay must be milliseconds in 0..10^12');
+      return (await this.serverTimeMs()) + delay; // due times are the server's clock, never ours
+    }
+    return null;
+  }
+
+  // Enqueues a job; resolves to its id. A duplicate id enqueues nothing and resolves to the id all the same.
+  async enqueue(payload, { id, lane = 0, at, delay } = {}) {
+    const jobId = id == null ? ids.mintJobId() : id;
+    ids.checkJobId(jobId);
+    checkLane(lane);
+    const body = payloadBytes(payload);
+    await this.ensure();
+    const due = await this.dueMs(at, delay);
+    const row = this.keys.rowRoot + jobId;
+    if (due != null) {
+      await this.scripts.run('enqueue_at', [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
+    } else if (lane !== 0) {
+      await this.scripts.run('enqueue_lane', [row, this.keys.pending], [jobId, body, String(lane)]);
+    } else {
+      await this.scripts.run('enqueue', [row, this.keys.pending], [jobId, body]);
+    }
+    return jobId;
+  }
+
+  // Enqueues a tree of jobs, each parent before its children. A node is
+  // {payload, queue?, id?, lane?, onChildFailure?, children?}; resolves to
+  // the same shape with every node's queue and id: {queue, id, children}.
+  async enqueueFlow(tree) {
+    const planned = this.plan(tree, this.name);
+    await this.ensure();
+    await this.enqueueNode(planned, '');
+    const idsOf = (n) => ({ queue: n.queue, id: n.id, children: n.children.map(idsOf) });
+    return idsOf(planned);
+  }
+
+  plan(node, defaultQueue) {
+    if (node == null || typeof node !== 'object' || !('payload' in node)) {
+      throw new InvalidError('a flow node is an object with a payload (and queue, id, lane, onChildFailure, children)');
+    }
+    const unknown = Object.keys(node).filter((k) => !['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children'].includes(k));
+    if (unknown.length) throw new InvalidError(`a flow node has no ${unknown.join(', ')}`);
+    const queue = node.queue || defaultQueue;
+    ids.checkQueueName(queue);
+    const id = node.id || ids.mintJobId();
+    ids.checkJobId(id);
+    const policy = node.onChildFailure || 'fail';
+    if (!POLICIES.includes(policy)) throw new InvalidError(`onChildFailure must be fail, wait or ignore, not ${policy}`);
+    const children = (node.children || []).map((c) => this.plan(c, queue));
+    const refs = children.map((c) => `${c.queue}:${c.id}`);
+    if (new Set(refs).size !== refs.length) throw new InvalidError('a child is given twice in one parent');
+    return { queue, id, payload: payloadBytes(node.payload), lane: checkLane(node.lane || 0), policy, children };
+  }
+
+  async enqueueNode(n, parentRef) {
+    const k = keys(n.queue);
+    const row = k.rowRoot + n.id;
+    if (n.children.length) {
+      const refs = n.children.map((c) => `${c.queue}:${c.id}`);
+      await this.scripts.run('enqueue_parent', [row, k.waiting, k.depsRoot + n.id, k.meta],
+        [n.id, n.payload, String(n.lane), n.policy, parentRef, ...refs]);
+    } else {
+      await this.scripts.run('enqueue_child', [row, k.pending, k.meta], [n.id, n.payload, String(n.lane), parentRef]);
+    }
+    if (n.queue !== this.name) await this.client.sadd('{emq}:queues', n.queue);
+    for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
+  }
+
+  // Depths, paused and the counters, as emq stats --json shows them.
+  async stats() {
+    const p = this.client.pipeline();
+    for (const d of DEPTHS) p.zcard(this.keys[d]);
+    p.hget(this.keys.meta, 'paused');
+    p.hmget(this.keys.stats, ...COUNTERS);
+    const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
+    const out = { queue: this.name, paused: r[5] === '1' };
+    DEPTHS.forEach((d, i) => { out[d] = r[i]; });
+    COUNTERS.forEach((c, i) => { out[c] = /^-?\d+$/.test(r[6][i] || '') ? Number(r[6][i]) : 0; });
+    return out;
+  }
+
+  // The job's row (payload, result, error as Buffers; the rest as text or
+  // numbers) and where it stands, or null when there is no such job.
+  async inspect(id) {
+    ids.checkWireGate(id);
+    const p = this.client.pipeline();
+    p.hgetallBuffer(this.keys.rowRoot + id);
+    for (const s of ['delayed', 'active', 'dead', 'waiting']) p.zscore(this.keys[s], id);
+    const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
+    const row = r[0];
+    if (!row || Object.keys(row).length === 0) return null;
+    const out = { queue: this.name, id, state: null, attempts: 0, lease_epoch: 0, failures: 0, lane: 0, payload: Buffer.alloc(0), result: null, error: null };
+    for (const [f, v] of Object.entries(row)) {
+      out[f] = ['payload', 'result', 'error'].includes(f) ? v : v.toString('utf8');
+    }
+    for (const f of ['attempts', 'lease_epoch', 'failures', 'lane', 'children']) {
+      if (typeof out[f] === 'string' && /^-?\d+$/.test(out[f])) out[f] = Number(out[f]);
+    }
+    ['due_ms', 'lease_until_ms', 'died_ms', 'waiting_since_ms'].forEach((name, i) => {
+      if (r[1 + i] != null) out[name] = Number(r[1 + i]);
+    });
+    const minted = ids.mintedAtMs(id);
+    if (minted != null) out.minted_ms = minted;
+    return out;
+  }
+
+  // Waits for the job to end: resolves to its result (a Buffer) when it
+  // completed. Rejects with JobFailed when it died, JobNotFound when there
+  // is no such job, TimeoutError when timeoutMs pass first. A row deleted on
+  // completion (a queue that keeps no completed rows) resolves to null.
+  async wait(id, timeoutMs) {
+    ids.checkWireGate(id);
+    const row = this.keys.rowRoot + id;
+    const until = timeoutMs == null ? null : Date.now() + timeoutMs;
+    let step = FIRST_POLL_MS;
+    let seen = false;
+    for (;;) {
+      const [state, result, error, attempts] = await this.client.hmgetBuffer(row, 'state', 'result', 'error', 'attempts');
+      if (state == null) {
+        if (!seen) throw new JobNotFound(`no job ${id} in queue ${this.name}`);
+        return null;
+      }
+      seen = true;
+      const s = state.toString();
+      if (s === 'completed') return result || Buffer.alloc(0);
+      if (s === 'dead') throw new JobFailed(id, error || Buffer.alloc(0), Number(attempts || 0));
+      if (until != null && Date.now() >= until) throw new TimeoutError(`${id} is still ${s} after ${timeoutMs} ms`);
+      await sleep(until == null ? step : Math.max(0, Math.min(step, until - Date.now())));
+      step = Math.min(step * 2, MAX_POLL_MS);
+    }
+  }
+
+  async pause() { await this.client.hset(this.keys.meta, 'paused', '1'); }
+  async resume() { await this.client.hdel(this.keys.meta, 'paused'); }
+
+  // Closes the connection when the queue opened it from a URL.
+  async close() { if (this.ownsClient) await this.client.quit(); }
+}
+
+module.exports = { Queue, keys };

@@ -1,0 +1,66 @@
+'use strict';
+// The handler helpers, run as emqd runs them: a child process, frames on stdin.
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+
+const LIB = path.join(__dirname, '..', 'lib');
+const handlerSource = (kind) => `
+  const { handler } = require(${JSON.stringify(LIB)});
+  handler.${kind}(async (payload, job) => {
+    const text = payload.toString('latin1');
+    if (text === 'bad') throw new handler.Permanent('bad input: nothing to do');
+    if (text === 'flaky') throw new Error('upstream down');
+    if (text === 'json') return { attempt: job.attempt, queue: job.queue };
+    if (text === 'none') return null;
+    return Buffer.from(payload.map((c) => (c >= 0x61 && c <= 0x7a ? c - 32 : c)));
+  });`;
+
+const run = (kind, input, env = {}) =>
+  spawnSync(process.execPath, ['-e', handlerSource(kind)], { input, env: { ...process.env, ...env }, timeout: 30000 });
+
+function frame(id, payload) {
+  const f = { id, queue: 'q', attempt: 2, deadline_ms: 0 };
+  const text = payload.toString('utf8');
+  if (Buffer.from(text, 'utf8').equals(payload)) f.payload = text;
+  else f.payload_b64 = payload.toString('base64');
+  return `${JSON.stringify(f)}\n`;
+}
+
+test('pool: one reply line per frame, in order', () => {
+  const frames = [['JOB_1', 'hello'], ['JOB_2', 'bad'], ['JOB_3', 'flaky'], ['JOB_4', Buffer.from([0xff, 0, 0x61])],
+    ['JOB_5', 'json'], ['JOB_6', 'none']];
+  const p = run('pool', frames.map(([id, data]) => frame(id, Buffer.from(data))).join(''));
+  assert.strictEqual(p.status, 0, p.stderr.toString());
+  const replies = p.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepStrictEqual(replies, [
+    { id: 'JOB_1', ok: true, result: 'HELLO' },
+    { id: 'JOB_2', ok: false, error: 'bad input: nothing to do', permanent: true },
+    { id: 'JOB_3', ok: false, error: 'upstream down', permanent: false },
+    { id: 'JOB_4', ok: true, result_b64: Buffer.from([0xff, 0, 0x41]).toString('base64') },
+    { id: 'JOB_5', ok: true, result: JSON.stringify({ attempt: 2, queue: 'q' }) },
+    { id: 'JOB_6', ok: true, result: '' },
+  ]);
+  assert.match(p.stderr.toString(), /job JOB_3: Error: upstream down/);
+});
+
+test('exec: the result on stdout and exit 0', () => {
+  const p = run('exec', Buffer.from('\0abc'));
+  assert.deepStrictEqual([p.status, p.stdout], [0, Buffer.from('\0ABC')]);
+});
+
+test('exec: a permanent failure exits 65 with its text on stderr', () => {
+  const p = run('exec', 'bad');
+  assert.deepStrictEqual([p.status, p.stdout.length, p.stderr.toString()], [65, 0, 'bad input: nothing to do\n']);
+});
+
+test('exec: any other exception exits 1 for a retry', () => {
+  const p = run('exec', 'flaky');
+  assert.deepStrictEqual([p.status, p.stderr.toString()], [1, 'Error: upstream down\n']);
+});
+
+test('exec: the job comes from the environment', () => {
+  const p = run('exec', 'json', { EMQ_QUEUE: 'thumbs', EMQ_ATTEMPT: '3' });
+  assert.deepStrictEqual(JSON.parse(p.stdout.toString()), { attempt: 3, queue: 'thumbs' });
+});

@@ -1,0 +1,168 @@
+'use strict';
+// Queue against a real valkey-server: what a producer writes is the wire's.
+const test = require('node:test');
+const assert = require('node:assert');
+const { Queue, keys, mintedAtMs, validJobId, InvalidError, KindError, JobFailed, JobNotFound, TimeoutError, WireError } = require('../lib');
+const { Scripts } = require('../lib/scripts');
+const { startServer } = require('./server');
+
+// Just enough of a worker to settle one job: claim, then complete or fail.
+function worker(client, queue) {
+  const s = new Scripts(client);
+  const k = keys(queue);
+  return {
+    async claim() {
+      const r = await s.run('claim', [k.pending, k.active, k.delayed, k.meta, k.stats, k.rowRoot], ['30000', '1', '10']);
+      return r.length ? { id: r[0].toString(), payload: r[1], epoch: String(r[3]) } : null;
+    },
+    complete: (id, epoch, result) => s.run('complete', [k.rowRoot + id, k.active, k.stats], [id, epoch, '60000', result]),
+    failForGood: (id, epoch, error) => s.run('fail', [k.rowRoot + id, k.active, k.delayed, k.pending, k.dead, k.stats],
+      [id, epoch, error, '1', '0', '1']),
+  };
+}
+
+test('Queue', async (t) => {
+  const server = await startServer();
+  const r = server.client();
+  const queues = [];
+  const open = (name) => { const q = new Queue(server.url, name); queues.push(q); return q; };
+  t.after(async () => {
+    for (const q of queues) await q.close();
+    r.disconnect();
+    await server.stop();
+  });
+
+  await t.test('enqueue writes the three-field row and mints an id', async () => {
+    const q = open('js-enqueue');
+    const id = await q.enqueue(Buffer.from([0, 0xff, 0x61]));
+    assert.ok(validJobId(id));
+    const row = await r.hgetallBuffer(q.keys.rowRoot + id);
+    assert.deepStrictEqual(Object.keys(row).sort(), ['attempts', 'payload', 'state']);
+    assert.ok(row.payload.equals(Buffer.from([0, 0xff, 0x61])));
+    assert.strictEqual(await r.zscore(q.keys.pending, id), '0');
+    assert.strictEqual(await r.get('{emq}:version'), 'emq/1');
+    assert.ok((await r.smembers('{emq}:queues')).includes('js-enqueue'));
+  });
+
+  await t.test('lane, at, delay and a given id', async () => {
+    const q = open('js-lanes');
+    assert.strictEqual(await q.enqueue('x', { id: 'JOB_mine', lane: -7 }), 'JOB_mine');
+    assert.strictEqual(await r.zscore(q.keys.pending, 'JOB_mine'), '-7');
+    const at = new Date(Date.UTC(2040, 0, 1));
+    const a = await q.enqueue('x', { at });
+    assert.strictEqual(Number(await r.zscore(q.keys.delayed, a)), at.getTime());
+    const before = await q.serverTimeMs();
+    const d = await q.enqueue('x', { delay: 60000, lane: 3 });
+    const due = Number(await r.zscore(q.keys.delayed, d));
+    assert.ok(due >= before + 60000 && due <= (await q.serverTimeMs()) + 60000);
+    assert.strictEqual((await q.inspect(d)).lane, 3);
+  });
+
+  await t.test('a duplicate enqueues nothing', async () => {
+    const q = open('js-dup');
+    await q.enqueue('first', { id: 'JOB_dup' });
+    await q.enqueue('second', { id: 'JOB_dup' });
+    assert.strictEqual((await q.inspect('JOB_dup')).payload.toString(), 'first');
+  });
+
+  await t.test('bad input is refused before the server', async () => {
+    const q = open('js-bad');
+    await assert.rejects(q.enqueue('x', { id: 'task-1' }), KindError);
+    await assert.rejects(q.enqueue('x', { id: 'JOB_a b' }), InvalidError);
+    await assert.rejects(q.enqueue('x', { lane: 1001 }), InvalidError);
+    await assert.rejects(q.enqueue('x', { at: 1, delay: 1 }), /not both/);
+    await assert.rejects(q.enqueue(42), /payload/);
+    assert.throws(() => new Queue(server.url, 'a:b'), InvalidError);
+    assert.deepStrictEqual(await r.keys('emq:{js-bad}:*'), []);
+  });
+
+  await t.test('inspect shows the row and where it stands', async () => {
+    const q = open('js-inspect');
+    assert.strictEqual(await q.inspect('JOB_none'), null);
+    const id = await q.enqueue('p');
+    await worker(r, q.name).claim();
+    const job = await q.inspect(id);
+    assert.deepStrictEqual([job.state, job.attempts, job.lease_epoch, job.payload.toString()], ['active', 1, 1, 'p']);
+    assert.ok(job.lease_until_ms > 0);
+    assert.strictEqual(job.minted_ms, mintedAtMs(id));
+  });
+
+  await t.test('wait resolves to the result of a job settled meanwhile', async () => {
+    const q = open('js-wait');
+    const id = await q.enqueue('p');
+    const w = worker(r, q.name);
+    setTimeout(async () => { const j = await w.claim(); await w.complete(id, j.epoch, Buffer.from('done\0')); }, 100);
+    assert.ok((await q.wait(id, 10000)).equals(Buffer.from('done\0')));
+  });
+
+  await t.test('wait rejects with a dead job\'s error, not found, and a timeout', async () => {
+    const q = open('js-wait-dead');
+    const id = await q.enqueue('p');
+    await assert.rejects(q.wait(id, 50), TimeoutError);
+    const w = worker(r, q.name);
+    const j = await w.claim();
+    await w.failForGood(id, j.epoch, 'bad input');
+    await assert.rejects(q.wait(id, 5000), (e) => e instanceof JobFailed && e.error.toString() === 'bad input' && e.attempts === 1);
+    await assert.rejects(q.wait('JOB_none', 1000), JobNotFound);
+  });
+
+  await t.test('stats, pause and resume', async () => {
+    const q = open('js-stats');
+    await q.enqueue('a');
+    await q.enqueue('b', { delay: 100000 });
+    await q.pause();
+    let s = await q.stats();
+    assert.deepStrictEqual([s.paused, s.pending, s.delayed, s.active, s.claimed], [true, 1, 1, 0, 0]);
+    assert.strictEqual(await worker(r, q.name).claim(), null);
+    await q.resume();
+    assert.notStrictEqual(await worker(r, q.name).claim(), null);
+    s = await q.stats();
+    assert.deepStrictEqual([s.paused, s.pending, s.active, s.claimed], [false, 0, 1, 1]);
+  });
+
+  await t.test('a flow enqueues each parent before its children', async () => {
+    const q = open('flowjs');
+    const tree = await q.enqueueFlow({ payload: 'report', onChildFailure: 'ignore', children: [
+      { payload: 'a' },
+      { payload: 'b', queue: 'flowjs-other', lane: 2 },
+      { payload: 'sub', children: [{ payload: 'leaf' }] },
+    ] });
+    const [a, b, sub] = tree.children;
+    const root = await q.inspect(tree.id);
+    assert.deepStrictEqual([root.state, root.children, root.on_child_failure], ['waiting', 3, 'ignore']);
+    assert.deepStrictEqual((await r.smembers(`emq:{flowjs}:deps:${tree.id}`)).sort(),
+      [`flowjs:${a.id}`, `flowjs-other:${b.id}`, `flowjs:${sub.id}`].sort());
+    const other = await open('flowjs-other').inspect(b.id);
+    assert.deepStrictEqual([other.state, other.lane, other.parent], ['pending', 2, `flowjs:${tree.id}`]);
+    assert.strictEqual((await q.inspect(sub.children[0].id)).parent, `flowjs:${sub.id}`);
+    assert.strictEqual(await r.hget('emq:{flowjs}:meta', 'flows'), '1');
+    await assert.rejects(q.enqueueFlow({ payload: 'p', children: [{ payload: 'a', id: 'JOB_x' }, { payload: 'b', id: 'JOB_x' }] }), /twice/);
+  });
+
+  await t.test('a unix socket URL', async () => {
+    const q = open('js-unix');
+    const u = new Queue(`unix://${server.socket}?db=0`, 'js-unix');
+    queues.push(u);
+    const id = await u.enqueue('by socket');
+    assert.strictEqual(await r.hget(q.keys.rowRoot + id, 'payload'), 'by socket');
+  });
+
+  await t.test('a script cache flushed under the queue is filled again', async () => {
+    const q = open('js-flush');
+    await q.enqueue('a');
+    await r.script('FLUSH');
+    await q.enqueue('b');
+    assert.strictEqual((await q.stats()).pending, 2);
+  });
+
+  await t.test('another wire is refused', async () => {
+    const other = await startServer();
+    const c = other.client();
+    await c.set('{emq}:version', 'emq/2');
+    const q = new Queue(other.url, 'q');
+    await assert.rejects(q.enqueue('x'), WireError);
+    await q.close();
+    c.disconnect();
+    await other.stop();
+  });
+});

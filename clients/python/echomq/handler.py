@@ -1,0 +1,108 @@
+"""Handler helpers for emqd (docs/handlers.md): the loop, so a handler is one function.
+
+    from echomq import handler
+
+    def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms
+        if not payload:
+            raise handler.Permanent("empty payload")   # to the dead set at once
+        return payload.upper()         # bytes, str, None, or anything json.dumps takes
+
+    handler.pool(resize)               # a pool handler; handler.exec(resize) for exec
+
+The function may take the payload alone. Any other exception fails the job
+for a retry, with its text as the error.
+"""
+import base64
+import inspect
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+EXIT_PERMANENT = 65  # EX_DATAERR: emqd's default permanent_exit_codes
+
+
+class Permanent(Exception):
+    """Raise it to send the job to the dead set at once, with its text as the error."""
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    queue: str
+    attempt: int
+    deadline_ms: int
+
+
+def _caller(fn):
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        params = [None, None]
+    takes_job = len(params) >= 2 or any(p is not None and p.kind == p.VAR_POSITIONAL for p in params)
+    return (lambda payload, job: fn(payload, job)) if takes_job else (lambda payload, job: fn(payload))
+
+
+def _result_bytes(value):
+    if value is None:
+        return b""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    return json.dumps(value).encode()
+
+
+def _error_text(e):
+    return str(e) or type(e).__name__
+
+
+def answer(call, frame):
+    """The reply object for one frame (a parsed stdin line)."""
+    payload = base64.b64decode(frame["payload_b64"]) if "payload_b64" in frame else frame.get("payload", "").encode()
+    job = Job(frame["id"], frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)))
+    try:
+        result = _result_bytes(call(payload, job))
+    except Permanent as e:
+        return {"id": job.id, "ok": False, "error": _error_text(e), "permanent": True}
+    except Exception as e:  # a bug in the handler fails this job, not the process
+        print("job %s: %s: %s" % (job.id, type(e).__name__, e), file=sys.stderr, flush=True)
+        return {"id": job.id, "ok": False, "error": _error_text(e), "permanent": False}
+    try:
+        return {"id": job.id, "ok": True, "result": result.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"id": job.id, "ok": True, "result_b64": base64.b64encode(result).decode("ascii")}
+
+
+def pool(fn, stdin=None, stdout=None):
+    """Runs a pool handler: one NDJSON frame in, one reply out, until stdin ends."""
+    call = _caller(fn)
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    for line in stdin:
+        if not line.strip():
+            continue
+        reply = answer(call, json.loads(line))
+        stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        stdout.flush()
+
+
+def exec(fn):  # noqa: A001 - the handler kind's name
+    """Runs an exec handler: the payload from stdin, the result to stdout; exits 0, 65 (permanent) or 1."""
+    call = _caller(fn)
+    payload = sys.stdin.buffer.read()
+    env = os.environ
+    job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
+              int(env.get("EMQ_DEADLINE_MS", "0") or 0))
+    try:
+        result = _result_bytes(call(payload, job))
+    except Permanent as e:
+        print(_error_text(e), file=sys.stderr, flush=True)
+        sys.exit(EXIT_PERMANENT)
+    except Exception as e:
+        print("%s: %s" % (type(e).__name__, _error_text(e)), file=sys.stderr, flush=True)
+        sys.exit(1)
+    sys.stdout.buffer.write(result)
+    sys.stdout.buffer.flush()
+    sys.exit(0)

@@ -1,0 +1,229 @@
+"""A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause."""
+import datetime
+import time
+
+import redis
+
+from . import ids
+from .connect import client_from_url, handshake
+from .errors import InvalidError, JobFailed, JobNotFound
+from .scripts import Scripts
+
+MIN_LANE, MAX_LANE = -1000, 1000
+COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
+POLICIES = ("fail", "wait", "ignore")
+_FIRST_POLL, _MAX_POLL = 0.005, 0.5
+
+
+def keys(queue):
+    """Every key of a queue, by PROTOCOL.md's L1 rules."""
+    ids.check_queue_name(queue)
+    base = "emq:{%s}:" % queue
+    out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox")}
+    out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:")
+    return out
+
+
+def _text(v):
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
+def _payload(p):
+    if isinstance(p, str):
+        return p.encode()
+    if isinstance(p, (bytes, bytearray, memoryview)):
+        return bytes(p)
+    raise InvalidError("a payload is bytes or str, not %s" % type(p).__name__)
+
+
+def _lane(lane):
+    if isinstance(lane, bool) or not isinstance(lane, int) or not MIN_LANE <= lane <= MAX_LANE:
+        raise InvalidError("lane %r is out of range: use an integer in -1000..1000" % (lane,))
+    return lane
+
+
+class Queue:
+    """Queue(url_or_client, name): a URL as emq takes it, or a redis-py client."""
+
+    def __init__(self, url_or_client, name, **connect):
+        ids.check_queue_name(name)
+        self.name = name
+        self.client = client_from_url(url_or_client, **connect) if isinstance(url_or_client, str) else url_or_client
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is not None and pool.connection_kwargs.get("decode_responses"):
+            raise InvalidError("the client decodes replies (decode_responses=True): payloads are bytes, "
+                               "so pass a client made without it")
+        self.keys = keys(name)
+        self.scripts = Scripts(self.client)
+        self._ready = False
+
+    def _ensure(self):
+        if not self._ready:
+            handshake(self.client)
+            self.client.sadd("{emq}:queues", self.name)
+            self._ready = True
+
+    def server_time_ms(self):
+        sec, usec = self.client.time()
+        return int(sec) * 1000 + int(usec) // 1000
+
+    def _due_ms(self, at, delay):
+        if at is not None and delay is not None:
+            raise InvalidError("give at or delay, not both")
+        if at is not None:
+            if isinstance(at, datetime.datetime):
+                if at.tzinfo is None:
+                    raise InvalidError("at must be an aware datetime (with a tzinfo), or epoch milliseconds")
+                return int(at.timestamp() * 1000)
+            if isinstance(at, int) and not isinstance(at, bool) and 0 <= at <= 10**15:
+                return at
+            raise InvalidError("at must be an aware datetime or epoch milliseconds in 0..10^15")
+        if delay is not None:
+            seconds = delay.total_seconds() if isinstance(delay, datetime.timedelta) else delay
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
+                raise InvalidError("delay must be seconds (or a timedelta) in 0..10^9")
+            # Due times are the server's clock, never ours.
+            return self.server_time_ms() + int(seconds * 1000)
+        return None
+
+    def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None):
+        """Enqueues a job; returns its id. A duplicate id enqueues nothing and returns the id all the same."""
+        job_id = ids.mint_job_id() if id is None else id
+        ids.check_job_id(job_id)
+        lane = _lane(lane)
+        body = _payload(payload)
+        self._ensure()
+        due = self._due_ms(at, delay)
+        row = self.keys["row_root"] + job_id
+        if due is not None:
+            self.scripts.run("enqueue_at", [row, self.keys["delayed"]], [job_id, body, due, lane])
+        elif lane != 0:
+            self.scripts.run("enqueue_lane", [row, self.keys["pending"]], [job_id, body, lane])
+        else:
+            self.scripts.run("enqueue", [row, self.keys["pending"]], [job_id, body])
+        return job_id
+
+    def enqueue_flow(self, tree):
+        """Enqueues a tree of jobs, each parent before its children.
+
+        A node is a dict: payload, and optionally queue (default this one),
+        id, lane, on_child_failure (fail, wait, ignore; for a node with
+        children) and children (a list of nodes). Returns the same shape
+        with every node's queue and id: {"queue", "id", "children": [...]}.
+        """
+        planned = self._plan(tree, self.name)
+        self._ensure()
+        self._enqueue_node(planned, "")
+        return self._ids_of(planned)
+
+    def _plan(self, node, default_queue):
+        if not isinstance(node, dict) or "payload" not in node:
+            raise InvalidError("a flow node is a dict with a payload (and queue, id, lane, on_child_failure, children)")
+        unknown = set(node) - {"payload", "queue", "id", "lane", "on_child_failure", "children"}
+        if unknown:
+            raise InvalidError("a flow node has no %s" % ", ".join(sorted(unknown)))
+        queue = node.get("queue", default_queue)
+        ids.check_queue_name(queue)
+        job_id = node.get("id") or ids.mint_job_id()
+        ids.check_job_id(job_id)
+        policy = node.get("on_child_failure", "fail")
+        if policy not in POLICIES:
+            raise InvalidError("on_child_failure must be fail, wait or ignore, not %r" % (policy,))
+        children = [self._plan(c, queue) for c in node.get("children", [])]
+        refs = [c["queue"] + ":" + c["id"] for c in children]
+        if len(set(refs)) != len(refs):
+            raise InvalidError("a child is given twice in one parent")
+        return {"queue": queue, "id": job_id, "payload": _payload(node["payload"]), "lane": _lane(node.get("lane", 0)),
+                "policy": policy, "children": children}
+
+    def _enqueue_node(self, n, parent_ref):
+        k = keys(n["queue"])
+        row = k["row_root"] + n["id"]
+        if n["children"]:
+            refs = [c["queue"] + ":" + c["id"] for c in n["children"]]
+            self.scripts.run("enqueue_parent", [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]],
+                             [n["id"], n["payload"], n["lane"], n["policy"], parent_ref, *refs])
+        else:
+            self.scripts.run("enqueue_child", [row, k["pending"], k["meta"]],
+                             [n["id"], n["payload"], n["lane"], parent_ref])
+        if n["queue"] != self.name:
+            self.client.sadd("{emq}:queues", n["queue"])
+        for c in n["children"]:
+            self._enqueue_node(c, n["queue"] + ":" + n["id"])
+
+    def _ids_of(self, n):
+        return {"queue": n["queue"], "id": n["id"], "children": [self._ids_of(c) for c in n["children"]]}
+
+    def stats(self):
+        """Depths, paused and the counters, as emq stats --json shows them."""
+        k = self.keys
+        with self.client.pipeline(transaction=False) as p:
+            for s in ("pending", "active", "delayed", "dead", "waiting"):
+                p.zcard(k[s])
+            p.hget(k["meta"], "paused")
+            p.hmget(k["stats"], *COUNTERS)
+            r = p.execute()
+        out = {"queue": self.name, "paused": r[5] == b"1"}
+        out.update(zip(("pending", "active", "delayed", "dead", "waiting"), r[:5]))
+        for name, v in zip(COUNTERS, r[6]):
+            out[name] = int(v) if v is not None and v.lstrip(b"-").isdigit() else 0
+        return out
+
+    def inspect(self, job_id):
+        """The job's row (payload, result, error as bytes; the rest as text) and where it stands, or None."""
+        ids.check_wire_gate(job_id)
+        k = self.keys
+        with self.client.pipeline(transaction=False) as p:
+            p.hgetall(k["row_root"] + job_id)
+            for s in ("delayed", "active", "dead", "waiting"):
+                p.zscore(k[s], job_id)
+            r = p.execute()
+        if not r[0]:
+            return None
+        row = {_text(f): (v if f in (b"payload", b"result", b"error") else _text(v)) for f, v in r[0].items()}
+        out = {"queue": self.name, "id": job_id, "state": row.get("state"), "attempts": 0, "lease_epoch": 0,
+               "failures": 0, "lane": 0, "payload": b"", "result": None, "error": None}
+        out.update(row)
+        for f in ("attempts", "lease_epoch", "failures", "lane", "children"):
+            if isinstance(out.get(f), str) and out[f].lstrip("-").isdigit():
+                out[f] = int(out[f])
+        for name, score in zip(("due_ms", "lease_until_ms", "died_ms", "waiting_since_ms"), r[1:]):
+            if score is not None:
+                out[name] = int(score)
+        minted = ids.minted_at_ms(job_id)
+        if minted is not None:
+            out["minted_ms"] = minted
+        return out
+
+    def wait(self, job_id, timeout=None):
+        """Waits for the job to end: its result (bytes) when it completed.
+
+        Raises JobFailed when it died, JobNotFound when there is no such job,
+        TimeoutError when timeout seconds pass first. A row deleted on
+        completion (a queue that keeps no completed rows) returns None.
+        """
+        ids.check_wire_gate(job_id)
+        row = self.keys["row_root"] + job_id
+        until = None if timeout is None else time.monotonic() + timeout
+        step, seen = _FIRST_POLL, False
+        while True:
+            state, result, error, attempts = self.client.hmget(row, "state", "result", "error", "attempts")
+            if state is None:
+                if not seen:
+                    raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
+                return None
+            seen = True
+            if state == b"completed":
+                return result or b""
+            if state == b"dead":
+                raise JobFailed(job_id, error or b"", int(attempts or 0))
+            if until is not None and time.monotonic() >= until:
+                raise TimeoutError("%s is still %s after %s s" % (job_id, state.decode(), timeout))
+            time.sleep(step if until is None else max(0, min(step, until - time.monotonic())))
+            step = min(step * 2, _MAX_POLL)
+
+    def pause(self):
+        self.client.hset(self.keys["meta"], "paused", "1")
+
+    def resume(self):
+        self.client.hdel(self.keys["meta"], "paused")

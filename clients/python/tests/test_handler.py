@@ -1,0 +1,85 @@
+"""The handler helpers, run as emqd runs them: a child process, frames on stdin."""
+import base64
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+HANDLER = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, %r)
+    from echomq import handler
+
+    def work(payload, job):
+        if payload == b"bad":
+            raise handler.Permanent("bad input: nothing to do")
+        if payload == b"flaky":
+            raise ConnectionError("upstream down")
+        if payload == b"json":
+            return {"attempt": job.attempt, "queue": job.queue}
+        if payload == b"none":
+            return None
+        return payload.upper()
+
+    handler.%s(work)
+""")
+
+
+def run(kind, stdin, env=None):
+    return subprocess.run([sys.executable, "-c", HANDLER % (PACKAGE, kind)], input=stdin, capture_output=True,
+                          timeout=30, env=dict(os.environ, **(env or {})))
+
+
+def frame(job_id, payload):
+    f = {"id": job_id, "queue": "q", "attempt": 2, "deadline_ms": 0}
+    try:
+        f["payload"] = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        f["payload_b64"] = base64.b64encode(payload).decode()
+    return json.dumps(f).encode() + b"\n"
+
+
+class Pool(unittest.TestCase):
+    def test_one_reply_line_per_frame_in_order(self):
+        frames = [(b"JOB_1", b"hello"), (b"JOB_2", b"bad"), (b"JOB_3", b"flaky"), (b"JOB_4", b"\xff\x00a"),
+                  (b"JOB_5", b"json"), (b"JOB_6", b"none")]
+        p = run("pool", b"".join(frame(i.decode(), data) for i, data in frames))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        replies = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertEqual(replies, [
+            {"id": "JOB_1", "ok": True, "result": "HELLO"},
+            {"id": "JOB_2", "ok": False, "error": "bad input: nothing to do", "permanent": True},
+            {"id": "JOB_3", "ok": False, "error": "upstream down", "permanent": False},
+            {"id": "JOB_4", "ok": True, "result_b64": base64.b64encode(b"\xff\x00A").decode()},
+            {"id": "JOB_5", "ok": True, "result": json.dumps({"attempt": 2, "queue": "q"})},
+            {"id": "JOB_6", "ok": True, "result": ""},
+        ])
+        self.assertIn(b"JOB_3: ConnectionError: upstream down", p.stderr)
+
+
+class Exec(unittest.TestCase):
+    def test_the_result_on_stdout_and_exit_0(self):
+        p = run("exec", b"\x00abc", {"EMQ_JOB_ID": "JOB_1", "EMQ_ATTEMPT": "1"})
+        self.assertEqual((p.returncode, p.stdout), (0, b"\x00ABC"))
+
+    def test_a_permanent_failure_exits_65_with_its_text_on_stderr(self):
+        p = run("exec", b"bad")
+        self.assertEqual((p.returncode, p.stdout), (65, b""))
+        self.assertEqual(p.stderr, b"bad input: nothing to do\n")
+
+    def test_any_other_exception_exits_1_for_a_retry(self):
+        p = run("exec", b"flaky")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, b"ConnectionError: upstream down\n")
+
+    def test_the_job_comes_from_the_environment(self):
+        p = run("exec", b"json", {"EMQ_QUEUE": "thumbs", "EMQ_ATTEMPT": "3"})
+        self.assertEqual(json.loads(p.stdout), {"attempt": 3, "queue": "thumbs"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# make image-test: builds the image from the Dockerfile and runs it, on a
+# Debian 12 machine, as root (or through sudo). For those who ship the image.
+#
+#   1. installs podman and debootstrap from Debian's archive, and
+#      valkey-server through scripts/install-deps.sh --runtime;
+#   2. makes the base image debian:bookworm-slim locally, with
+#      `debootstrap --variant=minbase bookworm` from the system's own apt
+#      source and `podman import` (no image registry is needed; the base is
+#      kept in podman's storage, so the next run on this machine reuses it;
+#      `podman rmi debian:bookworm-slim` makes it anew);
+#   3. builds the image (`podman build --format docker`: the OCI format
+#      would drop the HEALTHCHECK);
+#   4. checks what the image holds and runs it against a valkey-server this
+#      script starts on a free loopback port.
+#
+# The image is run WITHOUT a container runtime: its filesystem is exported
+# (`podman create` + `podman export`) and emqd runs in it under
+# `chroot --userspec=UID:GID` with the image's USER, ENV and WORKDIR,
+# sharing the host's network. That is because `podman run` fails in some
+# sandboxes (CI's among them: the runtime's setrlimit is refused); what is
+# checked is the image's own files, run as its own user, which is what a
+# runtime would run.
+#
+#   scripts/image-test.sh             all of the above
+#   scripts/image-test.sh --no-build  the checks only, on the image built last
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=yes
+case "${1:-}" in
+  "") ;;
+  --no-build) build=no ;;
+  *) echo "usage: image-test.sh [--no-build]" >&2; exit 2 ;;
+esac
+
+base=localhost/debian:bookworm-slim
+image=localhost/emqd:image-test
+t0=$SECONDS
+step() { printf '\n== image-test: %s (at %ds)\n' "$*" $((SECONDS - t0)); }
+fail() {
+  echo "image-test: FAIL: $*" >&2
+  exit 1
+}
+[ "$(id -u)" -eq 0 ] || fail "run as root (make image-test uses sudo): podman build, debootstrap and chroot need it"
+
+# --- 1. what this needs on the host -----------------------------------------
+step "installing podman, debootstrap, valkey-server"
+scripts/install-deps.sh --runtime >/dev/null
+if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null; then
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman debootstrap
+fi
+
+# --- 2. the base image, made here and cached ---------------------------------
+if podman image exists "$base"; then
+  step "base image $base: cached"
+else
+  mirror=$(scripts/install-deps.sh --mirror)
+  step "base image $base: debootstrap --variant=minbase bookworm from $mirror"
+  rootfs=$(mktemp -d /var/tmp/emq-bookworm.XXXXXX)
+  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/tmp/emq-debootstrap.log 2>&1 ||
+    fail "debootstrap failed; its log: /tmp/emq-debootstrap.log (last lines: $(tail -n 3 /tmp/emq-debootstrap.log))"
+  # Like the registry's bookworm-slim, in this base and every layer built on
+  # it: dpkg leaves out documentation (but copyright files), manuals and
+  # translations; apt keeps no downloaded package; no lists are shipped.
+  case "$rootfs" in /var/tmp/emq-bookworm.?*) ;; *) fail "refusing to trim '$rootfs'" ;; esac
+  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
+    'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/lintian/*' \
+    >"$rootfs/etc/dpkg/dpkg.cfg.d/echomq-slim"
+  echo 'APT::Keep-Downloaded-Packages "false";' >"$rootfs/etc/apt/apt.conf.d/echomq-slim"
+  find "$rootfs/usr/share/doc" -mindepth 2 ! -type d ! -name copyright -delete
+  for d in usr/share/man usr/share/info usr/share/locale usr/share/lintian var/lib/apt/lists; do
+    [ ! -d "$rootfs/$d" ] || find "$rootfs/$d" -mindepth 1 -delete
+  done
+  find "$rootfs/var/cache/apt" -name '*.deb' -delete
+  tar -C "$rootfs" --numeric-owner -c . | podman import --quiet --change 'CMD ["bash"]' - "$base" >/dev/null ||
+    fail "podman import of the debootstrapped tree failed"
+  rm -rf --one-file-system "$rootfs"
+fi
+
+# --- 3. the image -------------------------------------------------------------
+if [ "$build" = yes ]; then
+  step "podman build (log: /tmp/emq-image-build.log)"
+  build_start=$SECONDS
+  # Each line of the log stamped with the seconds since the build began.
+  podman build --isolation chroot --network host --pull=never --format docker -t "$image" . 2>&1 |
+    while IFS= read -r line; do printf '[%4ds] %s\n' $((SECONDS - build_start)) "$line"; done \
+      >/tmp/emq-image-build.log ||
+    fail "podman build failed; the end of /tmp/emq-image-build.log:
+$(tail -n 30 /tmp/emq-image-build.log)"
+  echo "built in $((SECONDS - build_start)) s"
+  # The build stage's layers (about 2 GB, and a new one for every source
+  # change) are not kept: what is kept between runs is the base and the
+  # image itself.
+  podman image prune -f >/dev/null
+fi
+podman image exists "$image" || fail "no image $image: run without --no-build first"
+
+exec tests/image/check.sh "$image"
