@@ -174,6 +174,10 @@ void Daemon::start_parts() {
   outbox_drainer_->start();
   flow_orphans_ = std::make_unique<FlowOrphans>(config_, server, *metrics_, reconnect_);
   flow_orphans_->start();
+  if (!config_.schedules.empty()) {
+    scheduler_ = std::make_unique<Scheduler>(config_.schedules, server, *metrics_, reconnect_);
+    scheduler_->start();
+  }
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
@@ -243,6 +247,7 @@ void Daemon::stop_parts() {
   reaper_.reset();
   outbox_drainer_.reset();
   flow_orphans_.reset();
+  scheduler_.reset();
   wakeup_.reset();
   loops_.clear();
   for (auto& h : handlers_) h->shutdown();

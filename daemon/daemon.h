@@ -15,6 +15,7 @@
 #include "flow_orphans.h"
 #include "outbox_drainer.h"
 #include "reaper.h"
+#include "scheduler.h"
 #include "systemd_notify.h"
 #include "wakeup.h"
 
@@ -50,6 +51,7 @@ class Daemon {
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<OutboxDrainer> outbox_drainer_;
   std::unique_ptr<FlowOrphans> flow_orphans_;
+  std::unique_ptr<Scheduler> scheduler_;  // none without schedules:
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
   bool second_signal_ = false;

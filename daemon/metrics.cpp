@@ -111,6 +111,19 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                        .Register(r)
                        .Add({});
   errors_ = &BuildCounter().Name("emq_valkey_errors_total").Help("Failed server calls, by kind.").Register(r);
+  schedule_fires_ = &BuildCounter()
+                         .Name("emq_schedule_fires_total")
+                         .Help("enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
+                               "fired it), skipped (overlap: skip while the last fire's job is unfinished).")
+                         .Register(r);
+  schedule_missed_ = &BuildCounter()
+                          .Name("emq_schedule_missed_total")
+                          .Help("Ticks never fired: older than misfire_grace when this daemon came to them.")
+                          .Register(r);
+  schedule_next_ = &BuildGauge()
+                        .Name("emq_schedule_next_fire_timestamp_seconds")
+                        .Help("When the schedule fires next, by the server's clock.")
+                        .Register(r);
   BuildGauge().Name("emq_build_info").Help("The emqd version; always 1.").Register(r).Add({{"version", version}}).Set(1);
 }
 
@@ -118,6 +131,16 @@ QueueMetrics& Metrics::queue(const std::string& name) {
   auto it = queues_.find(name);
   if (it == queues_.end()) throw std::logic_error("no metrics for queue " + name);
   return it->second;
+}
+
+ScheduleMetrics Metrics::schedule(const std::string& queue, const std::string& name) {
+  ScheduleMetrics m;
+  m.enqueued = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "enqueued"}});
+  m.already = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "already"}});
+  m.skipped = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "skipped"}});
+  m.missed = &schedule_missed_->Add({{"queue", queue}, {"schedule", name}});
+  m.next_fire = &schedule_next_->Add({{"queue", queue}, {"schedule", name}});
+  return m;
 }
 
 void Metrics::set_valkey_up(bool up) { valkey_up_->Set(up ? 1 : 0); }

@@ -44,11 +44,22 @@ struct QueueMetrics {
   prometheus::Gauge* flow_orphans = nullptr;
 };
 
+// One schedule's series (the scheduler's only).
+struct ScheduleMetrics {
+  prometheus::Counter* enqueued = nullptr;
+  prometheus::Counter* already = nullptr;
+  prometheus::Counter* skipped = nullptr;
+  prometheus::Counter* missed = nullptr;
+  prometheus::Gauge* next_fire = nullptr;  // epoch seconds
+};
+
 class Metrics : public ExecutorObserver {
  public:
   Metrics(const std::vector<std::string>& queues, const std::string& version);
 
   QueueMetrics& queue(const std::string& name);
+  // Made on first use: a schedule's queue need not be one of the daemon's.
+  ScheduleMetrics schedule(const std::string& queue, const std::string& name);
   void set_valkey_up(bool up);
   // On a cluster, per primary: emq_valkey_node_up{node="host:port"}.
   void set_valkey_node_up(const std::string& node, bool up);
@@ -67,6 +78,9 @@ class Metrics : public ExecutorObserver {
   prometheus::Family<prometheus::Gauge>* node_up_ = nullptr;
   prometheus::Counter* script_loads_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_ = nullptr;
+  prometheus::Family<prometheus::Counter>* schedule_fires_ = nullptr;
+  prometheus::Family<prometheus::Counter>* schedule_missed_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* schedule_next_ = nullptr;
 };
 
 }  // namespace echomq::daemon

@@ -66,5 +66,6 @@ void add_purge(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);
 void add_queues(CLI::App& app, Tool& tool);  // queues, forget
 void add_web(CLI::App& app, Tool& tool);
+void add_schedules(CLI::App& app, Tool& tool);  // schedules, schedules fire
 
 }  // namespace echomq::cli

@@ -39,6 +39,22 @@ EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std:
   return decode_enqueue(x.eval(enqueue_call(q, id, payload, options)));
 }
 
+ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& f) {
+  return {Script::EnqueueCron,
+          {q.row(id), q.pending, q.cron, q.row_root},
+          {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
+           f.skip_overlap ? "skip" : "allow"}};
+}
+
+CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                            const CronFire& fire) {
+  switch (integer_of(x.eval(enqueue_cron_call(q, id, payload, fire)), "enqueue_cron")) {
+    case 1: return CronFireResult::Enqueued;
+    case 2: return CronFireResult::Skipped;
+    default: return CronFireResult::Already;
+  }
+}
+
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
   return {Script::Claim,
           {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},

@@ -28,6 +28,15 @@ enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
 enum class CancelResult { Removed, NotFound, Active };
 enum class RetryJobResult { Moved, NotDead };
+// enqueue_cron's replies: 1, 0, 2.
+enum class CronFireResult { Enqueued, Already, Skipped };
+
+struct CronFire {
+  std::string_view name;     // the schedule
+  std::int64_t fire_ms = 0;  // the tick
+  std::int64_t lane = 0;
+  bool skip_overlap = false;  // overlap: skip
+};
 
 struct EnqueueOptions {
   int lane = 0;
@@ -87,6 +96,11 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
 EnqueueResult decode_enqueue(const Reply& r);
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                       const EnqueueOptions& options = {});
+
+// One fire of a schedule, at most once per tick (PROTOCOL.md "Schedules").
+ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& fire);
+CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                            const CronFire& fire);
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& args);
 std::vector<ClaimedJob> decode_claim(Reply r);
