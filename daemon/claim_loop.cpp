@@ -335,9 +335,10 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   } reserved{*this, free};
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
+  const FlowMode mode = flows_ ? FlowMode::Flow : FlowMode::Plain;
   for (auto it = batch.begin(); it != batch.end();) {
     try {
-      calls.push_back(settler_.call(*it));
+      calls.push_back(settler_.call(*it, mode));
       ++it;
     } catch (const Error& e) {
       // Only an id no script would take (a peer wrote it past the wire's
@@ -347,11 +348,16 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       it = batch.erase(it);
     }
   }
-  // Read right behind the claim, in its round trip: why it came back short.
+  // Read right behind the claim, in its round trip: why it came back short,
+  // and meta's flows flag until it says 1 (a child is claimable only once
+  // its flag is set, so the read never misses it).
   std::vector<Command> reads;
+  bool read_flag = false;
   if (free > 0) {
     calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
     reads = {limit_fields_read(keys_), {"ZCARD", keys_.pending}};
+    read_flag = !flows_;
+    if (read_flag) reads.push_back(flows_flag_read(keys_));
   }
 
   std::vector<Reply> replies;
@@ -365,6 +371,9 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   std::deque<Settlement> keep;
   std::optional<Error> refused = record_outcomes(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
+  if (read_flag && !replies.back().is_error() && decode_flows_flag(replies.back()) == FlowMode::Flow) {
+    if (!flows_.exchange(true)) spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
+  }
   bool claimed_ok = false;
   if (free > 0) {
     try {
@@ -402,17 +411,40 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       if (claimed_ok) hold_for_limits(replies[calls.size()], replies[calls.size() + 1], free, jobs.size());
     }
   }
-  dispatch(std::move(jobs));
+  std::vector<std::vector<ChildResult>> children;
+  bool give_back = false;
+  if (flows_ && !jobs.empty()) {
+    try {
+      children = read_children(ch, jobs);
+    } catch (const Error& e) {
+      // A parent must not run without its children's results.
+      spdlog::warn("queue={} giving back {} claimed jobs: their children's results could not be read: {}",
+                   queue_.name, jobs.size(), e.what());
+      give_back = true;
+    }
+  }
+  dispatch(std::move(jobs), std::move(children), give_back);
+}
+
+std::vector<std::vector<ChildResult>> ClaimLoop::read_children(Channel& ch, const std::vector<ClaimedJob>& jobs) {
+  std::vector<Command> reads;
+  reads.reserve(jobs.size());
+  for (const ClaimedJob& j : jobs) reads.push_back(results_read(keys_, j.id));
+  std::vector<Reply> replies = ch.executor.pipeline(reads);
+  std::vector<std::vector<ChildResult>> out;
+  out.reserve(jobs.size());
+  for (const Reply& r : replies) out.push_back(decode_results(r));
+  return out;
 }
 
 std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
-                                         const std::vector<Command>& reads) {
+                                         const std::vector<Command>& then) {
   struct Counted {
     std::atomic<int>& n;
     ~Counted() { --n; }
   } counted{on_wire_};
   ++on_wire_;
-  return ch.executor.eval_batch(calls, reads);
+  return then.empty() ? ch.executor.eval_batch(calls) : ch.executor.eval_batch(calls, then);
 }
 
 std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
@@ -458,7 +490,8 @@ std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, c
   return refused;
 }
 
-void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
+void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children,
+                         bool give_back) {
   if (jobs.empty()) return;
   const std::int64_t now_ms = epoch_ms();
   std::vector<JobRunner::Assignment> batch;
@@ -470,14 +503,15 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs) {
     }
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
     RunningJob* held = running_.add({job.id, job.lease_epoch});
-    batch.push_back({std::move(job), held});
+    const std::size_t i = batch.size();
+    batch.push_back({std::move(job), held, i < children.size() ? std::move(children[i]) : std::vector<ChildResult>{}});
   }
   {
     // A claim that was on the wire when the drain began: nothing starts
     // after the signal, so its jobs go back at once, as unstarted ones do.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!claiming_) {
-      spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
+    if (!claiming_ || give_back) {
+      if (!give_back) spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
       for (JobRunner::Assignment& a : batch) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
       return;
     }

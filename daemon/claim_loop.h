@@ -26,6 +26,7 @@
 
 #include "config_types.h"
 #include "echomq/executor.h"
+#include "echomq/flows.h"
 #include "echomq/keyspace.h"
 #include "job_runner.h"
 #include "metrics.h"
@@ -93,7 +94,10 @@ class ClaimLoop {
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now);
-  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls, const std::vector<Command>& reads);
+  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
+                                const std::vector<Command>& then = {});
+  // A flow queue's claimed parents' children's results, one list per job.
+  std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
   // From meta and the pending set read right after a claim: hold the next
   // claim back when a limit cut this one short. Under mutex_.
   void hold_for_limits(const Reply& meta, const Reply& pending, int asked, std::size_t claimed);
@@ -111,7 +115,9 @@ class ClaimLoop {
   // returns the first such refusal.
   std::optional<Error> record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
                                        std::deque<Settlement>& keep);
-  void dispatch(std::vector<ClaimedJob> jobs);
+  // give_back: release them at once (their children's results could not be read).
+  void dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children = {},
+                bool give_back = false);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent);
@@ -148,6 +154,10 @@ class ClaimLoop {
   std::minstd_rand jitter_{std::random_device{}()};
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
+  // Meta's flows flag, read behind each claim until it says 1: then jobs
+  // settle through the flow transitions, and parents get their children's
+  // results. The flag is never cleared.
+  std::atomic<bool> flows_{false};
   // The server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};

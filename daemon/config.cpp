@@ -5,6 +5,8 @@
 #include "config_document.h"
 #include "config_paths.h"
 #include "config_reader.h"
+#include "config_schedules.h"
+#include "config_schema.h"
 #include "config_sections.h"
 #include "listen_address.h"
 
@@ -38,6 +40,7 @@ void load(ConfigReader& r, const std::string& dir, const YAML::Node& root, Confi
   QueueConfig defaults;
   if (auto f = top.get("defaults")) read_defaults(r, *f, defaults);
   read_queues(r, dir, top, defaults, config.queues);
+  if (auto f = top.get("schedules")) read_schedules(r, *f, keys_at(kSchedule, ""), config.schedules);
   if (config.valkey.embedded && config.valkey.embedded_dir.empty()) {
     config.valkey.embedded_dir = default_embedded_dir(dir);
   }

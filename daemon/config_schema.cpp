@@ -102,6 +102,7 @@ std::vector<KeySpec> build_schema() {
                [](Config* c, QueueConfig*) { return Slot(&c->shutdown.drain_timeout_s); }), 0, 86400),
     key("defaults", kTop, V::Section),
     key("queues", kTop, V::Custom),
+    key("schedules", kTop, V::Custom),
 
     // A queue, and defaults for every queue.
     with(key("name", kQueue, V::Custom), "", "queue"),
@@ -160,6 +161,17 @@ std::vector<KeySpec> build_schema() {
           0, 1000000000, "0 never recycles"),
     with(key("path", kPlugin, V::Custom), "", "handler"),
     with(key("config", kPlugin, V::Custom), "{}", "config keys"),
+
+    // A schedule (config_schedules.cpp checks each, expressions and zones too).
+    key("name", kSchedule, V::Custom),
+    key("queue", kSchedule, V::Custom),
+    key("cron", kSchedule, V::Custom),
+    key("every", kSchedule, V::Custom),
+    with(key("timezone", kSchedule, V::Custom), "UTC", ""),
+    key("payload", kSchedule, V::Custom),
+    with(key("lane", kSchedule, V::Custom), "0", ""),
+    with(key("overlap", kSchedule, V::Custom), "allow", ""),
+    with(key("misfire_grace", kSchedule, V::Custom), "1m", ""),
   };
   // clang-format on
 }
@@ -182,6 +194,7 @@ std::string where_it_stands(const KeySpec& k) {
   } else if (k.places & kHandler) {
     where.push_back("a queue's handler:");
   }
+  if (k.places & kSchedule) where.push_back("a schedule");
   return joined(where, " or ");
 }
 
@@ -238,6 +251,7 @@ std::vector<std::string> known_config_keys() {
     if (k.places & kDefaults) add("defaults." + k.path);
     if (k.places & kQueue) add("queues[]." + k.path);
     if (k.places & kHandler) add("queues[].handler." + k.path);
+    if (k.places & kSchedule) add("schedules[]." + k.path);
   }
   return keys;
 }

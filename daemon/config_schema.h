@@ -23,6 +23,7 @@ enum Place : unsigned {
   kExec = 8,      // in a queue's handler, by its type
   kPool = 16,
   kPlugin = 32,
+  kSchedule = 64,  // in a schedule, schedules[] (config_schedules.cpp reads them all)
 };
 constexpr unsigned kHandler = kExec | kPool | kPlugin;
 

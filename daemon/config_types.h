@@ -88,6 +88,21 @@ struct ShutdownConfig {
   double drain_timeout_s = 30;
 };
 
+// One entry of `schedules:` (DESIGN.md): a job enqueued into `queue` at each
+// tick of `cron` in `timezone`, or every `every_ms`.
+struct ScheduleConfig {
+  std::string name;
+  std::string queue;
+  std::string cron;            // as written; empty when every_ms is set
+  std::int64_t every_ms = 0;   // 0 when cron is set
+  std::string timezone = "UTC";
+  std::string payload;
+  std::int64_t lane = 0;
+  bool skip_overlap = false;   // overlap: skip
+  std::int64_t misfire_grace_ms = 60000;
+  int line = 0;                // where it is defined, for logs
+};
+
 struct Config {
   std::string path;  // the file it came from
   ValkeyConfig valkey;
@@ -96,6 +111,7 @@ struct Config {
   ReaperConfig reaper;
   ShutdownConfig shutdown;
   std::vector<QueueConfig> queues;
+  std::vector<ScheduleConfig> schedules;
 };
 
 }  // namespace echomq::daemon

@@ -172,6 +172,14 @@ void Daemon::start_parts() {
   for (auto& l : loops_) l->start();
   reaper_ = std::make_unique<Reaper>(config_, server, *metrics_, reconnect_);
   reaper_->start();
+  outbox_drainer_ = std::make_unique<OutboxDrainer>(config_, server, *metrics_, reconnect_);
+  outbox_drainer_->start();
+  flow_orphans_ = std::make_unique<FlowOrphans>(config_, server, *metrics_, reconnect_);
+  flow_orphans_->start();
+  if (!config_.schedules.empty()) {
+    scheduler_ = std::make_unique<Scheduler>(config_.schedules, server, *metrics_, reconnect_);
+    scheduler_->start();
+  }
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
@@ -239,6 +247,9 @@ void Daemon::stop_parts() {
   }
   renewer_.reset();
   reaper_.reset();
+  outbox_drainer_.reset();
+  flow_orphans_.reset();
+  scheduler_.reset();
   wakeup_.reset();
   loops_.clear();
   for (auto& h : handlers_) h->shutdown();

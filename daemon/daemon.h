@@ -12,7 +12,10 @@
 #include "lease_renewer.h"
 #include "metrics.h"
 #include "metrics_endpoint.h"
+#include "flow_orphans.h"
+#include "outbox_drainer.h"
 #include "reaper.h"
+#include "scheduler.h"
 #include "systemd_notify.h"
 #include "wakeup.h"
 
@@ -46,6 +49,9 @@ class Daemon {
   std::vector<std::unique_ptr<ClaimLoop>> loops_;
   std::unique_ptr<LeaseRenewer> renewer_;
   std::unique_ptr<Reaper> reaper_;
+  std::unique_ptr<OutboxDrainer> outbox_drainer_;
+  std::unique_ptr<FlowOrphans> flow_orphans_;
+  std::unique_ptr<Scheduler> scheduler_;  // none without schedules:
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
   bool second_signal_ = false;

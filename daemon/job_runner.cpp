@@ -123,6 +123,7 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
   job.id = a.job.id;
   job.payload = std::move(a.job.payload);
   job.attempt = a.job.attempt;
+  job.children = std::move(a.children);
   metrics_.in_flight->Increment();
   job.deadline_ms =
       queue_.handler.timeout_s > 0 ? epoch_ms() + static_cast<std::int64_t>(queue_.handler.timeout_s * 1000) : 0;

@@ -31,6 +31,7 @@ class JobRunner {
   struct Assignment {
     ClaimedJob job;
     RunningJob* held;
+    std::vector<ChildResult> children;  // a parent's children's results
   };
 
   JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics,

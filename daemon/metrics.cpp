@@ -68,6 +68,14 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                       .Help("Claims cut short by the queue's limits while jobs waited, by the limit: max_active or "
                             "rate.")
                       .Register(r);
+  auto& children_done = BuildCounter()
+                            .Name("emq_flow_children_done_total")
+                            .Help("Children of the queue whose parent this daemon told, by outcome (each once).")
+                            .Register(r);
+  auto& orphans = BuildGauge()
+                      .Name("emq_flow_orphans")
+                      .Help("Parents of the queue waiting on a child whose row is gone, or that finished untold.")
+                      .Register(r);
 
   for (const std::string& q : queues) {
     QueueMetrics m;
@@ -93,6 +101,9 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     m.dead = &depth.Add({{"queue", q}, {"state", "dead"}});
     m.handler_duration = &duration.Add({{"queue", q}}, kDurationBuckets);
     m.job_wait = &wait.Add({{"queue", q}}, kDurationBuckets);
+    m.children_done_completed = &children_done.Add({{"queue", q}, {"outcome", "completed"}});
+    m.children_done_dead = &children_done.Add({{"queue", q}, {"outcome", "dead"}});
+    m.flow_orphans = &orphans.Add({{"queue", q}});
     queues_.emplace(q, m);
   }
 
@@ -107,6 +118,19 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                        .Register(r)
                        .Add({});
   errors_ = &BuildCounter().Name("emq_valkey_errors_total").Help("Failed server calls, by kind.").Register(r);
+  schedule_fires_ = &BuildCounter()
+                         .Name("emq_schedule_fires_total")
+                         .Help("enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
+                               "fired it), skipped (overlap: skip while the last fire's job is unfinished).")
+                         .Register(r);
+  schedule_missed_ = &BuildCounter()
+                          .Name("emq_schedule_missed_total")
+                          .Help("Ticks never fired: older than misfire_grace when this daemon came to them.")
+                          .Register(r);
+  schedule_next_ = &BuildGauge()
+                        .Name("emq_schedule_next_fire_timestamp_seconds")
+                        .Help("When the schedule fires next, by the server's clock.")
+                        .Register(r);
   BuildGauge().Name("emq_build_info").Help("The emqd version; always 1.").Register(r).Add({{"version", version}}).Set(1);
 }
 
@@ -114,6 +138,16 @@ QueueMetrics& Metrics::queue(const std::string& name) {
   auto it = queues_.find(name);
   if (it == queues_.end()) throw std::logic_error("no metrics for queue " + name);
   return it->second;
+}
+
+ScheduleMetrics Metrics::schedule(const std::string& queue, const std::string& name) {
+  ScheduleMetrics m;
+  m.enqueued = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "enqueued"}});
+  m.already = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "already"}});
+  m.skipped = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "skipped"}});
+  m.missed = &schedule_missed_->Add({{"queue", queue}, {"schedule", name}});
+  m.next_fire = &schedule_next_->Add({{"queue", queue}, {"schedule", name}});
+  return m;
 }
 
 void Metrics::set_valkey_up(bool up) { valkey_up_->Set(up ? 1 : 0); }

@@ -39,6 +39,20 @@ struct QueueMetrics {
   prometheus::Gauge* dead = nullptr;
   prometheus::Histogram* handler_duration = nullptr;
   prometheus::Histogram* job_wait = nullptr;
+  // Flows: children of this queue whose parent was told, by outcome; and
+  // parents of this queue waiting on a child whose row is gone.
+  prometheus::Counter* children_done_completed = nullptr;
+  prometheus::Counter* children_done_dead = nullptr;
+  prometheus::Gauge* flow_orphans = nullptr;
+};
+
+// One schedule's series (the scheduler's only).
+struct ScheduleMetrics {
+  prometheus::Counter* enqueued = nullptr;
+  prometheus::Counter* already = nullptr;
+  prometheus::Counter* skipped = nullptr;
+  prometheus::Counter* missed = nullptr;
+  prometheus::Gauge* next_fire = nullptr;  // epoch seconds
 };
 
 class Metrics : public ExecutorObserver {
@@ -46,6 +60,8 @@ class Metrics : public ExecutorObserver {
   Metrics(const std::vector<std::string>& queues, const std::string& version);
 
   QueueMetrics& queue(const std::string& name);
+  // Made on first use: a schedule's queue need not be one of the daemon's.
+  ScheduleMetrics schedule(const std::string& queue, const std::string& name);
   void set_valkey_up(bool up);
   // On a cluster, per primary: emq_valkey_node_up{node="host:port"}.
   void set_valkey_node_up(const std::string& node, bool up);
@@ -64,6 +80,9 @@ class Metrics : public ExecutorObserver {
   prometheus::Family<prometheus::Gauge>* node_up_ = nullptr;
   prometheus::Counter* script_loads_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_ = nullptr;
+  prometheus::Family<prometheus::Counter>* schedule_fires_ = nullptr;
+  prometheus::Family<prometheus::Counter>* schedule_missed_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* schedule_next_ = nullptr;
 };
 
 }  // namespace echomq::daemon

@@ -37,12 +37,15 @@ Settler::Settler(const QueueConfig& queue, const QueueKeys& keys)
 
 std::int64_t Settler::retry_delay_ms(std::int64_t attempt) { return backoff_delay_ms(queue_.backoff, attempt, rng_); }
 
-ScriptCall Settler::call(const Settlement& s) {
+ScriptCall Settler::call(const Settlement& s, FlowMode mode) {
   switch (s.action) {
-    case Settlement::Action::Complete:
+    case Settlement::Action::Complete: {
       // A result is stored only when the row is kept: keep_ms 0 deletes it.
+      // A child's row is kept until its parent has the result.
+      const bool kept = queue_.keep_completed_s > 0 || mode == FlowMode::Flow;
       return complete_call(keys_, s.lease, queue_.keep_completed_s * 1000,
-                           queue_.keep_completed_s > 0 ? std::string_view(s.text) : std::string_view());
+                           kept ? std::string_view(s.text) : std::string_view(), mode);
+    }
     case Settlement::Action::Fail: {
       FailArgs args;
       args.error = s.text;
@@ -50,7 +53,7 @@ ScriptCall Settler::call(const Settlement& s) {
       args.permanent = s.permanent;
       // No delay for a job that will die anyway: the script ignores it then.
       args.backoff_ms = s.permanent || s.attempt >= queue_.max_attempts ? 0 : retry_delay_ms(s.attempt);
-      return fail_call(keys_, s.lease, args);
+      return fail_call(keys_, s.lease, args, mode);
     }
     case Settlement::Action::Release:
       return release_call(keys_, s.lease);

@@ -36,7 +36,9 @@ class Settler {
  public:
   Settler(const QueueConfig& queue, const QueueKeys& keys);
 
-  ScriptCall call(const Settlement& s);
+  // mode: the queue's (meta's flows flag, read with the claims): the flow
+  // twins tell a child's parent.
+  ScriptCall call(const Settlement& s, FlowMode mode = FlowMode::Plain);
   // Throws echomq::Error when the server refused the call itself.
   static Settled decode(const Settlement& s, const Reply& reply);
 

@@ -88,21 +88,24 @@ add_backports() {
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
 runtime_pkgs=(
   libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2 libssl3
-  ca-certificates
+  libdate-tz3 tzdata ca-certificates
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
   libhiredis-dev libssl-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest
-  python3 python3-redis
+  libhowardhinnant-date-dev
+  python3 python3-redis python3-croniter
   chromium chromium-driver python3-selenium
   systemd prometheus openssl
 )
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
 # promtool, which checks the /metrics text (tests/ops); chromium,
 # chromium-driver, python3-selenium: the browser tests of `emq web`
-# (tests/web); openssl: the TLS
+# (tests/web); libdate-tz3, tzdata: schedules' time zones, read from the
+# system's tzdata; python3-croniter: the oracle of the cron tests
+# (tests/schedule); openssl: the TLS
 # tests make their own CA and certificates with it (tests/support/test_pki).
 
 missing() {

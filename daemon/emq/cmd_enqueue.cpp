@@ -1,13 +1,9 @@
 // emq enqueue QUEUE [PAYLOAD|-] [--id ID] [--lane N] [--delay-ms N | --at TIME]
 // emq enqueue QUEUE --ndjson FILE|-
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "echomq/errors.h"
 #include "echomq/job_actions.h"
@@ -42,25 +38,6 @@ struct EnqueueArgs {
   CLI::Option* ndjson_given = nullptr;
 };
 
-// All of stdin, byte for byte: a payload may hold NULs or any other byte.
-std::string read_stdin(const char* what) {
-  if (::isatty(STDIN_FILENO)) say(std::string("reading ") + what + " from stdin; end it with Ctrl-D");
-  std::string data;
-  char buf[65536];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
-  if (std::ferror(stdin)) throw Error(ErrorKind::Invalid, "enqueue", std::string("cannot read ") + what + " from stdin");
-  return data;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Invalid, "enqueue", "cannot open --ndjson file " + path);
-  std::ostringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
-
 // When the job is due, if it is delayed: now on the server's clock (never
 // ours) plus a delay, or an absolute time.
 std::optional<std::int64_t> due_ms(std::optional<std::int64_t> delay, std::optional<std::int64_t> at,
@@ -81,7 +58,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
   if (!a.id.empty()) throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
 
   const auto t0 = std::chrono::steady_clock::now();
-  const NdjsonInput in = parse_ndjson(a.ndjson == "-" ? read_stdin("NDJSON jobs") : read_file(a.ndjson));
+  const NdjsonInput in = parse_ndjson(a.ndjson == "-" ? read_stdin("NDJSON jobs") : read_file(a.ndjson, "--ndjson file"));
   if (!in.errors.empty()) {
     const std::string source = a.ndjson == "-" ? "stdin" : a.ndjson;
     for (std::size_t i = 0; i < in.errors.size() && i < kBadLinesShown; ++i) {

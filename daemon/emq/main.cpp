@@ -89,7 +89,9 @@ int run(int argc, char** argv) {
   app.fallthrough();
 
   add_enqueue(app, tool);
+  add_flow(app, tool);
   add_stats(app, tool);
+  add_schedules(app, tool);
   add_inspect(app, tool);
   add_jobs(app, tool);
   add_dead(app, tool);

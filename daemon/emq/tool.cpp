@@ -1,14 +1,38 @@
 #include "emq/tool.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "echomq/errors.h"
 #include "echomq/executor.h"
+#include "emq/output.h"
 
 namespace echomq::cli {
+
+std::string read_stdin(const char* what) {
+  if (::isatty(STDIN_FILENO)) say(std::string("reading ") + what + " from stdin; end it with Ctrl-D");
+  std::string data;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
+  if (std::ferror(stdin)) throw Error(ErrorKind::Invalid, "input", std::string("cannot read ") + what + " from stdin");
+  return data;
+}
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Invalid, "input", std::string("cannot open ") + what + " " + path);
+  std::ostringstream data;
+  data << in.rdbuf();
+  return data.str();
+}
 
 ConnectionOptions Tool::options() const {
   ConnectionOptions o = parse_url(url);
@@ -26,7 +50,7 @@ ConnectionOptions Tool::options() const {
     o.tls = tls;
     o.tls.enabled = true;
   }
-  o.executor = parse_executor_choice(executor).value_or(ExecutorChoice::Auto);  // checked by the parser
+  o.executor = executor;
   return o;
 }
 
@@ -84,11 +108,17 @@ void add_server_options(CLI::App& app, Tool& tool) {
                  "the name the server's certificate holds; default: the URL's host")
       ->envname("EMQ_TLS_SERVER_NAME")
       ->type_name("NAME");
-  app.add_option("--executor", tool.executor,
-                 "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
-                 "or native (default auto)")
+  // Parsed once, by lib, which spells the names.
+  app.add_option_function<std::string>(
+         "--executor", [&tool](const std::string& text) { tool.executor = *parse_executor_choice(text); },
+         "how transitions reach the server: auto (the emq module when loaded, else scripts), scripted "
+         "or native (default auto)")
       ->envname(kExecutorEnv)
-      ->check(CLI::IsMember({"auto", "scripted", "native"}))
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return parse_executor_choice(text) ? std::string() : text.substr(0, 40) + " is not auto, scripted or native";
+          },
+          "MODE"))
       ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};

@@ -24,8 +24,8 @@ struct Tool {
   // --tls-ca, --tls-cert, --tls-key, --tls-server-name (or EMQ_TLS_*): for
   // a valkeys:// or rediss:// URL.
   TlsOptions tls;
-  std::string executor = "auto";  // --executor, else EMQ_EXECUTOR: auto | scripted | native
-  std::function<int()> run;       // the chosen command; returns the exit code
+  ExecutorChoice executor = ExecutorChoice::Auto;  // --executor, else EMQ_EXECUTOR
+  std::function<int()> run;  // the chosen command; returns the exit code
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its
@@ -48,7 +48,15 @@ CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& v
 // unless yes, and prints the count: emq purge, and emq dead delete --all.
 int purge_confirmed(Executor& x, const QueueKeys& q, JobState state, bool yes);
 
+// All of stdin, byte for byte (a payload may hold NULs or any other
+// byte); `what` names it in a hint on a terminal and in errors.
+std::string read_stdin(const char* what);
+// A whole file, byte for byte; Error{Invalid} naming `what` and the path
+// when it cannot be opened.
+std::string read_file(const std::string& path, const char* what);
+
 void add_enqueue(CLI::App& app, Tool& tool);
+void add_flow(CLI::App& app, Tool& tool);  // flow enqueue, flow show
 void add_stats(CLI::App& app, Tool& tool);
 void add_inspect(CLI::App& app, Tool& tool);
 void add_dead(CLI::App& app, Tool& tool);
@@ -59,5 +67,6 @@ void add_purge(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);
 void add_queues(CLI::App& app, Tool& tool);  // queues, forget
 void add_web(CLI::App& app, Tool& tool);
+void add_schedules(CLI::App& app, Tool& tool);  // schedules, schedules fire
 
 }  // namespace echomq::cli

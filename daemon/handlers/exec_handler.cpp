@@ -6,8 +6,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
+#include "handlers/pool_protocol.h"
 #include "process/child_io_pump.h"
 #include "process/child_process.h"
 #include "process/sigpipe_block.h"
@@ -130,6 +136,48 @@ class JobRun {
   Ending ending_ = Ending::None;
 };
 
+// A parent's children's results for its process, named by EMQ_CHILDREN_FILE:
+// a file only the daemon's user may read, in $TMPDIR (or /tmp), removed
+// when the job is over, however it ended.
+class ChildrenFile {
+ public:
+  explicit ChildrenFile(const std::vector<ChildResult>& children) {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/emq-children-XXXXXX";
+    const int fd = ::mkstemp(path_.data());  // mode 0600
+    if (fd < 0) throw std::runtime_error("cannot create the children file " + path_ + ": " + std::strerror(errno));
+    const std::string text = children_json(children);
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        ::unlink(path_.c_str());
+        throw std::runtime_error("cannot write the children file " + path_ + ": " + why);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }
+  ~ChildrenFile() { ::unlink(path_.c_str()); }
+  ChildrenFile(const ChildrenFile&) = delete;
+  ChildrenFile& operator=(const ChildrenFile&) = delete;
+
+  // env with EMQ_CHILDREN_FILE set to this file, kept sorted by name.
+  void add_to(std::vector<std::string>& env) const {
+    const std::string name = "EMQ_CHILDREN_FILE=";
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name, 0) == 0; }),
+              env.end());
+    const std::string entry = name + path_;
+    env.insert(std::upper_bound(env.begin(), env.end(), entry), entry);
+  }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
 
 ExecHandler::ExecHandler(Params params)
@@ -149,7 +197,13 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
   if (stop.requested()) return Outcome::stopped();
   const SigpipeBlock sigpipe_block;
   try {
-    ChildProcess child({params_.handler.command, env_.for_job(job), params_.handler.cwd});
+    std::vector<std::string> env = env_.for_job(job);
+    std::optional<ChildrenFile> children;
+    if (!job.children.empty()) {
+      children.emplace(job.children);
+      children->add_to(env);
+    }
+    ChildProcess child({params_.handler.command, std::move(env), params_.handler.cwd});
     return JobRun(params_.handler, job, stop, child).run();
   } catch (const SpawnError& e) {
     spdlog::warn("queue={} job={}: {}", job.queue, job.id, e.what());

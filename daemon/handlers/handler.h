@@ -10,8 +10,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "config_types.h"
+#include "echomq/flows.h"
 #include "handlers/stop_token.h"
 
 namespace echomq::daemon {
@@ -23,6 +25,8 @@ struct Job {
   std::string payload;     // bytes
   std::int64_t attempt = 1;
   std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
+  // A parent's children's outcomes, in ref order; empty for any other job.
+  std::vector<ChildResult> children;
 };
 
 struct Outcome {

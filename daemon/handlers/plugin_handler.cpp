@@ -111,10 +111,23 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
   answer.result_limit = static_cast<std::size_t>(std::max<std::int64_t>(params_.handler.max_output_bytes, 0));
   emq_result out{&answer, &Answer::write_result, &Answer::write_error};
 
+  // A parent goes through the flows entry point when the plugin has one.
+  std::vector<emq_child> children;
+  const emq_plugin_handle_parent_fn parent_fn = job.children.empty() ? nullptr : library_->handle_parent();
+  if (parent_fn != nullptr) {
+    for (const ChildResult& c : job.children) {
+      children.push_back({c.queue.data(), c.queue.size(), c.id.data(), c.id.size(),
+                          c.outcome == ChildOutcome::Completed ? 1 : 0,
+                          c.text.empty() ? nullptr : reinterpret_cast<const unsigned char*>(c.text.data()),
+                          c.text.size()});
+    }
+  }
+
   int code = -1;
   std::string thrown;
   try {
-    code = library_->handle()(state_, &in, &out);
+    code = parent_fn != nullptr ? parent_fn(state_, &in, children.data(), children.size(), &out)
+                                : library_->handle()(state_, &in, &out);
   } catch (const std::exception& e) {
     thrown = std::string("emq_plugin_handle threw: ") + e.what();
   } catch (...) {

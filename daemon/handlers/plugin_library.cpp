@@ -69,6 +69,7 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
   create_ = symbol<emq_plugin_create_fn>(handle_dl_, "emq_plugin_create");
   handle_ = symbol<emq_plugin_handle_fn>(handle_dl_, "emq_plugin_handle");
   destroy_ = symbol<emq_plugin_destroy_fn>(handle_dl_, "emq_plugin_destroy");
+  handle_parent_ = symbol<emq_plugin_handle_parent_fn>(handle_dl_, "emq_plugin_handle_parent");
   const auto require = [&](bool present, const char* name) {
     if (present) return;
     close();
@@ -85,7 +86,8 @@ PluginLibrary::PluginLibrary(PluginLibrary&& other) noexcept
       handle_dl_(std::exchange(other.handle_dl_, nullptr)),
       create_(std::exchange(other.create_, nullptr)),
       handle_(std::exchange(other.handle_, nullptr)),
-      destroy_(std::exchange(other.destroy_, nullptr)) {}
+      destroy_(std::exchange(other.destroy_, nullptr)),
+      handle_parent_(std::exchange(other.handle_parent_, nullptr)) {}
 
 PluginLibrary& PluginLibrary::operator=(PluginLibrary&& other) noexcept {
   if (this != &other) {
@@ -95,6 +97,7 @@ PluginLibrary& PluginLibrary::operator=(PluginLibrary&& other) noexcept {
     create_ = std::exchange(other.create_, nullptr);
     handle_ = std::exchange(other.handle_, nullptr);
     destroy_ = std::exchange(other.destroy_, nullptr);
+    handle_parent_ = std::exchange(other.handle_parent_, nullptr);
   }
   return *this;
 }
@@ -107,6 +110,7 @@ void PluginLibrary::close() noexcept {
   create_ = nullptr;
   handle_ = nullptr;
   destroy_ = nullptr;
+  handle_parent_ = nullptr;
 }
 
 std::string plugin_library_problem(const std::string& path) {

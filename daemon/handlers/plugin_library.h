@@ -28,6 +28,8 @@ class PluginLibrary {
   emq_plugin_create_fn create() const noexcept { return create_; }
   emq_plugin_handle_fn handle() const noexcept { return handle_; }
   emq_plugin_destroy_fn destroy() const noexcept { return destroy_; }
+  // The optional flows entry point; nullptr when the plugin lacks it.
+  emq_plugin_handle_parent_fn handle_parent() const noexcept { return handle_parent_; }
 
  private:
   void close() noexcept;
@@ -37,6 +39,7 @@ class PluginLibrary {
   emq_plugin_create_fn create_ = nullptr;
   emq_plugin_handle_fn handle_ = nullptr;
   emq_plugin_destroy_fn destroy_ = nullptr;
+  emq_plugin_handle_parent_fn handle_parent_ = nullptr;
 };
 
 // Why the library at `path` cannot be used as a plugin, or "" when it can:

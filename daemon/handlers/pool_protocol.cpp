@@ -19,7 +19,32 @@ std::string quote_start(std::string_view line) {
 
 std::string type_name(const nlohmann::json& v) { return v.type_name(); }
 
+void put_bytes(nlohmann::ordered_json& obj, const std::string& name, const std::string& bytes) {
+  if (is_utf8(bytes)) {
+    obj[name] = bytes;
+  } else {
+    obj[name + "_b64"] = base64_encode(bytes);
+  }
+}
+
+nlohmann::ordered_json children_array(const std::vector<ChildResult>& children) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const ChildResult& c : children) {
+    nlohmann::ordered_json o;
+    o["queue"] = c.queue;
+    o["id"] = c.id;
+    o["outcome"] = to_string(c.outcome);
+    put_bytes(o, c.outcome == ChildOutcome::Completed ? "result" : "error", c.text);
+    all.push_back(std::move(o));
+  }
+  return all;
+}
+
 }  // namespace
+
+std::string children_json(const std::vector<ChildResult>& children) {
+  return children_array(children).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string encode_job_frame(const Job& job) {
   nlohmann::ordered_json frame;
@@ -27,11 +52,10 @@ std::string encode_job_frame(const Job& job) {
   frame["queue"] = job.queue;
   frame["attempt"] = job.attempt;
   frame["deadline_ms"] = job.deadline_ms;
-  if (is_utf8(job.payload)) {
-    frame["payload"] = job.payload;
-  } else {
-    frame["payload_b64"] = base64_encode(job.payload);
-  }
+  // Before the payload: the frame promises nothing after the payload's
+  // string but the closing brace (docs/handlers.md, "Frames").
+  if (!job.children.empty()) frame["children"] = children_array(job.children);
+  put_bytes(frame, "payload", job.payload);
   // ids and queue names are ASCII by the keyspace's rules; `replace` only
   // keeps a broken one from throwing.
   return frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -2,13 +2,16 @@
 // per job each way (docs/handlers.md has the contract).
 //
 //   to the handler:  {"id":"JOB_…","queue":"q","attempt":1,"deadline_ms":0,"payload":"…"}
-//                    ("payload_b64" instead when the payload is not UTF-8)
+//                    ("payload_b64" instead when the payload is not UTF-8;
+//                    a parent's line adds "children":[…], children_json's,
+//                    before the payload)
 //   back, success:   {"id":"JOB_…","ok":true,"result":"…"}   (or "result_b64", or neither: empty)
 //   back, failure:   {"id":"JOB_…","ok":false,"error":"…","permanent":false}
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "echomq/bytes.h"
 #include "handlers/handler.h"
@@ -18,6 +21,13 @@ namespace echomq::daemon {
 // The frame for one job, ending in '\n'. Keys always in this order, no
 // whitespace, so a handler in shell may take it apart with sed.
 std::string encode_job_frame(const Job& job);
+
+// A parent's children's outcomes as a JSON array, one object each, in ref
+// order: {"queue":"thumbs","id":"JOB_…","outcome":"completed","result":"…"}
+// or, for a dead child, "outcome":"dead","error":"…" ("result_b64" /
+// "error_b64" when the bytes are not UTF-8). The pool's "children" field
+// and the exec handler's EMQ_CHILDREN_FILE both hold it.
+std::string children_json(const std::vector<ChildResult>& children);
 
 struct Reply {
   std::string id;

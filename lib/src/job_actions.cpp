@@ -42,9 +42,10 @@ std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const st
       x, ids, [&](const std::string& id) { return retry_job_call(q, id); }, decode_retry_job);
 }
 
-std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
+std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
+                                      FlowMode mode) {
   return run_batched<CancelResult>(
-      x, ids, [&](const std::string& id) { return cancel_call(q, id); }, decode_cancel);
+      x, ids, [&](const std::string& id) { return cancel_call(q, id, mode); }, decode_cancel);
 }
 
 std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
@@ -65,7 +66,7 @@ std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::v
     // Between the check and the cancel a job can be retried; cancel then
     // deletes it from pending. Only an operator's own second action can
     // race here, and the row still goes with its id.
-    std::vector<CancelResult> r = cancel_jobs(x, q, dead);
+    std::vector<CancelResult> r = cancel_jobs(x, q, dead, FlowMode::Plain);
     for (std::size_t k = 0; k < r.size(); ++k) deleted[at[k]] = r[k] == CancelResult::Removed;
   }
   return deleted;
@@ -91,7 +92,7 @@ PurgeResult purge(Executor& x, const QueueKeys& q, JobState state,
     std::vector<std::string> batch;
     batch.reserve(ids.elements.size());
     for (Reply& e : ids.elements) batch.push_back(std::move(e.str));
-    std::vector<CancelResult> r = cancel_jobs(x, q, batch);
+    std::vector<CancelResult> r = cancel_jobs(x, q, batch, state == JobState::Dead ? FlowMode::Plain : FlowMode::Flow);
     std::vector<Command> still;
     for (std::size_t k = 0; k < r.size(); ++k) {
       if (r[k] == CancelResult::Removed) ++result.removed;

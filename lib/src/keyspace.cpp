@@ -43,6 +43,7 @@ QueueKeys::QueueKeys(std::string_view q)
       meta(queue_key(q, "meta")),
       row_root(queue_key(q, "job:")),
       cron(queue_key(q, "cron")),
+      schedules(queue_key(q, "schedules")),
       waiting(queue_key(q, "waiting")),
       outbox(queue_key(q, "outbox")),
       deps_root(queue_key(q, "deps:")),

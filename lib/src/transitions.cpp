@@ -1,23 +1,11 @@
 #include "echomq/transitions.h"
 
 #include "echomq/job_id.h"
+#include "script_replies.h"
 
 namespace echomq {
 
 namespace {
-// Error replies inside a batch come back in place; a decoder meets them here.
-void throw_if_error(const Reply& r, const char* op) {
-  if (r.is_error()) throw error_from_reply(op, r.str);
-}
-
-std::int64_t integer_of(const Reply& r, const char* op) {
-  throw_if_error(r, op);
-  if (r.type != Reply::Type::Integer) {
-    throw Error(ErrorKind::Protocol, op, "expected an integer reply; is lua/" + std::string(op) + ".lua the emq/1 one?");
-  }
-  return r.integer;
-}
-
 std::string num(std::int64_t v) { return std::to_string(v); }
 
 void check_lane(int lane) {
@@ -49,6 +37,22 @@ EnqueueResult decode_enqueue(const Reply& r) {
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                       const EnqueueOptions& options) {
   return decode_enqueue(x.eval(enqueue_call(q, id, payload, options)));
+}
+
+ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& f) {
+  return {Script::EnqueueCron,
+          {q.row(id), q.pending, q.cron, q.row_root},
+          {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
+           f.skip_overlap ? "skip" : "allow"}};
+}
+
+CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                            const CronFire& fire) {
+  switch (integer_of(x.eval(enqueue_cron_call(q, id, payload, fire)), "enqueue_cron")) {
+    case 1: return CronFireResult::Enqueued;
+    case 2: return CronFireResult::Skipped;
+    default: return CronFireResult::Already;
+  }
 }
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
@@ -106,8 +110,16 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
   return decode_extend(x.eval(extend_call(q, lease_ms, leases)), leases.size());
 }
 
-ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result) {
-  return {Script::Complete, {q.row(l.id), q.active, q.stats}, {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result,
+                         FlowMode mode) {
+  ScriptCall call{Script::Complete,
+                  {q.row(l.id), q.active, q.stats},
+                  {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+  if (mode == FlowMode::Flow) {
+    call.script = Script::CompleteFlow;
+    call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
+  }
+  return call;
 }
 
 CompleteResult decode_complete(const Reply& r) {
@@ -119,10 +131,16 @@ CompleteResult complete(Executor& x, const QueueKeys& q, const Lease& lease, std
   return decode_complete(x.eval(complete_call(q, lease, keep_ms, result)));
 }
 
-ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a) {
-  return {Script::Fail,
-          {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats},
-          {l.id, num(l.epoch), std::string(a.error), num(a.max_attempts), num(a.backoff_ms), a.permanent ? "1" : "0"}};
+ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, FlowMode mode) {
+  ScriptCall call{
+      Script::Fail,
+      {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats},
+      {l.id, num(l.epoch), std::string(a.error), num(a.max_attempts), num(a.backoff_ms), a.permanent ? "1" : "0"}};
+  if (mode == FlowMode::Flow) {
+    call.script = Script::FailFlow;
+    call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
+  }
+  return call;
 }
 
 FailResult decode_fail(const Reply& r) {
@@ -150,7 +168,8 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {num(max_attempts), num(limit)}});
+  Reply r = x.eval(
+      {Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}});
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }
@@ -173,8 +192,10 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
   return decode_retry_job(x.eval(retry_job_call(q, id)));
 }
 
-ScriptCall cancel_call(const QueueKeys& q, std::string_view id) {
-  return {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
+  ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
+  if (mode == FlowMode::Flow) call.keys.push_back(q.outbox);
+  return call;
 }
 
 CancelResult decode_cancel(const Reply& r) {
@@ -185,8 +206,8 @@ CancelResult decode_cancel(const Reply& r) {
   }
 }
 
-CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id) {
-  return decode_cancel(x.eval(cancel_call(q, id)));
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode) {
+  return decode_cancel(x.eval(cancel_call(q, id, mode)));
 }
 
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {

@@ -191,22 +191,24 @@ TEST_F(ProcessOps, ARelativeScriptInTheCommandIsFoundBesideTheConfig) {
   EXPECT_EQ(d->wait_exit(seconds(20)), 0);
 }
 
-// The README's first example, as a newcomer copies it.
+// The configuration of the README's first queue, as a newcomer copies it:
+// the here-document its shell block writes to emqd.yaml.
 std::string readme_example() {
   std::ifstream in(std::string(EMQ_SOURCE_DIR) + "/README.md");
   std::stringstream text;
   text << in.rdbuf();
   const std::string all = text.str();
-  const std::size_t section = all.find("## A queue in 20 lines");
-  const std::size_t begin = all.find("```yaml\n", section);
-  const std::size_t end = all.find("```\n", begin + 8);
+  const std::string opening = "cat > emqd.yaml <<'EOF'\n";
+  const std::size_t section = all.find("## A first queue");
+  const std::size_t begin = all.find(opening, section);
+  const std::size_t end = all.find("\nEOF\n", begin);
   if (section == std::string::npos || begin == std::string::npos || end == std::string::npos) return "";
-  return all.substr(begin + 8, end - begin - 8);
+  return all.substr(begin + opening.size(), end + 1 - begin - opening.size());
 }
 
 TEST(ProcessOpsConfig, TheReadmeExamplePassesCheckConfigAsCopied) {
   const std::string yaml = readme_example();
-  ASSERT_FALSE(yaml.empty()) << "README.md: no yaml block under 'A queue in 20 lines'";
+  ASSERT_FALSE(yaml.empty()) << "README.md: no `cat > emqd.yaml <<'EOF'` under 'A first queue'";
   const std::string path = std::filesystem::temp_directory_path() / ("emqd-readme-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << yaml;
   ::unsetenv("EMQ_VALKEY_PASSWORD");

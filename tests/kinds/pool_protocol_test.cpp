@@ -37,6 +37,17 @@ TEST(PoolFrame, TextPayloadIsOneLineWithTheKeysInOrder) {
             "\"deadline_ms\":1700000000123,\"payload\":\"make it \\\"small\\\"\\nplease, é\"}\n");
 }
 
+TEST(PoolFrame, AParentsLineCarriesItsChildrenBeforeThePayload) {
+  Job j = job("sheet");
+  j.children = {{"thumbs", "JOB_a", ChildOutcome::Completed, "a.png"},
+                {"thumbs", "JOB_b", ChildOutcome::Dead, std::string("\xff", 1)}};
+  EXPECT_EQ(encode_job_frame(j),
+            "{\"id\":\"JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD\",\"queue\":\"thumbs\",\"attempt\":2,"
+            "\"deadline_ms\":1700000000123,\"children\":[{\"queue\":\"thumbs\",\"id\":\"JOB_a\",\"outcome\":"
+            "\"completed\",\"result\":\"a.png\"},{\"queue\":\"thumbs\",\"id\":\"JOB_b\",\"outcome\":\"dead\","
+            "\"error_b64\":\"/w==\"}],\"payload\":\"sheet\"}\n");
+}
+
 TEST(PoolFrame, ControlCharactersAndNulStayInsideTheOneLine) {
   const std::string payload = std::string("a\0b\r\n\t\x1f", 7);
   const std::string frame = encode_job_frame(job(payload));

@@ -107,7 +107,8 @@ inline HttpAnswer http_request(int port, const std::string& raw) {
 }
 
 inline HttpAnswer http_get(int port, const std::string& path) {
-  return http_request(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: emqd-ops-test\r\n\r\n");
+  return http_request(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                                "\r\nUser-Agent: emqd-ops-test\r\n\r\n");
 }
 
 }  // namespace echomq::test

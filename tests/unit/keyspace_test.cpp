@@ -41,6 +41,7 @@ TEST(QueueKeys, SpellTheWireKeys) {
   EXPECT_EQ(k.row_root, "emq:{orders}:job:");
   EXPECT_EQ(k.row("JOB_1"), "emq:{orders}:job:JOB_1");
   EXPECT_EQ(k.cron, "emq:{orders}:cron");
+  EXPECT_EQ(k.schedules, "emq:{orders}:schedules");
   EXPECT_EQ(k.waiting, "emq:{orders}:waiting");
   EXPECT_EQ(k.outbox, "emq:{orders}:outbox");
   EXPECT_EQ(k.deps("JOB_1"), "emq:{orders}:deps:JOB_1");

@@ -21,10 +21,14 @@ namespace echomq {
 // id, in order. Ids are taken as given past the wire's gate (an id that is
 // not JOB-namespaced throws Error{Kind}): check ids a person typed first.
 std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
-std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+// cancel_jobs in Flow mode moves a child to dead and tells its parent
+// (transitions.h, FlowMode); Plain deletes every row.
+std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
+                                      FlowMode mode = FlowMode::Flow);
 
 // Deletes, through cancel, those of ids that are in the dead set now;
-// true for each id deleted. An id that is not dead is left alone.
+// true for each id deleted. An id that is not dead is left alone. A dead
+// child's parent was told when it died: its row is deleted like any other.
 std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
 
 // Moves every job dead now back to pending (retry_dead), oldest death
@@ -51,7 +55,9 @@ struct PurgeResult {
 // Cancels the jobs of a pending, delayed or dead set, from its head, batch
 // by batch: at most as many as the set held when the purge began, so a
 // producer that keeps adding cannot keep it going. progress, if given, is
-// called after each batch with the count so far. Throws Error{Invalid} for
+// called after each batch with the count so far. A pending or delayed
+// child goes to dead and its parent is told (cancel's Flow mode); the dead
+// set's rows are deleted. Throws Error{Invalid} for
 // JobState::Active: running jobs belong to their workers.
 PurgeResult purge(Executor& x, const QueueKeys& q, JobState state,
                   const std::function<void(const PurgeResult&)>& progress = {});

@@ -30,6 +30,7 @@ struct QueueKeys {
   std::string meta;      // hash: paused, published policy
   std::string row_root;  // "emq:{q}:job:"; a row is row_root + id
   std::string cron;      // hash: schedule name -> <fire_ms>:<id> of its last fire
+  std::string schedules; // hash: schedule name -> its definition as JSON, for tools
   std::string waiting;   // zset: parents waiting for children -> time enqueued
   std::string outbox;    // zset: finished children whose parent is not told yet
   std::string deps_root;     // "emq:{q}:deps:"; a parent's deps are deps_root + id

@@ -31,6 +31,20 @@
  *   5. emq_plugin_destroy(state) once, after the last handle() has
  *      returned, at shutdown; then dlclose.
  *
+ * Flows (optional, same ABI number): a plugin that also exports
+ *
+ *   int   emq_plugin_handle_parent(void* state, const emq_job* job,
+ *                                  const emq_child* children, size_t count,
+ *                                  emq_result* out);
+ *
+ * is called through it, instead of emq_plugin_handle(), for a job that is a
+ * parent (its children have finished: count >= 1, their outcomes in
+ * children[0..count), valid only during the call), with the same rules and
+ * return values as emq_plugin_handle(). Every other job still goes to
+ * emq_plugin_handle(). A plugin without it is loaded as before, and its
+ * parents run through emq_plugin_handle() without their children's
+ * results. An emqd older than this header never calls it.
+ *
  * What a plugin MAY do:
  *   - block in handle() (I/O, locks, sleeping): each call has a thread of
  *     its own; it costs one of the queue's slots while it lasts.
@@ -122,6 +136,18 @@ typedef struct emq_result {
   int (*write_error)(void* ctx, const char* text, size_t len);
 } emq_result;
 
+/* One finished child of a parent job, for emq_plugin_handle_parent(). The
+ * strings are not NUL-terminated: use the lengths. */
+typedef struct emq_child {
+  const char* queue;
+  size_t queue_len;
+  const char* id; /* "JOB_…" */
+  size_t id_len;
+  int completed;              /* 1: completed, text is its result; 0: dead, text is its error */
+  const unsigned char* text;  /* NULL when text_len is 0 */
+  size_t text_len;
+} emq_child;
+
 EMQ_PLUGIN_EXPORT int emq_plugin_abi_version(void);
 EMQ_PLUGIN_EXPORT void* emq_plugin_create(const char* config_json, size_t config_len, char* err, size_t err_len);
 EMQ_PLUGIN_EXPORT int emq_plugin_handle(void* state, const emq_job* job, emq_result* out);
@@ -132,6 +158,9 @@ typedef int (*emq_plugin_abi_version_fn)(void);
 typedef void* (*emq_plugin_create_fn)(const char* config_json, size_t config_len, char* err, size_t err_len);
 typedef int (*emq_plugin_handle_fn)(void* state, const emq_job* job, emq_result* out);
 typedef void (*emq_plugin_destroy_fn)(void* state);
+/* The optional fifth (flows); a loader finds it with dlsym or not at all. */
+typedef int (*emq_plugin_handle_parent_fn)(void* state, const emq_job* job, const emq_child* children, size_t count,
+                                           emq_result* out);
 
 #ifdef __cplusplus
 }

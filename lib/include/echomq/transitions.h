@@ -28,6 +28,15 @@ enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
 enum class CancelResult { Removed, NotFound, Active };
 enum class RetryJobResult { Moved, NotDead };
+// enqueue_cron's replies: 1, 0, 2.
+enum class CronFireResult { Enqueued, Already, Skipped };
+
+struct CronFire {
+  std::string_view name;     // the schedule
+  std::int64_t fire_ms = 0;  // the tick
+  std::int64_t lane = 0;
+  bool skip_overlap = false;  // overlap: skip
+};
 
 struct EnqueueOptions {
   int lane = 0;
@@ -63,6 +72,18 @@ struct FailArgs {
   bool permanent = false;
 };
 
+// How a queue's jobs settle. Plain: complete and fail (the native module
+// runs them). Flow: complete_flow and fail_flow, which tell a child's
+// parent through the queue's outbox; taken once the queue's meta says
+// flows = 1 (read with each claim: flows.h, flows_flag_read). This and the
+// functions below are the one place that picks the transition. reap
+// always passes the outbox (a script on either executor; a row without
+// parent is reaped as it would be without it). cancel passes it in Flow
+// mode, its default: a child then goes to dead with error `cancelled` and
+// its parent hears of it; Plain deletes any row, which is what deleting a
+// dead job (already told) wants.
+enum class FlowMode { Plain, Flow };
+
 struct ReapResult {
   std::int64_t requeued = 0;
   std::int64_t dead = 0;
@@ -76,6 +97,11 @@ EnqueueResult decode_enqueue(const Reply& r);
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                       const EnqueueOptions& options = {});
 
+// One fire of a schedule, at most once per tick (PROTOCOL.md "Schedules").
+ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& fire);
+CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
+                            const CronFire& fire);
+
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& args);
 std::vector<ClaimedJob> decode_claim(Reply r);
 std::vector<ClaimedJob> claim(Executor& x, const QueueKeys& q, const ClaimArgs& args);
@@ -85,12 +111,16 @@ ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vec
 std::vector<bool> decode_extend(const Reply& r, std::size_t leases);
 std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
 
-ScriptCall complete_call(const QueueKeys& q, const Lease& lease, std::int64_t keep_ms, std::string_view result);
+// In Flow mode a child's row is kept with its result whatever keep_ms
+// (outbox_ack applies keep_ms once its parent is told): pass the result
+// even when the queue keeps no completed rows.
+ScriptCall complete_call(const QueueKeys& q, const Lease& lease, std::int64_t keep_ms, std::string_view result,
+                         FlowMode mode = FlowMode::Plain);
 CompleteResult decode_complete(const Reply& r);
 CompleteResult complete(Executor& x, const QueueKeys& q, const Lease& lease, std::int64_t keep_ms,
                         std::string_view result);
 
-ScriptCall fail_call(const QueueKeys& q, const Lease& lease, const FailArgs& args);
+ScriptCall fail_call(const QueueKeys& q, const Lease& lease, const FailArgs& args, FlowMode mode = FlowMode::Plain);
 FailResult decode_fail(const Reply& r);
 FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailArgs& args);
 
@@ -108,9 +138,9 @@ ScriptCall retry_job_call(const QueueKeys& q, std::string_view id);
 RetryJobResult decode_retry_job(const Reply& r);
 RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id);
 
-ScriptCall cancel_call(const QueueKeys& q, std::string_view id);
+ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 CancelResult decode_cancel(const Reply& r);
-CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id);
+CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
 
 }  // namespace echomq

@@ -1,0 +1,22 @@
+// The top-level `schedules:` list (DESIGN.md): each entry's keys, its cron
+// expression and time zone checked here, so --check-config names a bad one
+// by file, line and key.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config_reader.h"
+#include "config_types.h"
+
+namespace echomq::daemon {
+
+void read_schedules(ConfigReader& r, const Field& list, const std::vector<std::string>& keys,
+                    std::vector<ScheduleConfig>& out);
+
+// "30s", "5m", "1h", "500ms", "2d" -> ms; nullopt for anything else.
+std::optional<std::int64_t> parse_duration_ms(const std::string& text);
+
+}  // namespace echomq::daemon

@@ -1,0 +1,244 @@
+#include "echomq/flows.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <tuple>
+
+#include "echomq/errors.h"
+#include "echomq/job_id.h"
+#include "script_replies.h"
+
+namespace echomq {
+
+namespace {
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+void check_node(const FlowNode& n, const std::string& path) {
+  auto bad = [&](const std::string& what) { throw Error(ErrorKind::Invalid, "flow", path + ": " + what); };
+  if (!valid_queue_name(n.queue)) bad("queue '" + n.queue.substr(0, 80) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
+  if (n.lane < kMinLane || n.lane > kMaxLane) bad("lane " + std::to_string(n.lane) + " is out of range: use -1000..1000");
+  if (!n.id.empty() && !valid_job_id(n.id)) bad("id '" + n.id.substr(0, 80) + "' is not a job id: JOB_ then 1-128 bytes of [0-9A-Za-z_.:-]");
+  if (n.on_child_failure != "fail" && n.on_child_failure != "wait" && n.on_child_failure != "ignore") {
+    bad("on_child_failure '" + n.on_child_failure.substr(0, 40) + "' must be fail, wait or ignore");
+  }
+  std::set<std::pair<std::string, std::string>> ids;
+  for (std::size_t i = 0; i < n.children.size(); ++i) {
+    const FlowNode& c = n.children[i];
+    const std::string at = path + ".children[" + std::to_string(i) + "]";
+    if (!c.id.empty() && !ids.insert({c.queue, c.id}).second) {
+      throw Error(ErrorKind::Invalid, "flow", at + ": " + c.queue + ":" + c.id + " is given twice under one parent");
+    }
+    check_node(c, at);
+  }
+}
+
+// The call that enqueues one node, its id decided; `parent` is its
+// parent's ref ("" for the root).
+ScriptCall node_call(const FlowNode& n, const std::string& id, const std::string& parent,
+                     const std::vector<std::string>& child_refs) {
+  QueueKeys q(n.queue);
+  if (!child_refs.empty()) {
+    ScriptCall c{Script::EnqueueParent,
+                 {q.row(id), q.waiting, q.deps(id), q.meta},
+                 {id, n.payload, num(n.lane), n.on_child_failure, parent}};
+    c.args.insert(c.args.end(), child_refs.begin(), child_refs.end());
+    return c;
+  }
+  if (!parent.empty()) {
+    return {Script::EnqueueChild, {q.row(id), q.pending, q.meta}, {id, n.payload, num(n.lane), parent}};
+  }
+  EnqueueOptions o;
+  o.lane = n.lane;
+  return enqueue_call(q, id, n.payload, o);
+}
+
+// The tree's ids, minted where none is given, before anything is sent:
+// a parent's call names its children.
+FlowJob with_ids(const FlowNode& n) {
+  FlowJob job;
+  job.queue = n.queue;
+  job.id = n.id.empty() ? mint_job_id() : n.id;
+  job.children.reserve(n.children.size());
+  for (const FlowNode& c : n.children) job.children.push_back(with_ids(c));
+  return job;
+}
+
+// A node of the level on its way, with its parent's ref ("" for the root).
+struct LevelEntry {
+  const FlowNode* node;
+  FlowJob* job;
+  std::string parent_ref;
+};
+}  // namespace
+
+void check_flow(const FlowNode& root) { check_node(root, "root"); }
+
+FlowJob enqueue_flow(Executor& x, const FlowNode& root) {
+  check_flow(root);
+  FlowJob top = with_ids(root);
+  std::vector<LevelEntry> level{{&root, &top, ""}};
+  while (!level.empty()) {
+    std::vector<ScriptCall> calls;
+    calls.reserve(level.size());
+    for (const LevelEntry& e : level) {
+      std::vector<std::string> refs;
+      refs.reserve(e.job->children.size());
+      for (const FlowJob& c : e.job->children) refs.push_back(c.queue + ":" + c.id);
+      calls.push_back(node_call(*e.node, e.job->id, e.parent_ref, refs));
+    }
+    std::vector<Reply> replies = x.eval_batch(calls);
+    std::vector<LevelEntry> next;
+    for (std::size_t i = 0; i < level.size(); ++i) {
+      const LevelEntry& e = level[i];
+      e.job->result = decode_enqueue(replies[i]);
+      const std::string ref = e.job->queue + ":" + e.job->id;
+      for (std::size_t k = 0; k < e.node->children.size(); ++k) {
+        next.push_back({&e.node->children[k], &e.job->children[k], ref});
+      }
+    }
+    level = std::move(next);
+  }
+  return top;
+}
+
+std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view ref) {
+  const std::size_t colon = ref.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view queue = ref.substr(0, colon);
+  std::string_view id = ref.substr(colon + 1);
+  if (!valid_queue_name(queue) || !passes_wire_gate(id)) return std::nullopt;
+  return std::make_pair(std::string(queue), std::string(id));
+}
+
+Command flows_flag_read(const QueueKeys& q) { return {"HGET", q.meta, "flows"}; }
+
+FlowMode decode_flows_flag(const Reply& r) {
+  throw_if_error(r, "flows flag");
+  return r.type == Reply::Type::String && r.str == "1" ? FlowMode::Flow : FlowMode::Plain;
+}
+
+const char* to_string(ChildOutcome o) { return o == ChildOutcome::Completed ? "completed" : "dead"; }
+
+const char* to_string(ChildDoneResult r) {
+  switch (r) {
+    case ChildDoneResult::NotInDeps: return "not in deps";
+    case ChildDoneResult::Recorded: return "recorded";
+    case ChildDoneResult::Released: return "released";
+    case ChildDoneResult::ParentDied: return "parent died";
+    case ChildDoneResult::Waits: return "waits";
+    case ChildDoneResult::ParentNotWaiting: return "parent not waiting";
+  }
+  return "?";
+}
+
+ScriptCall child_done_call(const QueueKeys& pq, std::string_view parent_id, std::string_view child_ref,
+                           ChildOutcome outcome, std::string_view text) {
+  return {Script::ChildDone,
+          {pq.row(parent_id), pq.deps(parent_id), pq.results(parent_id), pq.waiting, pq.pending, pq.dead, pq.outbox},
+          {std::string(child_ref), to_string(outcome), std::string(text)}};
+}
+
+ChildDoneResult decode_child_done(const Reply& r) {
+  const std::int64_t n = integer_of(r, "child_done");
+  if (n < 0 || n > 5) throw Error(ErrorKind::Protocol, "child_done", "replied " + num(n) + ", not 0..5");
+  return static_cast<ChildDoneResult>(n);
+}
+
+ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms) {
+  return {Script::OutboxAck, {q.row(id), q.outbox}, {std::string(id), num(keep_ms)}};
+}
+
+bool decode_outbox_ack(const Reply& r) { return integer_of(r, "outbox_ack") == 1; }
+
+Command results_read(const QueueKeys& q, std::string_view id) { return {"HGETALL", q.results(id)}; }
+
+std::vector<ChildResult> decode_results(const Reply& r) {
+  throw_if_error(r, "results");
+  if (r.type != Reply::Type::Array || r.elements.size() % 2 != 0) {
+    throw Error(ErrorKind::Protocol, "results", "expected a flat hash [ref, outcome, ...]");
+  }
+  std::vector<ChildResult> out;
+  for (std::size_t i = 0; i < r.elements.size(); i += 2) {
+    auto ref = parse_ref(r.elements[i].str);
+    const std::string& v = r.elements[i + 1].str;
+    // A field another writer put there is no child of ours.
+    if (!ref || v.size() < 2 || (v[0] != 'c' && v[0] != 'd') || v[1] != ':') continue;
+    out.push_back({std::move(ref->first), std::move(ref->second),
+                   v[0] == 'c' ? ChildOutcome::Completed : ChildOutcome::Dead, v.substr(2)});
+  }
+  std::sort(out.begin(), out.end(), [](const ChildResult& a, const ChildResult& b) {
+    return std::tie(a.queue, a.id) < std::tie(b.queue, b.id);
+  });
+  return out;
+}
+
+namespace {
+// Fills v from its row, deps and results, as read by read_level.
+void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& results) {
+  throw_if_error(row, "flow show");
+  throw_if_error(deps, "flow show");
+  if (row.type == Reply::Type::Array && row.elements.size() == 6 && !row.elements[0].is_nil()) {
+    v.found = true;
+    v.state = row.elements[0].str;
+    if (!row.elements[1].is_nil()) v.result = row.elements[1].str;
+    if (!row.elements[2].is_nil()) v.error = row.elements[2].str;
+    v.parent = row.elements[3].str;
+    v.on_child_failure = row.elements[4].str;
+    if (!row.elements[5].is_nil()) v.children_enqueued = std::atoll(row.elements[5].str.c_str());
+  }
+  std::vector<ChildResult> recorded = decode_results(results);
+  std::set<std::string> awaited;
+  for (const Reply& e : deps.elements) awaited.insert(e.str);
+  std::set<std::string> refs = awaited;
+  for (const ChildResult& c : recorded) refs.insert(c.queue + ":" + c.id);
+  for (const std::string& ref : refs) {
+    auto parsed = parse_ref(ref);
+    if (!parsed) continue;
+    FlowView child;
+    child.queue = parsed->first;
+    child.id = parsed->second;
+    std::optional<ChildResult> mine;
+    for (const ChildResult& c : recorded) {
+      if (c.queue == child.queue && c.id == child.id) mine = c;
+    }
+    v.children.push_back(std::move(child));
+    v.recorded.push_back(std::move(mine));
+    v.awaited.push_back(awaited.count(ref) > 0);
+  }
+}
+
+// One round trip for every view of a level: its row, deps and results.
+void read_level(Executor& x, const std::vector<FlowView*>& level) {
+  std::vector<Command> reads;
+  for (const FlowView* v : level) {
+    QueueKeys q(v->queue);
+    reads.push_back({"HMGET", q.row(v->id), "state", "result", "error", "parent", "on_child_failure", "children"});
+    reads.push_back({"SMEMBERS", q.deps(v->id)});
+    reads.push_back(results_read(q, v->id));
+  }
+  std::vector<Reply> r = x.pipeline(reads);
+  for (std::size_t i = 0; i < level.size(); ++i) fill_view(*level[i], r[3 * i], r[3 * i + 1], r[3 * i + 2]);
+}
+}  // namespace
+
+FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth) {
+  check_wire_gate(id);
+  FlowView top;
+  top.queue = q.queue;
+  top.id = std::string(id);
+  std::vector<FlowView*> level{&top};
+  for (int depth = 0; depth <= max_depth && !level.empty(); ++depth) {
+    read_level(x, level);
+    std::vector<FlowView*> next;
+    if (depth < max_depth) {
+      for (FlowView* v : level) {
+        for (FlowView& c : v->children) next.push_back(&c);
+      }
+    }
+    level = std::move(next);
+  }
+  return top;
+}
+
+}  // namespace echomq

@@ -1,0 +1,203 @@
+// lib's flow API (echomq/flows.h and transitions.h's FlowMode) against a
+// real server: enqueue_flow writes a tree parent first, the flows flag is
+// read behind a claim in one round trip, complete/fail/cancel pick their
+// flow twins, and the typed child_done/outbox_ack/results carry a tree to
+// its root. Runs on both executors (native.* too).
+#include "echomq/flows.h"
+#include "echomq/job_actions.h"
+#include "flow_fixture.h"
+
+namespace echomq::test {
+namespace {
+
+class FlowApi : public FlowTest {
+ protected:
+  // Claims one job from `in` and reads the flag behind the claim, as the
+  // daemon does.
+  std::pair<std::vector<ClaimedJob>, FlowMode> claim_with_flag(const QueueKeys& in) {
+    std::vector<Reply> r = x.eval_batch({claim_call(in, {30000, 10, 0})}, {flows_flag_read(in)});
+    EXPECT_EQ(r.size(), 2u);
+    return {decode_claim(std::move(r[0])), decode_flows_flag(r[1])};
+  }
+
+  // Drains `in`'s outbox through the typed calls; the child_done answers.
+  std::vector<ChildDoneResult> drain_typed(const QueueKeys& in) {
+    std::vector<ChildDoneResult> told;
+    for (const std::string& id : members(in.outbox)) {
+      Row child = hash(in.row_root + id);
+      auto parent = parse_ref(child["parent"]);
+      EXPECT_TRUE(parent.has_value()) << id;
+      if (!parent) continue;
+      const bool done = child["state"] == "completed";
+      told.push_back(decode_child_done(x.eval(echomq::child_done_call(QueueKeys(parent->first), parent->second, in.ref(id),
+                                                              done ? ChildOutcome::Completed : ChildOutcome::Dead,
+                                                              done ? child["result"] : child["error"]))));
+      EXPECT_TRUE(decode_outbox_ack(x.eval(echomq::outbox_ack_call(in, id, 0))));
+    }
+    return told;
+  }
+
+  // Runs every job of `in` to completion with result "<payload> done".
+  void complete_all(const QueueKeys& in) {
+    auto [jobs, mode] = claim_with_flag(in);
+    EXPECT_EQ(mode, FlowMode::Flow) << in.queue;
+    for (const ClaimedJob& j : jobs) {
+      Reply r = x.eval(complete_call(in, {j.id, j.lease_epoch}, 0, j.payload + " done", mode));
+      EXPECT_EQ(decode_complete(r), CompleteResult::Completed);
+    }
+  }
+};
+
+FlowNode leaf(const std::string& queue, const std::string& payload) {
+  FlowNode n;
+  n.queue = queue;
+  n.payload = payload;
+  return n;
+}
+
+TEST_F(FlowApi, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) {
+  QueueKeys mid = queue("m"), leaves = queue("l");
+  FlowNode root = leaf(q.queue, "sheet");
+  FlowNode m1 = leaf(mid.queue, "m1"), m2 = leaf(mid.queue, "m2");
+  m1.children = {leaf(leaves.queue, "a"), leaf(leaves.queue, "b")};
+  m2.children = {leaf(leaves.queue, "c")};
+  m2.lane = 5;
+  root.children = {m1, m2};
+  FlowJob ids = enqueue_flow(x, root);
+  ASSERT_EQ(ids.children.size(), 2u);
+  EXPECT_EQ(ids.result, EnqueueResult::Enqueued);
+  EXPECT_EQ(row(ids.id).at("state"), "waiting");
+  EXPECT_EQ(hash(mid.row(ids.children[0].id)).at("parent"), q.ref(ids.id));
+  EXPECT_EQ(hash(mid.row(ids.children[1].id)).at("lane"), "5");
+  EXPECT_EQ(hash(leaves.row(ids.children[1].children[0].id)).at("parent"), mid.ref(ids.children[1].id));
+
+  // The leaves: three children told, two parents released.
+  complete_all(leaves);
+  std::vector<ChildDoneResult> told = drain_typed(leaves);
+  std::sort(told.begin(), told.end());
+  EXPECT_EQ(told, (std::vector<ChildDoneResult>{ChildDoneResult::Recorded, ChildDoneResult::Released,
+                                                ChildDoneResult::Released}));
+  std::vector<ChildResult> r1 = decode_results(cmd(results_read(mid, ids.children[0].id)));
+  ASSERT_EQ(r1.size(), 2u);
+  for (const ChildResult& c : r1) {
+    EXPECT_EQ(c.queue, leaves.queue);
+    EXPECT_EQ(c.outcome, ChildOutcome::Completed);
+  }
+  std::vector<std::string> texts{r1[0].text, r1[1].text};
+  std::sort(texts.begin(), texts.end());
+  EXPECT_EQ(texts, (std::vector<std::string>{"a done", "b done"}));
+  EXPECT_TRUE(members(leaves.pending).empty());
+
+  // The middle: both told to the root, which is released.
+  complete_all(mid);
+  told = drain_typed(mid);
+  std::sort(told.begin(), told.end());
+  EXPECT_EQ(told, (std::vector<ChildDoneResult>{ChildDoneResult::Recorded, ChildDoneResult::Released}));
+  std::vector<ChildResult> top = decode_results(cmd(results_read(q, ids.id)));
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].text + "," + top[1].text, ids.children[0].id < ids.children[1].id ? "m1 done,m2 done"
+                                                                                      : "m2 done,m1 done");
+  FlowView shown = read_flow(x, q, ids.id);
+  EXPECT_EQ(shown.state, "pending");
+  ASSERT_EQ(shown.children.size(), 2u);
+  EXPECT_EQ(shown.children[0].state, "") << "a child told and acknowledged (keep 0) is gone";
+  EXPECT_TRUE(shown.recorded[0].has_value());
+  EXPECT_FALSE(shown.awaited[0]);
+
+  complete_all(q);
+  EXPECT_TRUE(members(q.outbox).empty());
+  for (const QueueKeys* in : {&q, &mid, &leaves}) {
+    for (const auto& [key, text] : snapshot(*in)) {
+      EXPECT_TRUE(key == in->meta || key == in->stats) << key << " is left: " << text;
+    }
+  }
+}
+
+TEST_F(FlowApi, TheFlagBehindAClaimIsPlainUntilAFlowTouchesTheQueue) {
+  enqueue_new();
+  auto [jobs, mode] = claim_with_flag(q);
+  EXPECT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(mode, FlowMode::Plain);
+  FlowNode root = leaf(queue("p").queue, "p");
+  root.children = {leaf(q.queue, "kid")};
+  enqueue_flow(x, root);
+  std::tie(jobs, mode) = claim_with_flag(q);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].payload, "kid");
+  EXPECT_EQ(mode, FlowMode::Flow);
+}
+
+TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
+  QueueKeys k("k");
+  Lease l{"JOB_1", 3};
+  EXPECT_EQ(complete_call(k, l, 0, "r").script, Script::Complete);
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).script, Script::CompleteFlow);
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 6u);
+  FailArgs f;
+  EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
+  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).script, Script::FailFlow);
+  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u);
+  EXPECT_EQ(cancel_call(k, "JOB_1").keys.back(), k.outbox) << "an operator's cancel tells a child's parent";
+  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u);
+}
+
+TEST_F(FlowApi, AChildDyingUnderFailKillsItsParentThroughFailFlow) {
+  QueueKeys kids = queue("k");
+  FlowNode root = leaf(q.queue, "p");
+  root.children = {leaf(kids.queue, "a"), leaf(kids.queue, "b")};
+  FlowJob ids = enqueue_flow(x, root);
+  auto [jobs, mode] = claim_with_flag(kids);
+  ASSERT_EQ(jobs.size(), 2u);
+  FailArgs f;
+  f.error = "boom";
+  f.permanent = true;
+  EXPECT_EQ(decode_fail(x.eval(fail_call(kids, {jobs[0].id, jobs[0].lease_epoch}, f, mode))), FailResult::Dead);
+  EXPECT_EQ(drain_typed(kids), (std::vector<ChildDoneResult>{ChildDoneResult::ParentDied}));
+  EXPECT_EQ(row(ids.id).at("state"), "dead");
+  EXPECT_EQ(row(ids.id).at("error"), "child " + kids.ref(jobs[0].id) + " died: boom");
+}
+
+TEST_F(FlowApi, CancelTellsTheParentAndDeletingADeadChildDeletesIt) {
+  QueueKeys kids = queue("k");
+  FlowNode root = leaf(q.queue, "p");
+  root.on_child_failure = "ignore";
+  root.children = {leaf(kids.queue, "a")};
+  FlowJob ids = enqueue_flow(x, root);
+  const std::string child = ids.children[0].id;
+  EXPECT_EQ(cancel(x, kids, child), CancelResult::Removed);
+  EXPECT_EQ(hash(kids.row(child)).at("state"), "dead");
+  EXPECT_EQ(drain_typed(kids), (std::vector<ChildDoneResult>{ChildDoneResult::Released}));
+  EXPECT_EQ(decode_results(cmd(results_read(q, ids.id))).at(0).text, "cancelled");
+  EXPECT_EQ(delete_dead_jobs(x, kids, {child}), (std::vector<bool>{true}));
+  EXPECT_FALSE(exists(kids.row(child)));
+}
+
+TEST_F(FlowApi, ReapSendsAnExpiredChildToTheOutbox) {
+  QueueKeys kids = queue("k");
+  FlowNode root = leaf(q.queue, "p");
+  root.children = {leaf(kids.queue, "a")};
+  FlowJob ids = enqueue_flow(x, root);
+  ASSERT_EQ(claim(x, kids, {1, 1, 0}).size(), 1u);
+  ASSERT_TRUE(wait_for([&] { return now_ms() > score(kids.active, ids.children[0].id); }, std::chrono::seconds(5)));
+  EXPECT_EQ(reap(x, kids, 1, 10).dead, 1);
+  EXPECT_EQ(members(kids.outbox), (std::vector<std::string>{ids.children[0].id}));
+}
+
+TEST_F(FlowApi, ABadTreeIsRefusedWholeNamingTheNode) {
+  FlowNode root = leaf(q.queue, "p");
+  root.children = {leaf(q.queue, "a"), leaf("bad queue", "b")};
+  try {
+    enqueue_flow(x, root);
+    FAIL() << "a bad queue name was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("root.children[1]"), std::string::npos) << e.what();
+  }
+  root.children[1] = leaf(q.queue, "b");
+  root.children[1].on_child_failure = "explode";
+  EXPECT_THROW(enqueue_flow(x, root), Error);
+  EXPECT_TRUE(snapshot().empty()) << "nothing written";
+}
+
+}  // namespace
+}  // namespace echomq::test

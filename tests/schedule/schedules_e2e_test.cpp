@@ -1,0 +1,280 @@
+// Schedules with real servers and the real emqd binary: exactly one job
+// per tick however many daemons run the schedule, one of them SIGKILLed
+// halfway, no burst after all were stopped, and overlap: skip never leaving
+// two jobs unfinished.
+//
+// Not here: a daemon under libfaketime. emqd links jemalloc, whose start
+// calls clock_gettime before libfaketime has initialised; libfaketime
+// 0.9.10 then recurses and emqd hangs before its first log line.
+//
+// The ledger: a watcher polls the schedule's marker (emq:{q}:cron, name ->
+// <fire_ms>:<id>), which every fire sets, much faster than the ticks; every
+// row in the queue must be one marker value's job, every marker value one
+// row, and the ticks one second apart with no gap.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "echomq/connection.h"
+#include "emqd_process.h"
+#include "valkey_server.h"
+#include "wait_for.h"
+
+namespace echomq::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string config(const ValkeyServer& server, const std::string& schedule) {
+  return "valkey: { url: \"" + server.url() + "\" }\n"
+         "metrics: { listen: \"\" }\n"
+         "queues:\n"
+         "  - name: work\n"
+         "    handler: { type: exec, command: [/bin/true] }\n"
+         "schedules:\n" + schedule;
+}
+
+std::int64_t server_ms(Connection& c) {
+  Reply t = c.command({"TIME"});
+  return std::stoll(t.elements.at(0).str) * 1000 + std::stoll(t.elements.at(1).str) / 1000;
+}
+
+// Polls the marker in a thread and keeps every value it took.
+class MarkerWatch {
+ public:
+  MarkerWatch(const ValkeyServer& server, std::string queue, std::string name)
+      : conn_(Connection::open(server.options())), key_("emq:{" + queue + "}:cron"), name_(std::move(name)) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~MarkerWatch() { stop(); }
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // fire_ms -> id
+  std::map<std::int64_t, std::string> fires() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fires_;
+  }
+  // A marker that named a tick after the server's time when it was read.
+  int future_ticks() const { return future_; }
+
+ private:
+  void loop() {
+    while (!stopping_) {
+      Reply r = conn_.command({"HGET", key_, name_});
+      if (r.type == Reply::Type::String) {
+        std::size_t colon = r.str.find(':');
+        std::int64_t fire = std::stoll(r.str.substr(0, colon));
+        if (fire > server_ms(conn_) + 5) ++future_;
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto [it, fresh] = fires_.emplace(fire, r.str.substr(colon + 1));
+        if (!fresh && it->second != r.str.substr(colon + 1)) conflicts_.push_back(r.str);
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  Connection conn_;
+  std::string key_;
+  std::string name_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::map<std::int64_t, std::string> fires_;
+  std::vector<std::string> conflicts_;
+  std::atomic<int> future_{0};
+};
+
+// The ids of the queue's rows made by the schedule (pending: nothing consumes it).
+std::set<std::string> scheduled_rows(const ValkeyServer& server, const std::string& queue, const std::string& name) {
+  Connection c = Connection::open(server.options());
+  std::set<std::string> out;
+  for (const Reply& id : c.command({"ZRANGE", "emq:{" + queue + "}:pending", "0", "-1"}).elements) {
+    Reply s = c.command({"HGET", "emq:{" + queue + "}:job:" + id.str, "schedule"});
+    if (s.type == Reply::Type::String && s.str == name) out.insert(id.str);
+  }
+  return out;
+}
+
+// The ticks a daemon's log says it enqueued.
+std::set<std::int64_t> fired_in_log(const std::string& log) {
+  std::set<std::int64_t> out;
+  std::regex fired("fired the tick at ([0-9]+) ms");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), fired); it != std::sregex_iterator(); ++it)
+    out.insert(std::stoll((*it)[1].str()));
+  return out;
+}
+
+// Every row is one marker value's job and back, the ticks 1 s apart.
+void expect_one_job_per_tick(const std::map<std::int64_t, std::string>& fires, const std::set<std::string>& rows) {
+  ASSERT_FALSE(fires.empty());
+  std::set<std::string> ids;
+  for (const auto& [tick, id] : fires) ids.insert(id);
+  EXPECT_EQ(ids.size(), fires.size()) << "one job answered two ticks";
+  EXPECT_EQ(ids, rows) << "rows and fires differ";
+  std::int64_t previous = fires.begin()->first - 1000;
+  for (const auto& [tick, id] : fires) {
+    EXPECT_EQ(tick % 1000, 0) << tick;
+    EXPECT_EQ(tick - previous, 1000) << "a gap or a stray tick before " << tick;
+    previous = tick;
+  }
+}
+
+TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
+  ValkeyServer server;
+  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
+  MarkerWatch watch(server, "ticks", "beat");
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  EmqdProcess c(yaml);
+  ASSERT_TRUE(a.wait_ready()) << a.log();
+  ASSERT_TRUE(b.wait_ready()) << b.log();
+  ASSERT_TRUE(c.wait_ready()) << c.log();
+  ASSERT_TRUE(wait_for([&] { return watch.fires().size() >= 10; }, 30s));
+  b.signal(SIGKILL);
+  ASSERT_TRUE(b.wait_exit(10s));
+  const std::size_t at_kill = watch.fires().size();
+  ASSERT_TRUE(wait_for([&] { return watch.fires().size() >= at_kill + 10; }, 30s));
+  a.signal(SIGTERM);
+  c.signal(SIGTERM);
+  ASSERT_EQ(a.wait_exit(30s), 0) << a.log();
+  ASSERT_EQ(c.wait_exit(30s), 0) << c.log();
+  watch.stop();
+
+  const auto fires = watch.fires();
+  const auto rows = scheduled_rows(server, "ticks", "beat");
+  expect_one_job_per_tick(fires, rows);
+  EXPECT_EQ(watch.future_ticks(), 0);
+  // What each daemon says it fired is the ledger's ticks, each once.
+  std::set<std::int64_t> ledger;
+  for (const auto& [tick, id] : fires) ledger.insert(tick);
+  std::size_t fired = 0;
+  for (const std::string& log : {a.log(), b.log(), c.log()}) {
+    for (std::int64_t tick : fired_in_log(log)) {
+      EXPECT_EQ(ledger.count(tick), 1u) << tick << " fired but not in the ledger";
+      ++fired;
+    }
+  }
+  EXPECT_EQ(fired, rows.size());
+  EXPECT_GE(rows.size(), 20u);
+  std::printf("ledger: %zu ticks, %zu rows; fired by a %zu, b %zu (killed), c %zu\n", fires.size(), rows.size(),
+              fired_in_log(a.log()).size(), fired_in_log(b.log()).size(), fired_in_log(c.log()).size());
+}
+
+TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
+  ValkeyServer server;
+  Connection conn = Connection::open(server.options());
+  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s, misfire_grace: 2s }\n");
+  std::int64_t last_before = 0;
+  {
+    EmqdProcess a(yaml);
+    EmqdProcess b(yaml);
+    ASSERT_TRUE(a.wait_log("fired the tick", 30s) || b.wait_log("fired the tick", 1s)) << a.log();
+    a.signal(SIGTERM);
+    b.signal(SIGTERM);
+    ASSERT_EQ(a.wait_exit(30s), 0);
+    ASSERT_EQ(b.wait_exit(30s), 0);
+    std::string marker = conn.command({"HGET", "emq:{ticks}:cron", "beat"}).str;
+    last_before = std::stoll(marker.substr(0, marker.find(':')));
+  }
+  const std::size_t rows_before = scheduled_rows(server, "ticks", "beat").size();
+  // Stopped for more than five ticks, by the server's clock.
+  ASSERT_TRUE(wait_for([&] { return server_ms(conn) >= last_before + 5500; }, 30s));
+
+  MarkerWatch watch(server, "ticks", "beat");
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  ASSERT_TRUE(wait_for([&] { return !watch.fires().empty(); }, 30s));
+  // The watch saw the old marker first.
+  ASSERT_TRUE(wait_for([&] { return watch.fires().size() >= 4; }, 30s));
+  const std::int64_t first_after = std::next(watch.fires().begin())->first;
+  a.signal(SIGTERM);
+  b.signal(SIGTERM);
+  ASSERT_EQ(a.wait_exit(30s), 0);
+  ASSERT_EQ(b.wait_exit(30s), 0);
+  watch.stop();
+
+  const std::int64_t gap_ticks = (first_after - last_before) / 1000 - 1;
+  // Stopped 5.5 ticks: five never fired, the latest of them fires late.
+  EXPECT_GE(gap_ticks, 4);
+  const auto fires = watch.fires();
+  EXPECT_EQ(fires.begin()->first, last_before);
+  std::set<std::string> rows = scheduled_rows(server, "ticks", "beat");
+  EXPECT_EQ(rows.size(), rows_before + fires.size() - 1) << "a burst of catch-ups";
+  // The catch-up tick was due before any daemon's first round, by the
+  // server's clock: it fired late, within grace.
+  std::smatch m;
+  std::string logs = a.log() + b.log();
+  ASSERT_TRUE(std::regex_search(logs, m, std::regex("([0-9]+) ticks missed"))) << logs;
+  EXPECT_EQ(std::stoll(m[1].str()), gap_ticks) << logs;
+}
+
+TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
+  ValkeyServer server;
+  const std::string yaml = "valkey: { url: \"" + server.url() + "\" }\n"
+                           "metrics: { listen: \"\" }\n"
+                           "queues:\n"
+                           "  - name: slow\n"
+                           "    concurrency: 4\n"
+                           "    keep_completed_s: 600\n"
+                           "    handler: { type: exec, command: [/bin/sleep, \"2.5\"] }\n"
+                           "schedules:\n"
+                           "  - { name: beat, queue: slow, every: 1s, overlap: skip }\n";
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  Connection c = Connection::open(server.options());
+  int most = 0;
+  auto unfinished = [&] {
+    std::int64_t n = 0;
+    for (const char* set : {"pending", "active", "delayed"})
+      n += c.command({"ZCARD", std::string("emq:{slow}:") + set}).integer;
+    most = std::max(most, static_cast<int>(n));
+    return n;
+  };
+  auto completed = [&] {
+    std::int64_t n = 0;
+    for (const Reply& k : c.command({"KEYS", "emq:{slow}:job:*"}).elements)
+      if (c.command({"HGET", k.str, "state"}).str == "completed") ++n;
+    return n;
+  };
+  ASSERT_TRUE(wait_for([&] { unfinished(); return completed() >= 3; }, 60s)) << a.log();
+  EXPECT_LE(most, 1);
+  EXPECT_NE((a.log() + b.log()).find("skipped the tick"), std::string::npos);
+}
+
+// emq schedules and emq schedules fire, on a definition as a daemon
+// publishes it.
+TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "nightly",
+             R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})"});
+  RunResult fired = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly",
+                                 "--payload", "p"});
+  ASSERT_EQ(fired.code, 0) << fired.err;
+  const std::string id = fired.out.substr(0, fired.out.find('\n'));
+  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "schedule"}).str, "nightly");
+  // overlap: skip, and that job is pending: a second fire is held.
+  RunResult again = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly"});
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_EQ(run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nope"}).code, 1);
+
+  RunResult listed = run_program({emq_binary(), "--url", server.url(), "schedules", "reports", "--json"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("\"last_job\": \"" + id + "\""), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("\"missed\": 0"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("\"next_fire_ms\": 1"), std::string::npos) << listed.out;
+  RunResult table = run_program({emq_binary(), "--url", server.url(), "schedules", "reports"});
+  EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace echomq::test
