@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "echomq/job_id.h"
+#include "echomq/limits.h"
 #include "clock.h"
 
 namespace echomq::daemon {
@@ -32,6 +33,10 @@ constexpr milliseconds kOutcomeHold{2};
 // second lets both work at once; a third would only queue behind them on
 // the server's one thread.
 constexpr int kChannels = 2;
+// A lease that ends is heard by every daemon of the queue at once: each
+// claims after its own wait of up to this long, so that they do not all
+// ask the server for the one free place in the same instant.
+constexpr int kLeaseEndJitterMs = 20;
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
@@ -152,8 +157,10 @@ bool ClaimLoop::claim_wanted() const {
 }
 
 bool ClaimLoop::claim_due(Clock::time_point now) const {
-  return claiming_ && (wake_ || now >= next_claim_at_) && claim_wanted();
+  return claiming_ && (wake_ || now >= next_claim_at_) && !held(now) && claim_wanted();
 }
+
+bool ClaimLoop::held(Clock::time_point now) const { return held_by_ != HeldBy::None && now < held_until_; }
 
 // Outcomes are held only while claiming and the slots have work waiting
 // (prefetch): then holding them keeps no slot and no claim waiting.
@@ -167,7 +174,7 @@ Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   // costs no call to it.
   if (backing_off(now)) return std::min({deadline, backoff_until_, now + kLookForServerBack});
   if (!outbox_.empty()) deadline = std::min(deadline, outbox_since_ + kOutcomeHold);
-  if (claiming_ && claim_wanted()) deadline = std::min(deadline, next_claim_at_);
+  if (claiming_ && claim_wanted()) deadline = std::min(deadline, held(now) ? held_until_ : next_claim_at_);
   return deadline;
 }
 
@@ -187,6 +194,59 @@ void ClaimLoop::run_channel(Channel& ch) {
 std::string ClaimLoop::handler_problem() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return handler_problem_;
+}
+
+std::string ClaimLoop::limit_problem() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return limit_problem_;
+}
+
+void ClaimLoop::lease_ended() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_by_ != HeldBy::MaxActive) return;
+    const auto at = Clock::now() + milliseconds(std::uniform_int_distribution<int>(0, kLeaseEndJitterMs)(jitter_));
+    held_until_ = std::min(held_until_, at);
+  }
+  cv_.notify_one();
+}
+
+void ClaimLoop::note_limit_problem(const std::string& why) {
+  std::string was;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (why == limit_problem_) return;
+    was = std::exchange(limit_problem_, why);
+  }
+  if (why.empty()) {
+    spdlog::info("queue={} its limits hold again: claiming resumes", queue_.name);
+  } else {
+    spdlog::error("queue={} claims nothing until its limits are mended (emq limit {}): {}", queue_.name, queue_.name,
+                  why);
+  }
+}
+
+// A rate without a whole token waits for the next one, whatever else
+// happens: nothing could be claimed before it. A claim cut short while
+// jobs wait, at max_active, waits for a lease to end (lease_ended) or
+// poll_max_ms; a settlement of this daemon's may claim meanwhile.
+void ClaimLoop::hold_for_limits(const Reply& meta, const Reply& pending, int asked, std::size_t claimed) {
+  held_by_ = HeldBy::None;
+  const LimitFields fields = decode_limit_fields(meta);
+  const std::optional<QueueLimits> limits = fields.limits();
+  const std::optional<std::int64_t> token_in = fields.ms_to_next_token();
+  const bool cut_short = static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer &&
+                         pending.integer > 0;
+  const Clock::time_point now = Clock::now();
+  if (token_in && *token_in > 0) {
+    held_by_ = HeldBy::Rate;
+    held_until_ = now + milliseconds(*token_in);
+    if (cut_short) qm_.limited_rate->Increment();
+  } else if (cut_short && limits && limits->max_active) {
+    held_by_ = HeldBy::MaxActive;
+    held_until_ = now + milliseconds(queue_.poll_max_ms);
+    qm_.limited_max_active->Increment();
+  }
 }
 
 bool ClaimLoop::handler_takes_jobs() {
@@ -252,7 +312,10 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     batch.swap(outbox_);
     // A claim rides along with outcomes when it is wanted at all, even
     // before an idle queue's next poll: the round trip is paid anyway.
-    claim_now = claim_due(now) || (!batch.empty() && claiming_ && claim_wanted());
+    // Not while the rate has no token; at max_active, an outcome settled
+    // with the claim may be the lease that makes room.
+    claim_now = claim_due(now) ||
+                (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
     wake_ = false;
   }
   if (batch.empty() && !claim_now) return true;
@@ -285,16 +348,21 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       it = batch.erase(it);
     }
   }
-  std::vector<Command> then;
+  // Read right behind the claim, in its round trip: why it came back short,
+  // and meta's flows flag until it says 1 (a child is claimable only once
+  // its flag is set, so the read never misses it).
+  std::vector<Command> reads;
+  bool read_flag = false;
   if (free > 0) {
     calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
-    // After the claim: a child is claimable only once its flag is set.
-    if (!flows_) then.push_back(flows_flag_read(keys_));
+    reads = {limit_fields_read(keys_), {"ZCARD", keys_.pending}};
+    read_flag = !flows_;
+    if (read_flag) reads.push_back(flows_flag_read(keys_));
   }
 
   std::vector<Reply> replies;
   try {
-    replies = round_trip(ch, calls, then);
+    replies = round_trip(ch, calls, reads);
   } catch (const Error& e) {
     on_server_trouble(ch, e, std::move(batch));
     return;
@@ -303,18 +371,28 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   std::deque<Settlement> keep;
   std::optional<Error> refused = record_outcomes(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
-  if (!then.empty() && !replies.back().is_error() && decode_flows_flag(replies.back()) == FlowMode::Flow) {
+  if (read_flag && !replies.back().is_error() && decode_flows_flag(replies.back()) == FlowMode::Flow) {
     if (!flows_.exchange(true)) spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
   }
+  bool claimed_ok = false;
   if (free > 0) {
     try {
       jobs = decode_claim(std::move(replies[calls.size() - 1]));
+      claimed_ok = true;
+      note_limit_problem("");
     } catch (const Error& e) {
       if (e.transient()) {
         on_server_trouble(ch, e, std::move(keep));
         return;
       }
-      spdlog::error("queue={} claim refused: {}", queue_.name, e.what());
+      // claim's EMQARG for a broken limit names meta, then the field.
+      const std::string what = e.what();
+      const std::size_t at = what.find("EMQARG " + keys_.meta + " ");
+      if (e.kind() == ErrorKind::Arg && at != std::string::npos) {
+        note_limit_problem(keys_.meta + " " + what.substr(at + 8 + keys_.meta.size()));
+      } else {
+        spdlog::error("queue={} claim refused: {}", queue_.name, what);
+      }
     }
   }
   if (refused) {
@@ -330,6 +408,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
       queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
+      if (claimed_ok) hold_for_limits(replies[calls.size()], replies[calls.size() + 1], free, jobs.size());
     }
   }
   std::vector<std::vector<ChildResult>> children;

@@ -7,7 +7,10 @@
 // connection and thread of its own (a Channel): while the server works
 // through one batch, the jobs of the last are handed out and the next
 // batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
-// and wakes at once when the wakeup subscriber reports new work.
+// and wakes at once when the wakeup subscriber reports new work. A claim
+// cut short by the queue's limits (max_active, a rate: claim enforces
+// them) holds the next claim back: until the rate's next token, or until
+// a lease of the queue ends (or poll_max_ms) at max_active.
 #pragma once
 
 #include <atomic>
@@ -17,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -64,6 +68,12 @@ class ClaimLoop {
   // Why the loop claims nothing while its handler cannot take jobs, as the
   // handler said at the last claim; "" when it can (for /healthz).
   std::string handler_problem() const;
+  // Why the queue claims nothing because its limits in meta are broken
+  // (claim's EMQARG, naming the field); "" while they hold (for /healthz).
+  std::string limit_problem() const;
+  // A lease of the queue ended, here or in another daemon (the active set
+  // lost a member): a loop held back by max_active claims again.
+  void lease_ended();
 
  private:
   // A connection and the thread that waits on it: a turn blocks its
@@ -88,6 +98,12 @@ class ClaimLoop {
                                 const std::vector<Command>& then = {});
   // A flow queue's claimed parents' children's results, one list per job.
   std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
+  // From meta and the pending set read right after a claim: hold the next
+  // claim back when a limit cut this one short. Under mutex_.
+  void hold_for_limits(const Reply& meta, const Reply& pending, int asked, std::size_t claimed);
+  bool held(std::chrono::steady_clock::time_point now) const;
+  // Logs and publishes a change of limit_problem().
+  void note_limit_problem(const std::string& why);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
   // Sets aside room for a claim about to go out (0: none wanted after all),
@@ -130,6 +146,12 @@ class ClaimLoop {
   bool queue_had_more_ = false;  // the last claim got all it asked for
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
   std::string handler_problem_;  // see handler_problem()
+  // The limit that holds the next claim back, and until when.
+  enum class HeldBy { None, MaxActive, Rate };
+  HeldBy held_by_ = HeldBy::None;
+  std::chrono::steady_clock::time_point held_until_{};
+  std::string limit_problem_;  // see limit_problem()
+  std::minstd_rand jitter_{std::random_device{}()};
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
   // Meta's flows flag, read behind each claim until it says 1: then jobs

@@ -29,6 +29,56 @@ class QueueReader {
  public:
   QueueReader(ConfigReader& reader, std::string dir) : r_(reader), dir_(std::move(dir)) {}
 
+  // `limits:` { max_active: N, rate: { max: N, per: 1s } }; what it leaves
+  // out is off. Absent, the limits are left as they were (the defaults').
+  void read_limits(const Mapping& m, unsigned place, std::optional<QueueLimits>& out) {
+    const Field* field = m.get("limits");
+    if (field == nullptr) return;
+    Mapping lm;
+    if (!read_mapping(r_, *field, place, "limits", lm)) return;
+    QueueLimits l;
+    bool ok = true;
+    if (const Field* f = lm.get("max_active")) {
+      std::int64_t n = 0;
+      ok = r_.integer(*f, 1, 1000000, n, "it counts jobs holding a lease at once, across every daemon") && ok;
+      l.max_active = n;
+    }
+    if (const Field* rate = lm.get("rate")) {
+      Mapping rm;
+      const Field *max = nullptr, *per = nullptr;
+      if (read_mapping(r_, *rate, place, "limits.rate", rm)) {
+        max = rm.get("max");
+        per = rm.get("per");
+        if (max == nullptr || per == nullptr) {
+          r_.error(*rate, "expected both max and per, e.g. { max: 100, per: 1s }");
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
+      RateLimit rl;
+      if (max != nullptr) ok = r_.integer(*max, 1, 1000000, rl.max, "claims per window") && ok;
+      if (per != nullptr) ok = read_window(*per, rl.window_ms) && ok;
+      l.rate = rl;
+    }
+    if (ok) out = l;
+  }
+
+  // A window: a whole number and a unit, ms s m h, 1 ms..24 h.
+  bool read_window(const Field& f, std::int64_t& ms) {
+    static const std::regex kWindow("([0-9]{1,9})(ms|s|m|h)");
+    const std::string text = f.value.IsScalar() ? f.value.Scalar() : "";
+    std::smatch parts;
+    if (std::regex_match(text, parts, kWindow)) {
+      const std::int64_t unit = parts[2] == "ms" ? 1 : parts[2] == "s" ? 1000 : parts[2] == "m" ? 60000 : 3600000;
+      ms = std::stoll(parts[1]) * unit;
+      if (ms >= 1 && ms <= 86400000) return true;
+    }
+    r_.error(f, "expected a window of 1ms to 24h, a whole number and a unit (ms, s, m, h) such as 1s or 500ms, got " +
+                    describe_value(f.value));
+    return false;
+  }
+
   // The handler keys defaults may carry too, past the plain ones.
   void read_process_settings(const Mapping& m, HandlerConfig& h) {
     if (auto f = m.get("permanent_exit_codes")) read_exit_codes(*f, h.permanent_exit_codes);
@@ -121,6 +171,7 @@ class QueueReader {
       r_.error(m.line, m.child("name"), "missing; expected the queue's name");
     }
     read_plain(r_, m, kQueue, "", nullptr, &q);
+    read_limits(m, kQueue, q.limits);
     if (const Field* handler = m.get("handler")) {
       read_handler(*handler, q);
     } else {
@@ -254,7 +305,9 @@ void read_defaults(ConfigReader& r, const Field& field, QueueConfig& defaults) {
   Mapping m;
   if (!read_mapping(r, field, kDefaults, "", m)) return;
   read_plain(r, m, kDefaults, "", nullptr, &defaults);
-  QueueReader(r, "").read_process_settings(m, defaults.handler);
+  QueueReader reader(r, "");
+  reader.read_process_settings(m, defaults.handler);
+  reader.read_limits(m, kDefaults, defaults.limits);
 }
 
 void read_queues(ConfigReader& r, const std::string& dir, const Mapping& top, const QueueConfig& defaults,

@@ -132,6 +132,13 @@ std::vector<KeySpec> build_schema() {
                [](Config*, QueueConfig* q) { return Slot(&q->keep_dead_s); }), 0, kTenYearsS),
     range(with(key("poll_max_ms", kPolicy, V::Integer), "100", "idle poll",
                [](Config*, QueueConfig* q) { return Slot(&q->poll_max_ms); }), 1, 60000),
+    // Read by the queue reader (config_queues.cpp): optional values, and a
+    // queue's limits replace the defaults' whole.
+    with(key("limits", kPolicy, V::Custom), "", "limits"),
+    key("limits.max_active", kPolicy, V::Custom),
+    key("limits.rate", kPolicy, V::Custom),
+    key("limits.rate.max", kPolicy, V::Custom),
+    key("limits.rate.per", kPolicy, V::Custom),
     key("handler", kQueue, V::Section),
 
     // A queue's handler (and, where kDefaults is set, defaults for every handler).

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "echomq/backoff.h"
+#include "echomq/limits.h"
 #include "echomq/url.h"
 
 namespace echomq::daemon {
@@ -43,6 +45,10 @@ struct QueueConfig {
   std::int64_t keep_completed_s = 0;  // 0 deletes a completed row at once
   std::int64_t keep_dead_s = 604800;
   std::int64_t poll_max_ms = 100;
+  // `limits:`, across every daemon of the queue: written to its meta at
+  // start, what it leaves out is off. Absent: meta is left as it is (emq
+  // limit may have set them).
+  std::optional<QueueLimits> limits;
   HandlerConfig handler;
 };
 

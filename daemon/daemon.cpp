@@ -9,6 +9,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/tls.h"
+#include "config_limits.h"
 #include "handlers/handler_factory.h"
 #include "signals.h"
 
@@ -146,6 +147,7 @@ void Daemon::check_server(Executor& x) {
   for (const Reply& r : x.pipeline(publish)) {
     if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);
   }
+  write_config_limits(x, config_.queues);
 }
 
 void Daemon::start_parts() {

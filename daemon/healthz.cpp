@@ -20,7 +20,7 @@ Health::Loop Health::watch(const ClaimLoop& loop, std::chrono::milliseconds serv
   const ClaimLoop* l = &loop;
   return {loop.queue().name, [l] { return l->last_turn(); },
           kTurnSlack + std::chrono::milliseconds(loop.queue().poll_max_ms) + server_call_limit,
-          [l] { return l->handler_problem(); }};
+          [l] { return l->handler_problem(); }, [l] { return l->limit_problem(); }};
 }
 
 HealthVerdict Health::loops(Clock::time_point now) const {
@@ -37,11 +37,15 @@ HealthVerdict Health::loops(Clock::time_point now) const {
 
 HealthVerdict Health::check(Clock::time_point now) const {
   HealthVerdict v = loops(now);
-  for (const Loop& l : loops_) {
-    const std::string why = l.handler_problem ? l.handler_problem() : std::string();
-    if (why.empty()) continue;
-    const std::string line = "queue " + l.queue + " claims nothing, its handler cannot start: " + why;
+  auto problem = [&v](const std::function<std::string()>& read, const std::string& what) {
+    const std::string why = read ? read() : std::string();
+    if (why.empty()) return;
+    const std::string line = what + why;
     v = {false, v.healthy ? line : v.reason + "; " + line};
+  };
+  for (const Loop& l : loops_) {
+    problem(l.handler_problem, "queue " + l.queue + " claims nothing, its handler cannot start: ");
+    problem(l.limit_problem, "queue " + l.queue + " claims nothing, its limits are broken: ");
   }
   const std::string trouble = server_trouble_();
   if (trouble.empty()) return v;

@@ -63,6 +63,11 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                                "claims nothing.")
                          .Register(r);
 
+  auto& limited = BuildCounter()
+                      .Name("emq_queue_limited_total")
+                      .Help("Claims cut short by the queue's limits while jobs waited, by the limit: max_active or "
+                            "rate.")
+                      .Register(r);
   auto& children_done = BuildCounter()
                             .Name("emq_flow_children_done_total")
                             .Help("Children of the queue whose parent this daemon told, by outcome (each once).")
@@ -74,6 +79,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
 
   for (const std::string& q : queues) {
     QueueMetrics m;
+    m.limited_max_active = &limited.Add({{"queue", q}, {"by", "max_active"}});
+    m.limited_rate = &limited.Add({{"queue", q}, {"by", "rate"}});
     m.claimed = &claimed.Add({{"queue", q}});
     m.completed = &completed.Add({{"queue", q}});
     m.failed_retry = &failed.Add({{"queue", q}, {"outcome", "retry"}});

@@ -27,6 +27,8 @@ struct QueueMetrics {
   prometheus::Counter* reaped_dead = nullptr;
   prometheus::Counter* released = nullptr;
   prometheus::Counter* handler_restarts = nullptr;
+  prometheus::Counter* limited_max_active = nullptr;  // emq_queue_limited_total{by=...}
+  prometheus::Counter* limited_rate = nullptr;
   prometheus::Gauge* handler_up = nullptr;
   prometheus::Gauge* in_flight = nullptr;
   prometheus::Gauge* concurrency = nullptr;

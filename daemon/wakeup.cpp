@@ -26,7 +26,9 @@ Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool ena
   // The command timeout stays: it bounds CONFIG and SUBSCRIBE; messages are
   // read with read_for, which waits without it.
   for (ClaimLoop* l : loops) {
-    by_channel_["__keyspace@" + std::to_string(server_.db) + "__:" + l->keys().pending] = l;
+    const std::string prefix = "__keyspace@" + std::to_string(server_.db) + "__:";
+    by_channel_[prefix + l->keys().pending] = {l, false};
+    if (l->queue().limits && l->queue().limits->max_active) by_channel_[prefix + l->keys().active] = {l, true};
   }
 }
 
@@ -48,7 +50,17 @@ void Wakeup::join() {
 void Wakeup::wake(const std::vector<std::string>& channels) {
   for (const std::string& channel : channels) {
     auto it = by_channel_.find(channel);
-    if (it != by_channel_.end()) it->second->wake();
+    if (it != by_channel_.end()) it->second.loop->wake();
+  }
+}
+
+void Wakeup::deliver(const std::string& channel, const std::string& event) {
+  auto it = by_channel_.find(channel);
+  if (it == by_channel_.end()) return;
+  if (!it->second.lease_ends) {
+    it->second.loop->wake();
+  } else if (event == "zrem" || event == "del") {  // not a claim's or a renewal's ZADD
+    it->second.loop->lease_ended();
   }
 }
 
@@ -92,8 +104,7 @@ void Wakeup::listen(Connection& c, const std::vector<std::string>& channels, con
     std::optional<Reply> msg = c.read_for(milliseconds(200));
     if (!msg || msg->type != Reply::Type::Array || msg->elements.size() != 3) continue;
     if (msg->elements[0].str != "message") continue;
-    auto it = by_channel_.find(msg->elements[1].str);
-    if (it != by_channel_.end()) it->second->wake();
+    deliver(msg->elements[1].str, msg->elements[2].str);
   }
   subscribed = false;
 }
@@ -172,7 +183,8 @@ void Wakeup::follow_cluster() {
     std::optional<SlotMap> map = reader.read(known);
     if (map) {
       std::map<std::string, std::pair<NodeAddress, std::vector<std::string>>> plan;
-      for (const auto& [channel, loop] : by_channel_) {
+      for (const auto& [channel, target] : by_channel_) {
+        const ClaimLoop* loop = target.loop;
         const NodeAddress* owner = map->owner(key_slot(loop->keys().pending));
         if (owner == nullptr) continue;
         auto& entry = plan[owner->name()];
@@ -222,7 +234,7 @@ milliseconds Wakeup::next_delay(milliseconds last) const {
 void Wakeup::connect_and_listen() {
   milliseconds delay(0);
   std::vector<std::string> channels;
-  for (const auto& [channel, loop] : by_channel_) channels.push_back(channel);
+  for (const auto& [channel, target] : by_channel_) channels.push_back(channel);
   const std::atomic<bool> never{false};
   while (!stopping_) {
     try {

@@ -1,6 +1,8 @@
 // Wakes idle claim loops the moment new work lands, from keyspace events
 // on each queue's pending set (`__keyspace@<db>__:emq:{q}:pending`). Polling
-// stays the safety net: a lost event costs at most poll_max_ms.
+// stays the safety net: a lost event costs at most poll_max_ms. For a
+// queue with max_active in its config it also hears leases end (a ZREM on
+// `emq:{q}:active`), which a loop held back at max_active waits for.
 //
 // A cluster node publishes only its own keys' events, so on a cluster one
 // subscriber runs per primary that owns one of the queues, and the slot
@@ -56,7 +58,15 @@ class Wakeup {
   // the first failure), on the reconnect policy's bounds.
   std::chrono::milliseconds next_delay(std::chrono::milliseconds last) const;
 
-  std::map<std::string, ClaimLoop*> by_channel_;
+  // A channel's loop, and whether it tells of leases ending rather than
+  // of new work.
+  struct Target {
+    ClaimLoop* loop;
+    bool lease_ends;
+  };
+  std::map<std::string, Target> by_channel_;
+  // On the channel's message (the event's name).
+  void deliver(const std::string& channel, const std::string& event);
   ConnectionOptions server_;
   bool enable_;
   ReconnectPolicy reconnect_;

@@ -16,7 +16,8 @@
   KEYS[1]  emq:{q}:pending    zset  member id, score lane
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
-  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused
+  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused; the limits and
+                                    the rate's bucket (below)
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
   ARGV[1]  lease_ms           integer 1..1000000000000
@@ -27,7 +28,23 @@
            empty when paused or nothing is due. attempts and lease_epoch
            are integers.
   Errors:  EMQARG when an argument is not an integer in range
+           EMQARG <meta> <field> ... when a limit field is broken (below)
            WRONGTYPE when pending, active or delayed is not a zset
+
+  Limits (PROTOCOL.md, "Limits"), from meta; a field absent is no limit:
+    max_active      1..1000000: the active set holds at most this many
+    rate_max        1..1000000 claims per rate_window_ms (1..86400000), as
+    rate_window_ms  a bucket of at most rate_max tokens; both or neither
+    rate_credit     0..86400000000000: tokens x rate_window_ms, and the
+    rate_at         0..10^15: server time it was brought up to date; either
+                    absent is a full bucket. Written by claim alone, by
+                    every claim that is not paused, when a rate is set.
+  Jobs claimed: the least of max_count, max_active less the active set's
+  size, and the whole tokens in the bucket once refilled (rate_max per ms
+  since rate_at, at most one window's worth; none when the clock stepped
+  back). A limit field present and not the server's integer form within
+  its range, or half a rate, is EMQARG naming it, before any write: a
+  broken limit stops the queue rather than lift the limit.
 ]]
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -81,6 +98,56 @@ local function is_zset(key)
   return kind == 'zset' or kind == 'none'
 end
 
+-- A limit field: the server's integer form, within lo..hi; nil otherwise.
+local function limit_of(v, lo, hi)
+  local n = is_counter(v) and tonumber(v)
+  return n and n >= lo and n <= hi and n or nil
+end
+
+local MAX_CREDIT = 86400000000000  -- rate_max x rate_window_ms at their largest
+local MAX_AT = 1000000000000000
+
+-- The limits in meta's fields f (max_active, rate_max, rate_window_ms,
+-- rate_credit, rate_at); nil and what is wrong when a field is broken. The
+-- bucket's fields are read only when a rate is set.
+local function limits_of(f)
+  local l = {}
+  local function check(i, name, lo, hi, hint)
+    if f[i] then
+      l[name] = limit_of(f[i], lo, hi)
+      if not l[name] then
+        return string.format('%s must be an integer in %d..%d%s', name, lo, hi, hint or '')
+      end
+    end
+  end
+  local broken = check(1, 'max_active', 1, 1000000) or check(2, 'rate_max', 1, 1000000) or
+    check(3, 'rate_window_ms', 1, 86400000)
+  if broken then
+    return nil, broken
+  elseif l.rate_max and not l.rate_window_ms then
+    return nil, 'rate_window_ms must be set with rate_max'
+  elseif l.rate_window_ms and not l.rate_max then
+    return nil, 'rate_max must be set with rate_window_ms'
+  end
+  if l.rate_max then
+    broken = check(4, 'rate_credit', 0, MAX_CREDIT, ' (delete it for a full bucket)') or
+      check(5, 'rate_at', 0, MAX_AT, ' (delete it for a full bucket)')
+    if broken then
+      return nil, broken
+    end
+  end
+  return l
+end
+
+-- The bucket brought up to now: credit in tokens x rate_window_ms.
+local function credit_of(l, now)
+  local cap = l.rate_max * l.rate_window_ms
+  if not l.rate_credit or not l.rate_at then
+    return cap
+  end
+  return math.min(cap, l.rate_credit + math.min(math.max(now - l.rate_at, 0), l.rate_window_ms) * l.rate_max)
+end
+
 local function int_arg(s)
   return string.match(s or '', '^-?%d+$') and tonumber(s)
 end
@@ -95,13 +162,18 @@ if not promote_limit or promote_limit < 0 or promote_limit > 1000000 then
   return redis.error_reply('EMQARG promote_limit must be an integer in 0..1000000')
 end
 
-if redis.call('HGET', meta, 'paused') == '1' then
+local m = redis.call('HMGET', meta, 'paused', 'max_active', 'rate_max', 'rate_window_ms', 'rate_credit', 'rate_at')
+if m[1] == '1' then
   return {}
 end
 for _, set in ipairs({pending, active, delayed}) do
   if not is_zset(set) then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
+end
+local limits, broken = limits_of({m[2], m[3], m[4], m[5], m[6]})
+if not limits then
+  return redis.error_reply('EMQARG ' .. meta .. ' ' .. broken)
 end
 
 local t = redis.call('TIME')
@@ -130,13 +202,23 @@ if promote_limit > 0 then
   end
 end
 
+local want = max_count
+if limits.max_active then
+  want = math.min(want, limits.max_active - redis.call('ZCARD', active))
+end
+local credit
+if limits.rate_max then
+  credit = credit_of(limits, now)
+  want = math.min(want, math.floor(credit / limits.rate_window_ms))
+end
+
 local counted = is_counter_of(stats, 'claimed')
 local jobs = {}
 local claimed = 0
 local deadline = now + lease_ms
 -- Pop in rounds so that ids whose row is gone do not shorten the batch.
-while claimed < max_count do
-  local popped = redis.call('ZPOPMIN', pending, max_count - claimed)
+while claimed < want do
+  local popped = redis.call('ZPOPMIN', pending, want - claimed)
   if #popped == 0 then
     break
   end
@@ -165,5 +247,9 @@ if claimed > 0 and counted then
 elseif claimed > 0 then
   redis.log(redis.LOG_WARNING, 'emq claim: ' .. stats .. ' claimed is not an integer counter; ' .. claimed ..
     ' claims not counted, the field left in place for an operator')
+end
+if credit then
+  redis.call('HSET', meta, 'rate_credit', string.format('%d', credit - claimed * limits.rate_window_ms),
+    'rate_at', string.format('%d', now))
 end
 return jobs

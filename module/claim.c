@@ -6,6 +6,7 @@
  * (call.h), and the leases are replicated as one ZADD. */
 #include <stdio.h>
 
+#include "limits.h"
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
@@ -168,6 +169,17 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
   return !refused;
 }
 
+/* HSET meta rate_credit <credit left> rate_at <now>: every claim of a
+ * queue with a rate that is not paused, even one that claimed nothing. */
+static void spend(RedisModuleCtx *ctx, RedisModuleKey *meta, RedisModuleString *meta_name, long long credit,
+                  mstime_t now) {
+  char c[24], a[24];
+  const size_t clen = emq_format_ll(c, credit), alen = emq_format_ll(a, (long long)now);
+  static const EmqWord fields[] = {EMQ_WORD_RATE_CREDIT, EMQ_WORD_RATE_AT};
+  RedisModuleString *values[] = {RedisModule_CreateString(ctx, c, clen), RedisModule_CreateString(ctx, a, alen)};
+  emq_hset(ctx, meta, meta_name, 2, fields, values);
+}
+
 static int reply_jobs(RedisModuleCtx *ctx, const Claimed *jobs, size_t claimed) {
   RedisModule_ReplyWithArray(ctx, (long)(4 * claimed));
   for (size_t i = 0; i < claimed; ++i) {
@@ -190,7 +202,8 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return REDISMODULE_OK;
   }
 
-  RedisModuleKey *meta = emq_open_read(ctx, call.keys[3]);
+  /* Opened for writing: claim brings the rate's bucket up to date. */
+  RedisModuleKey *meta = emq_open_write(ctx, call.keys[3]);
   if (!emq_require_type(ctx, meta, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
   if (emq_bytes_equal(emq_hget(meta, EMQ_WORD_PAUSED), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
@@ -200,17 +213,30 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     *set[i] = emq_open_write(ctx, call.keys[i]);
     if (!emq_require_type(ctx, *set[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   }
+  EmqLimits limits;
+  if (!emq_read_limits(ctx, meta, call.keys[3], &limits)) return REDISMODULE_OK;
   long long claimed_before;
   const int counted = emq_stats_counter(stats, EMQ_WORD_CLAIMED, &claimed_before);
+
+  /* The jobs to claim: neither limit depends on the promotion, so the
+   * number the script computes after it is known before it. */
+  mstime_t now = emq_now_ms();
+  long long want = (long long)max_count;
+  if (limits.max_active > 0) {
+    const long long room = limits.max_active - (long long)RedisModule_ValueLength(sets.active);
+    if (room < want) want = room;
+  }
+  const long long credit = limits.rate_max > 0 ? emq_rate_credit(&limits, now) : 0;
+  if (limits.rate_max > 0 && credit / limits.rate_window_ms < want) want = credit / limits.rate_window_ms;
+  if (want < 0) want = 0;
 
   /* Every row the first round can touch, checked against the caller's
    * ACL before anything is written: the due ids, and the first ids of
    * pending (the first round pops from these and the promoted). */
-  mstime_t now = emq_now_ms();
   size_t due_n = 0, head_n = 0;
   RedisModuleString **due =
       promote_limit > 0 ? first_ids(ctx, sets.delayed, (double)now, (size_t)promote_limit, &due_n) : NULL;
-  RedisModuleString **head = first_ids(ctx, sets.pending, 1.0 / 0.0, (size_t)max_count, &head_n);
+  RedisModuleString **head = first_ids(ctx, sets.pending, 1.0 / 0.0, (size_t)want, &head_n);
   if (!may_touch(ctx, call.keys[5], due, due_n) || !may_touch(ctx, call.keys[5], head, head_n)) {
     return REDISMODULE_OK;
   }
@@ -218,12 +244,12 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 
   /* No batch is larger than what pending holds once promotion is done. */
   size_t cap = RedisModule_ValueLength(sets.pending);
-  if ((double)cap > max_count) cap = (size_t)max_count;
-  if (cap == 0) return RedisModule_ReplyWithArray(ctx, 0);
-  Claimed *jobs = RedisModule_PoolAlloc(ctx, sizeof *jobs * cap);
-  size_t claimed;
+  if ((long long)cap > want) cap = (size_t)want;
+  Claimed *jobs = cap > 0 ? RedisModule_PoolAlloc(ctx, sizeof *jobs * cap) : NULL;
+  size_t claimed = 0;
   /* Refused half-way, like the script the ACL stops: nothing counted. */
-  if (!lease(ctx, &call, &sets, (double)now + lease_ms, jobs, cap, &claimed)) return REDISMODULE_OK;
+  if (cap > 0 && !lease(ctx, &call, &sets, (double)now + lease_ms, jobs, cap, &claimed)) return REDISMODULE_OK;
   emq_count(ctx, stats, call.keys[4], EMQ_WORD_CLAIMED, counted, claimed_before, (long long)claimed, "claim");
+  if (limits.rate_max > 0) spend(ctx, meta, call.keys[3], credit - (long long)claimed * limits.rate_window_ms, now);
   return reply_jobs(ctx, jobs, claimed);
 }

@@ -42,6 +42,7 @@ void print_json(const std::vector<QueueStats>& all) {
                                 {"counters", counters}};
     // Only when another writer broke a field: the usual shape stays as it was.
     if (!s.problems.empty()) q["problems"] = s.problems;
+    if (!s.limits.empty()) q["limits"] = s.limits;  // only for a queue that has them
     out.push_back(std::move(q));
   }
   std::cout << out.dump(2) << '\n';
@@ -74,6 +75,10 @@ void print_table(const std::vector<QueueStats>& all) {
     t.add(std::move(row));
   }
   t.print(std::cout);
+  // Below the table, only for queues that have them: the usual shape stays.
+  for (const QueueStats& s : all) {
+    if (!s.limits.empty()) std::cout << "limits of " << s.queue << ": " << s.limits << '\n';
+  }
 }
 
 int run_stats(Tool& tool, const StatsArgs& a) {

@@ -98,6 +98,7 @@ int run(int argc, char** argv) {
   add_purge(app, tool);
   add_wait(app, tool);
   add_control(app, tool);
+  add_limit(app, tool);
   add_queues(app, tool);
   add_web(app, tool);
   // Set after the subcommands, which would inherit it otherwise.

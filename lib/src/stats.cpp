@@ -4,12 +4,13 @@
 #include <charconv>
 
 #include "echomq/job_id.h"
+#include "echomq/limits.h"
 
 namespace echomq {
 
 namespace {
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
-constexpr std::size_t kReadsPerQueue = 7;
+constexpr std::size_t kReadsPerQueue = 8;
 
 // An integer reply, or an integer in a string reply; nullopt and a line in
 // `problems` for anything else another writer may have left there.
@@ -45,6 +46,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     reads.push_back({"HGETALL", q.stats});
     reads.push_back({"HGET", q.meta, "paused"});
     reads.push_back({"ZRANGE", q.pending, "0", "0"});
+    reads.push_back(limit_fields_read(q));
   }
   std::vector<Reply> r = x.pipeline(reads);
   std::vector<QueueStats> out;
@@ -73,6 +75,11 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     if (q[6].type == Reply::Type::Array && !q[6].elements.empty()) {
       s.head_pending = q[6].elements[0].str;
       if (auto ms = minted_at_ms(*s.head_pending)) s.head_pending_since_ms = static_cast<std::int64_t>(*ms);
+    }
+    if (!q[7].is_error()) {
+      std::string broken;
+      const std::optional<QueueLimits> l = decode_limit_fields(q[7]).limits(&broken);
+      s.limits = !l ? "broken: " + broken : *l == QueueLimits{} ? "" : describe(*l);
     }
     out.push_back(std::move(s));
   }

@@ -35,6 +35,7 @@ queue           emails
   backoff       500 ms x3, at most 60000 ms, jitter 0.1
   keep          completed 3600 s, dead 86400 s
   idle poll     up to 250 ms
+  limits        none in the config: meta's, if any (emq limit)
   handler       exec ["/bin/cat","--","a b"]
   timeout       45 s, then SIGTERM, SIGKILL after 2 s
   cwd           @GOOD@/files
@@ -49,6 +50,7 @@ queue           thumbs.v2
   backoff       2000 ms x3, at most 60000 ms, jitter 0.1
   keep          completed 0 s, dead 86400 s
   idle poll     up to 1000 ms
+  limits        none in the config: meta's, if any (emq limit)
   handler       pool ["@BIN@/sh","-c","exec cat"]
   timeout       1.5 s, then SIGTERM, SIGKILL after 2 s
   cwd           @GOOD@
@@ -63,6 +65,7 @@ queue           fast_resize
   backoff       500 ms x1.5, at most 60000 ms, jitter 0
   keep          completed 3600 s, dead 86400 s
   idle poll     up to 250 ms
+  limits        none in the config: meta's, if any (emq limit)
   handler       plugin @GOOD@/files/placeholder.so
   config keys   label, nested, quality, ratio, sharpen, sizes
 )";

@@ -12,6 +12,16 @@
 // corruption may break: each emq/1 row's state names the one set holding
 // its id (none when completed).
 //
+// It draws the queue's limits too: max_active, rates, broken limit fields,
+// and before each claim of a queue with a rate, the bucket as the clock
+// left it (full, refilled in part, a clock that stepped back past rate_at,
+// a day of silence, a broken bucket). The two sides never run in the same
+// millisecond, so the bucket is planted with room for the gap: the claim's
+// token count cannot depend on it. Each side's new bucket is checked to
+// the unit against the contract's formula at the time it wrote (rate_at),
+// and across the sides rate_at is a time and rate_credit differs by at
+// most rate_max per millisecond between them.
+//
 // EMQ_DIFF_SEED and EMQ_DIFF_STEPS replay or lengthen a run; the seed and
 // the step count are printed either way.
 #include <gtest/gtest.h>
@@ -22,6 +32,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string>
@@ -40,6 +51,9 @@ namespace {
 constexpr std::int64_t kToleranceMs = 5000;
 constexpr std::int64_t kLong = 3600000;  // never due, never expired during a run
 constexpr const char* kFence = "emq-diff-fence";
+// The most a bucket planted before a claim allows between the reading of
+// the server's clock and either side's claim.
+constexpr std::int64_t kBucketSlackMs = 5000;
 
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
@@ -125,6 +139,40 @@ std::vector<std::string> stranded(const Keyspace& ks, const QueueKeys& q) {
 
 std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); }
 
+std::optional<std::int64_t> integer(const std::map<std::string, std::string>& fields, const std::string& name) {
+  auto it = fields.find(name);
+  if (it == fields.end() || !is_counter(it->second)) return std::nullopt;
+  return std::stoll(it->second);
+}
+
+// The rate's bucket in meta is written at each side's own `now`: rate_at
+// is a time, and rate_credit may differ by rate_max (at most max_rate) per
+// millisecond between the two. Checked here, then taken out of both dumps so that every other
+// byte is compared as it is. "" when the two agree.
+std::string set_bucket_aside(Keyspace& a, Keyspace& b, const QueueKeys& q, std::int64_t tolerance_ms,
+                             std::int64_t max_rate) {
+  auto ma = a.find(q.meta), mb = b.find(q.meta);
+  if (ma == a.end() || mb == b.end()) return "";
+  auto& fa = ma->second.entries;
+  auto& fb = mb->second.entries;
+  const auto ta = integer(fa, "rate_at"), tb = integer(fb, "rate_at");
+  const auto ca = integer(fa, "rate_credit"), cb = integer(fb, "rate_credit");
+  if (!ta || !tb || !ca || !cb) return "";  // compared byte for byte
+  const std::int64_t gap = std::llabs(*ta - *tb);
+  if (gap > tolerance_ms) return "rate_at " + std::to_string(*ta) + " vs " + std::to_string(*tb);
+  // Bounded by the largest rate the run draws: the bucket may outlive its
+  // rate (a rate_max broken later leaves it in place).
+  if (std::llabs(*ca - *cb) > gap * max_rate) {
+    return "rate_credit " + std::to_string(*ca) + " vs " + std::to_string(*cb) + " with rate_at " +
+           std::to_string(*ta) + " vs " + std::to_string(*tb);
+  }
+  for (const char* f : {"rate_at", "rate_credit"}) {
+    fa.erase(f);
+    fb.erase(f);
+  }
+  return "";
+}
+
 // Equal replies; an error of our own (EMQ...) equal to the byte, another
 // server error equal in its code (a script's adds where in the script).
 bool same_reply(const Reply& a, const Reply& b) {
@@ -195,6 +243,7 @@ class Differential : public ::testing::Test {
     return s;
   }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+  std::int64_t pick64(std::int64_t n) { return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng); }
   bool chance(int percent) { return pick(100) < percent; }
 
   static Reply eval(Side& s, const ScriptCall& call) { return s.x.eval_batch({call}).front(); }
@@ -221,6 +270,11 @@ class Differential : public ::testing::Test {
       case 3: plant = {{"HSET", row, "state", "delayed", "lease_epoch", "1.5"}, {"ZADD", q.delayed, "1", id}}; break;
       default: plant = {{"HSET", row, "state", "pending", "attempts", "99999999999999999999"}, {"ZADD", q.pending, "2", id}};
     }
+    return raw_step(std::move(plant));
+  }
+
+  // Plain commands, the same on either side: what no transition writes.
+  static Step raw_step(std::vector<Command> plant) {
     return [plant](Side& s) {
       Reply r;
       r.type = Reply::Type::Array;
@@ -259,15 +313,120 @@ class Differential : public ::testing::Test {
       case 4: plant = {{"DEL", row}, {"SET", row, "no longer a hash"}}; break;
       default: plant = {{"HSET", row, "lane", std::to_string(pick(2001) - 1000)}};  // a lane moved by hand
     }
-    return [plant](Side& s) {
-      Reply r;
-      r.type = Reply::Type::Array;
-      for (Reply& each : s.raw.pipeline(plant)) r.elements.push_back(std::move(each));
-      return r;
+    return raw_step(std::move(plant));
+  }
+
+  // The queue's limits as an operator (or emq limit) sets them: set,
+  // cleared, or broken, so that claim must refuse by name alike on both
+  // sides. A rate set anew comes with an empty bucket state, as emq limit
+  // writes it.
+  Step limits() {
+    static const std::vector<std::string> broken = {"0", "-1", "abc", "1.5", "007", "", "1000001",
+                                                    std::string(30, '9'), " 3", "86400001"};
+    static const std::vector<std::int64_t> windows = {60000, 600000, 3600000, 86400000};
+    switch (pick(8)) {
+      case 0: return raw_step({{"HDEL", q.meta, "max_active", "rate_max", "rate_window_ms", "rate_credit", "rate_at"}});
+      case 1:
+      case 2: return raw_step({{"HSET", q.meta, "max_active", std::to_string(1 + pick(6))}});
+      case 3: return raw_step({{"HDEL", q.meta, "max_active"}});
+      case 4:
+      case 5:
+        return raw_step({{"HSET", q.meta, "rate_max", std::to_string(1 + pick(kMaxRate)), "rate_window_ms",
+                          std::to_string(windows[pick(static_cast<int>(windows.size()))])},
+                         {"HDEL", q.meta, "rate_credit", "rate_at"}});
+      case 6:
+        if (chance(50)) return raw_step({{"HDEL", q.meta, chance(50) ? "rate_max" : "rate_window_ms"}});  // half a rate
+        return raw_step({{"HDEL", q.meta, "rate_max", "rate_window_ms", "rate_credit", "rate_at"}});
+      default: {
+        static const std::vector<std::string> fields = {"max_active", "rate_max", "rate_window_ms"};
+        return raw_step({{"HSET", q.meta, fields[pick(3)], broken[pick(static_cast<int>(broken.size()))]}});
+      }
+    }
+  }
+
+  // The bucket a claim of a queue with a well-formed rate starts from, the
+  // same on both sides, as some clock left it. Each case leaves the token
+  // count the same at any claim time within kBucketSlackMs of now, so the
+  // two sides' replies cannot differ by when they ran; expect_ records
+  // what each side must write (checked by bucket_problem).
+  std::vector<Command> bucket_before_claim() {
+    expect_.reset();
+    Reply m = scripted.raw.command({"HMGET", q.meta, "paused", "max_active", "rate_max", "rate_window_ms"});
+    const auto field = [&](std::size_t i) {
+      return m.elements.size() > i && m.elements[i].type == Reply::Type::String ? m.elements[i].str : std::string();
     };
+    if (field(0) == "1" || (!field(1).empty() && !is_counter(field(1)))) return {};
+    if (!is_counter(field(2)) || !is_counter(field(3))) return {};
+    Bucket b{std::stoll(field(2)), std::stoll(field(3)), std::nullopt, std::nullopt, server_now()};
+    if (b.rate_max < 1 || b.rate_max > kMaxRate || b.window < kBucketSlackMs * (kMaxRate + 1)) return {};
+    const std::int64_t cap = b.rate_max * b.window;
+    std::vector<Command> plant;
+    switch (pick(7)) {
+      case 0: plant = {{"HDEL", q.meta, "rate_credit", "rate_at"}}; break;  // full
+      case 1:  // half a bucket's state is a full bucket
+        plant = {{"HDEL", q.meta, "rate_at"}, {"HSET", q.meta, "rate_credit", std::to_string(pick64(cap + 1))}};
+        break;
+      case 2:  // the server's clock stepped back behind rate_at: no refill
+        b.credit = pick64(cap + 1);
+        b.at = b.now + kLong + pick(1000);
+        break;
+      case 3:  // a window or more of silence: a window's refill, capped
+        b.credit = pick64(cap + 1);
+        b.at = b.now - b.window - pick64(kLong);
+        break;
+      case 4:
+      case 5: {  // refilled in part, whole tokens away from the gap
+        const std::int64_t base = pick64(b.rate_max + 1) * b.window + pick64(b.window - kBucketSlackMs * b.rate_max);
+        const std::int64_t elapsed = std::min(pick64(b.window - kBucketSlackMs), base / b.rate_max);
+        b.credit = base - elapsed * b.rate_max;
+        b.at = b.now - elapsed;
+        break;
+      }
+      default: {  // a broken bucket: refused by name, nothing written
+        static const std::vector<std::pair<std::string, std::string>> bad = {
+            {"rate_credit", "x"}, {"rate_credit", "-1"}, {"rate_credit", "86400000000001"}, {"rate_credit", "2.5"},
+            {"rate_at", "soon"},  {"rate_at", "-5"},     {"rate_at", "1000000000000001"}};
+        const auto& [f, v] = bad[pick(static_cast<int>(bad.size()))];
+        return {{"HSET", q.meta, "rate_credit", "0", "rate_at", std::to_string(b.now)}, {"HSET", q.meta, f, v}};
+      }
+    }
+    if (b.credit) plant = {{"HSET", q.meta, "rate_credit", std::to_string(*b.credit), "rate_at", std::to_string(*b.at)}};
+    expect_ = b;
+    return plant;
+  }
+
+  // What a side's claim wrote to the bucket, against the contract: the
+  // credit at its own now (its rate_at), less a window per job claimed.
+  std::string bucket_problem(const Keyspace& ks, const Reply& reply) const {
+    if (!expect_ || reply.type != Reply::Type::Array) return "";
+    const Bucket& b = *expect_;
+    auto meta = ks.find(q.meta);
+    if (meta == ks.end()) return "no meta after a claim with a rate";
+    const auto at = integer(meta->second.entries, "rate_at");
+    const auto credit = integer(meta->second.entries, "rate_credit");
+    if (!at || !credit) return "no bucket written by a claim with a rate";
+    if (*at < b.now || *at > b.now + kBucketSlackMs) {
+      return "the claim ran at " + std::to_string(*at) + ", outside the planted bucket's slack from " +
+             std::to_string(b.now);
+    }
+    const std::int64_t cap = b.rate_max * b.window;
+    std::int64_t was = cap;
+    if (b.credit) {
+      was = std::min(cap, *b.credit + std::min(std::max<std::int64_t>(*at - *b.at, 0), b.window) * b.rate_max);
+    }
+    const std::int64_t claimed = static_cast<std::int64_t>(reply.elements.size() / 4);
+    if (claimed > was / b.window) return "claimed " + std::to_string(claimed) + " with " + std::to_string(was) + " credit";
+    const std::int64_t left = was - claimed * b.window;
+    if (*credit != left) return "rate_credit " + std::to_string(*credit) + ", the contract says " + std::to_string(left);
+    return "";
   }
 
   Step next_step() {
+    expect_.reset();
+    if (chance(6)) {
+      ++limits_steps_;
+      return limits();
+    }
     const int roll = pick(100);
     if (roll < 16) {
       std::string id = ids.empty() || chance(80) ? new_id() : ids[pick(static_cast<int>(ids.size()))];
@@ -287,7 +446,9 @@ class Differential : public ::testing::Test {
     if (roll < 42) {
       ClaimArgs a{chance(30) ? 1 : kLong, 1 + pick(4), pick(4)};
       ScriptCall call = claim_call(q, a);
-      return [this, call](Side& s) {
+      std::vector<Command> bucket = bucket_before_claim();
+      return [this, call, bucket](Side& s) {
+        if (!bucket.empty()) s.raw.pipeline(bucket);
         Reply r = eval(s, call);
         if (&s == &scripted && r.type == Reply::Type::Array) {
           for (std::size_t i = 0; i + 3 < r.elements.size(); i += 4) {
@@ -367,6 +528,17 @@ class Differential : public ::testing::Test {
   std::vector<std::string> ids;
   std::vector<Lease> leases;
 
+  // A claim step's bucket, planted before it: absent fields are a full one.
+  struct Bucket {
+    std::int64_t rate_max = 0, window = 0;
+    std::optional<std::int64_t> credit, at;
+    std::int64_t now = 0;  // the server's clock when it was planted
+  };
+  static constexpr std::int64_t kMaxRate = 10;
+  std::optional<Bucket> expect_;
+  // What the run met of the limits, for its closing line.
+  int rate_claims_ = 0, limit_refusals_ = 0, limits_steps_ = 0;
+
  private:
   int next_id_ = 1;
 };
@@ -400,14 +572,24 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     const std::string where = "step " + std::to_string(n) + " of seed " + std::to_string(seed);
     ASSERT_TRUE(same_reply(a, b)) << where << ": scripted " << show_reply(a) << ", native " << show_reply(b);
     ASSERT_EQ(events[0], events[1]) << where << ": the keyspace events differ";
-    const Keyspace ka = dump_keyspace(scripted.raw), kb = dump_keyspace(native.raw);
+    Keyspace ka = dump_keyspace(scripted.raw), kb = dump_keyspace(native.raw);
+    const std::string bucket_a = bucket_problem(ka, a), bucket_b = bucket_problem(kb, b);
+    ASSERT_TRUE(bucket_a.empty()) << where << ": scripted: " << bucket_a;
+    ASSERT_TRUE(bucket_b.empty()) << where << ": native: " << bucket_b;
+    const std::string bucket = set_bucket_aside(ka, kb, q, kToleranceMs, kMaxRate);
+    ASSERT_TRUE(bucket.empty()) << where << ": the buckets differ: " << bucket;
     std::vector<std::string> diff = keyspace_diff(ka, kb, kToleranceMs);
     ASSERT_TRUE(diff.empty()) << where << ": the keyspaces differ, first: " << diff.front() << " (" << diff.size()
                               << " in all); last reply " << show_reply(a);
+    if (expect_ && a.type == Reply::Type::Array) ++rate_claims_;
+    if (a.type == Reply::Type::Error && a.str.find("EMQARG " + q.meta) != std::string::npos) ++limit_refusals_;
     std::vector<std::string> lost = stranded(ka, q);
     ASSERT_TRUE(lost.empty()) << where << ": " << lost.front() << " (" << lost.size() << " rows in all); last reply "
                               << show_reply(a);
   }
+  std::printf("differential: %d limits steps, %d claims under a rate checked to the unit, %d claims refused for a "
+              "broken limit\n",
+              limits_steps_, rate_claims_, limit_refusals_);
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

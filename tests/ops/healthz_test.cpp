@@ -29,7 +29,18 @@ using std::chrono::seconds;
 const Clock::time_point t0 = Clock::now();
 
 Health::Loop loop_at(const std::string& queue, Clock::time_point last, milliseconds allowed = seconds(6)) {
-  return {queue, [last] { return last; }, allowed, {}};
+  return {queue, [last] { return last; }, allowed, {}, {}};
+}
+
+TEST(Health, BrokenLimitsMakeItUnhealthyNamingTheQueueAndTheField) {
+  Health::Loop partner = loop_at("partner", t0);
+  partner.limit_problem = [] { return std::string("emq:{partner}:meta max_active must be an integer in 1..1000000"); };
+  Health h({loop_at("emails", t0), partner}, [] { return std::string(); });
+  HealthVerdict v = h.check(t0 + seconds(1));
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.reason, "queue partner claims nothing, its limits are broken: emq:{partner}:meta max_active must be an "
+                      "integer in 1..1000000");
+  EXPECT_TRUE(h.loops(t0 + seconds(1)).healthy) << "no reason for the watchdog to restart the daemon";
 }
 
 TEST(Health, OkWhileTheServerAnswersAndEveryLoopTurns) {

@@ -151,6 +151,7 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_valkey_errors_total", "counter"},      {"emq_valkey_script_loads_total", "counter"},
     {"emq_build_info", "gauge"},                 {"emq_handler_up", "gauge"},
     {"emq_flow_children_done_total", "counter"}, {"emq_flow_orphans", "gauge"},
+    {"emq_queue_limited_total", "counter"},
 };
 
 // A scrape with something in every family, fetched over the socket.

@@ -21,6 +21,9 @@ struct QueueStats {
   std::int64_t delayed = 0;
   std::int64_t dead = 0;
   bool paused = false;
+  // The queue's limits in meta (claim enforces them): "" when none, else
+  // "max_active 20, rate 100/1000ms", or "broken: <why>".
+  std::string limits;
   // claimed, completed, retried, dead, reaped, released (absent ones are 0)
   std::map<std::string, std::int64_t> counters;
   // The next job a claim would take, if any (its minted id dates it).

@@ -1,0 +1,112 @@
+// emq limit QUEUE [--max-active N|off] [--rate N/PERIOD|off]: a queue's
+// limits in its meta, which claim enforces for every daemon at once.
+#include <iostream>
+#include <memory>
+#include <regex>
+
+#include "echomq/limits.h"
+#include "emq/output.h"
+#include "emq/tool.h"
+
+namespace echomq::cli {
+
+namespace {
+
+struct LimitArgs {
+  std::string queue;
+  std::string max_active;  // "" unchanged, "off", or N
+  std::string rate;        // "" unchanged, "off", or N/PERIOD
+};
+
+// N, or "off"; a usage error naming the option otherwise.
+std::optional<std::int64_t> max_active_of(const std::string& text) {
+  if (text == "off") return std::nullopt;
+  static const std::regex kNumber("[1-9][0-9]{0,6}");
+  if (std::regex_match(text, kNumber) && std::stoll(text) <= 1000000) return std::stoll(text);
+  throw Error(ErrorKind::Invalid, "--max-active", "expected 1..1000000 or off, got '" + text + "'");
+}
+
+// N/PERIOD (100/1s, 5/500ms, 1000/m), or "off".
+std::optional<RateLimit> rate_of(const std::string& text) {
+  if (text == "off") return std::nullopt;
+  static const std::regex kRate("([1-9][0-9]{0,6})/([0-9]{0,8})(ms|s|m|h)");
+  std::smatch p;
+  if (std::regex_match(text, p, kRate)) {
+    const std::int64_t unit = p[3] == "ms" ? 1 : p[3] == "s" ? 1000 : p[3] == "m" ? 60000 : 3600000;
+    const RateLimit r{std::stoll(p[1]), (p[2].length() == 0 ? 1 : std::stoll(p[2])) * unit};
+    if (r.max <= 1000000 && r.window_ms >= 1 && r.window_ms <= 86400000) return r;
+  }
+  throw Error(ErrorKind::Invalid, "--rate",
+              "expected N/PERIOD such as 100/1s, 5/500ms or 1000/m (N 1..1000000, PERIOD 1ms..24h), or off; got '" +
+                  text + "'");
+}
+
+void show(Executor& x, const QueueKeys& q) {
+  std::vector<Reply> r = x.pipeline({limit_fields_read(q), {"ZCARD", q.active}, {"TIME"}});
+  const LimitFields f = decode_limit_fields(r[0]);
+  std::string broken;
+  const std::optional<QueueLimits> l = f.limits(&broken);
+  std::cout << "queue       " << q.queue << '\n';
+  if (!l) {
+    std::cout << "limits      broken: " << broken << " (claims stop until mended: set them again here)\n";
+    return;
+  }
+  std::cout << "max_active  " << (l->max_active ? std::to_string(*l->max_active) : "off") << " (active now "
+            << r[1].integer << ")\n";
+  if (!l->rate) {
+    std::cout << "rate        off\n";
+    return;
+  }
+  std::cout << "rate        " << l->rate->max << " per " << l->rate->window_ms << " ms\n";
+  if (!f.rate_credit || !f.rate_at) {
+    std::cout << "bucket      full (" << l->rate->max << " tokens)\n";
+    return;
+  }
+  const std::int64_t credit = std::stoll(*f.rate_credit), at = std::stoll(*f.rate_at);
+  const std::int64_t now = r[2].elements.size() == 2 ? std::stoll(r[2].elements[0].str) * 1000 +
+                                                           std::stoll(r[2].elements[1].str) / 1000
+                                                     : at;
+  const std::int64_t elapsed = std::min(std::max<std::int64_t>(now - at, 0), l->rate->window_ms);
+  const std::int64_t refilled = std::min(l->rate->max * l->rate->window_ms, credit + elapsed * l->rate->max);
+  std::cout << "bucket      " << refilled / l->rate->window_ms << " whole tokens now (" << credit / l->rate->window_ms
+            << " at the last claim, " << iso_time(at) << ")\n";
+}
+
+int run_limit(Tool& tool, const LimitArgs& a) {
+  QueueKeys q(a.queue);
+  Executor x(tool.options());
+  if (a.max_active.empty() && a.rate.empty()) {
+    show(x, q);
+    return kExitOk;
+  }
+  const LimitFields f = decode_limit_fields(x.command(limit_fields_read(q)));
+  std::string broken;
+  const std::optional<QueueLimits> was = f.limits(&broken);
+  if (!was) say("note: the limits in " + q.meta + " were broken (" + broken + "); what is not set now is off");
+  QueueLimits want = was.value_or(QueueLimits{});
+  if (!a.max_active.empty()) want.max_active = max_active_of(a.max_active);
+  if (!a.rate.empty()) want.rate = rate_of(a.rate);
+  const QueueLimits before = was.value_or(QueueLimits{});
+  for (const Reply& r : x.pipeline(limits_write(q, before, want))) {
+    if (r.is_error()) throw error_from_reply("limit", r.str);
+  }
+  std::cout << "limits of " << q.queue << ": " << describe(want)
+            << (want.rate && want.rate != before.rate ? " (the bucket starts full)" : "") << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_limit(CLI::App& app, Tool& tool) {
+  auto a = std::make_shared<LimitArgs>();
+  CLI::App* sub = app.add_subcommand("limit", "show or set a queue's limits, for every daemon at once");
+  sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
+  sub->add_option("--max-active", a->max_active, "jobs holding a lease at once, across every daemon, or off")
+      ->type_name("N|off");
+  sub->add_option("--rate", a->rate, "claims per period, e.g. 100/1s, or off")->type_name("N/PERIOD|off");
+  sub->footer("Without options it shows the limits and the rate's bucket. A changed rate starts a full bucket. "
+              "A daemon whose config has limits: writes them again at its start.");
+  sub->callback([&tool, a] { tool.run = [&tool, a] { return run_limit(tool, *a); }; });
+}
+
+}  // namespace echomq::cli

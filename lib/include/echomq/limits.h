@@ -1,0 +1,57 @@
+// A queue's limits (PROTOCOL.md, "Limits"): max_active and a rate, in
+// emq:{q}:meta, which claim enforces for every speaker. Here they are read
+// and written with plain commands, by the daemon (config at start, and the
+// read behind each claim that says why a claim came back short) and by
+// `emq limit`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "echomq/connection.h"
+#include "echomq/keyspace.h"
+
+namespace echomq {
+
+struct RateLimit {
+  std::int64_t max = 0;        // claims per window, 1..1,000,000
+  std::int64_t window_ms = 0;  // 1..86,400,000
+  bool operator==(const RateLimit& o) const { return max == o.max && window_ms == o.window_ms; }
+  bool operator!=(const RateLimit& o) const { return !(*this == o); }
+};
+
+struct QueueLimits {
+  std::optional<std::int64_t> max_active;  // 1..1,000,000
+  std::optional<RateLimit> rate;
+  bool operator==(const QueueLimits& o) const { return max_active == o.max_active && rate == o.rate; }
+  bool operator!=(const QueueLimits& o) const { return !(*this == o); }
+};
+
+// meta's limit fields as read (nullopt: absent), the bucket included.
+struct LimitFields {
+  std::optional<std::string> max_active, rate_max, rate_window_ms, rate_credit, rate_at;
+
+  // The limits they hold; nullopt when one is broken, with why (claim's
+  // words: "max_active must be an integer in 1..1000000") in *broken.
+  std::optional<QueueLimits> limits(std::string* broken = nullptr) const;
+  // The bucket's whole tokens and the time to the next one, after the
+  // claim that wrote it (rate_credit read right after it): 0 ms when a
+  // token is there; nullopt without a well-formed rate and bucket.
+  std::optional<std::int64_t> ms_to_next_token() const;
+};
+
+// HMGET meta max_active rate_max rate_window_ms rate_credit rate_at.
+Command limit_fields_read(const QueueKeys& q);
+LimitFields decode_limit_fields(const Reply& r);
+
+// The commands that make meta hold `want`: HSET what is set, HDEL what is
+// off. A rate that differs from `was` also deletes the bucket (a full
+// bucket at the new rate).
+std::vector<Command> limits_write(const QueueKeys& q, const QueueLimits& was, const QueueLimits& want);
+
+// "max_active 20, rate 100/1000ms", or "none".
+std::string describe(const QueueLimits& l);
+
+}  // namespace echomq

@@ -1,0 +1,112 @@
+#include "echomq/limits.h"
+
+#include <charconv>
+
+namespace echomq {
+
+namespace {
+
+// The server's integer form, as claim reads a limit field: no sign but a
+// minus, no leading zero, at most 18 characters.
+std::optional<std::int64_t> strict_int(const std::optional<std::string>& s) {
+  if (!s || s->empty() || s->size() > 18) return std::nullopt;
+  const std::string& v = *s;
+  const std::size_t digits = v[0] == '-' ? 1 : 0;
+  if (v.size() == digits || (v[digits] == '0' && v.size() > digits + 1) || (digits == 1 && v[1] == '0')) {
+    return std::nullopt;
+  }
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+std::optional<std::int64_t> in_range(const std::optional<std::string>& s, std::int64_t lo, std::int64_t hi) {
+  std::optional<std::int64_t> n = strict_int(s);
+  return n && *n >= lo && *n <= hi ? n : std::nullopt;
+}
+
+std::optional<std::string> field(const Reply& r, std::size_t i) {
+  if (r.type != Reply::Type::Array || i >= r.elements.size() || r.elements[i].type != Reply::Type::String) {
+    return std::nullopt;
+  }
+  return r.elements[i].str;
+}
+
+}  // namespace
+
+std::optional<QueueLimits> LimitFields::limits(std::string* broken) const {
+  auto refuse = [&](const std::string& why) -> std::optional<QueueLimits> {
+    if (broken != nullptr) *broken = why;
+    return std::nullopt;
+  };
+  QueueLimits l;
+  if (max_active) {
+    l.max_active = in_range(max_active, 1, 1000000);
+    if (!l.max_active) return refuse("max_active must be an integer in 1..1000000");
+  }
+  const auto m = in_range(rate_max, 1, 1000000), w = in_range(rate_window_ms, 1, 86400000);
+  if (rate_max && !m) return refuse("rate_max must be an integer in 1..1000000");
+  if (rate_window_ms && !w) return refuse("rate_window_ms must be an integer in 1..86400000");
+  if (m && !w) return refuse("rate_window_ms must be set with rate_max");
+  if (w && !m) return refuse("rate_max must be set with rate_window_ms");
+  if (!m) return l;
+  l.rate = RateLimit{*m, *w};
+  if (rate_credit && !in_range(rate_credit, 0, 86400000000000)) {
+    return refuse("rate_credit must be an integer in 0..86400000000000 (delete it for a full bucket)");
+  }
+  if (rate_at && !in_range(rate_at, 0, 1000000000000000)) {
+    return refuse("rate_at must be an integer in 0..1000000000000000 (delete it for a full bucket)");
+  }
+  return l;
+}
+
+std::optional<std::int64_t> LimitFields::ms_to_next_token() const {
+  const std::optional<QueueLimits> l = limits();
+  const std::optional<std::int64_t> credit = in_range(rate_credit, 0, 86400000000000);
+  if (!l || !l->rate) return std::nullopt;
+  if (!credit) return 0;  // no bucket yet: a full one
+  const std::int64_t missing = l->rate->window_ms - *credit;
+  if (missing <= 0) return 0;
+  return (missing + l->rate->max - 1) / l->rate->max;
+}
+
+Command limit_fields_read(const QueueKeys& q) {
+  return {"HMGET", q.meta, "max_active", "rate_max", "rate_window_ms", "rate_credit", "rate_at"};
+}
+
+LimitFields decode_limit_fields(const Reply& r) {
+  return {field(r, 0), field(r, 1), field(r, 2), field(r, 3), field(r, 4)};
+}
+
+std::vector<Command> limits_write(const QueueKeys& q, const QueueLimits& was, const QueueLimits& want) {
+  Command set{"HSET", q.meta}, del{"HDEL", q.meta};
+  if (want.max_active) {
+    set.insert(set.end(), {"max_active", std::to_string(*want.max_active)});
+  } else {
+    del.push_back("max_active");
+  }
+  if (want.rate) {
+    set.insert(set.end(), {"rate_max", std::to_string(want.rate->max), "rate_window_ms",
+                           std::to_string(want.rate->window_ms)});
+  } else {
+    del.insert(del.end(), {"rate_max", "rate_window_ms"});
+  }
+  if (want.rate != was.rate) del.insert(del.end(), {"rate_credit", "rate_at"});
+  std::vector<Command> out;
+  if (set.size() > 2) out.push_back(std::move(set));
+  if (del.size() > 2) out.push_back(std::move(del));
+  return out;
+}
+
+std::string describe(const QueueLimits& l) {
+  std::string out;
+  if (l.max_active) out = "max_active " + std::to_string(*l.max_active);
+  if (l.rate) {
+    out += (out.empty() ? "" : ", ") + std::string("rate ") + std::to_string(l.rate->max) + "/" +
+           std::to_string(l.rate->window_ms) + "ms";
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace echomq

@@ -1,0 +1,161 @@
+// A queue's limits across real daemons: max_active and a rate hold however
+// many emqd processes claim, a queue waiting for tokens does not poll, and
+// a broken limit stops the queue and says so.
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "fault_fixture.h"
+#include "http_client.h"
+
+namespace echomq::test {
+namespace {
+
+class Limits : public Faults {
+ protected:
+  void set_meta(const std::string& queue, const std::vector<std::string>& fields_and_values) {
+    Command c{"HSET", QueueKeys(queue).meta};
+    c.insert(c.end(), fields_and_values.begin(), fields_and_values.end());
+    ASSERT_FALSE(x.command(c).is_error());
+  }
+  std::int64_t server_ms() { return x.server_time_ms(); }
+  std::int64_t calls_of(const std::string& command) {
+    Reply r = x.command({"INFO", "commandstats"});
+    const std::string key = "cmdstat_" + command + ":calls=";
+    const std::size_t at = r.str.find(key);
+    return at == std::string::npos ? 0 : std::stoll(r.str.substr(at + key.size()));
+  }
+  std::vector<std::unique_ptr<EmqdProcess>> start_daemons(int n, const std::string& queue_yaml,
+                                                          std::vector<int>* ports = nullptr) {
+    std::vector<std::unique_ptr<EmqdProcess>> out;
+    for (int i = 0; i < n; ++i) {
+      FaultSettings f;
+      if (ports != nullptr) f.metrics_port = ports->at(i);
+      out.push_back(start_ready(fault_config_head(server.url(), f) + queue_yaml));
+      EXPECT_TRUE(out.back()) << "daemon " << i;
+    }
+    return out;
+  }
+};
+
+// The handler's record: "s <ns>" when a job starts, "e <ns>" when it ends.
+struct Interval {
+  std::int64_t start = 0, end = 0;
+};
+std::vector<Interval> read_intervals(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, Interval> by_job;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string kind, job;
+    std::int64_t ns = 0;
+    words >> kind >> ns >> job;
+    (kind == "s" ? by_job[job].start : by_job[job].end) = ns;
+  }
+  std::vector<Interval> out;
+  for (auto& [job, i] : by_job) out.push_back(i);
+  return out;
+}
+
+// The most jobs running at once, and the time-weighted mean while the
+// first job ran until the last one started (work was pending throughout).
+std::pair<int, double> overlap(const std::vector<Interval>& jobs) {
+  std::vector<std::pair<std::int64_t, int>> events;
+  std::int64_t last_start = 0;
+  for (const Interval& i : jobs) {
+    events.push_back({i.start, +1});
+    events.push_back({i.end, -1});
+    last_start = std::max(last_start, i.start);
+  }
+  std::sort(events.begin(), events.end());  // at one instant, ends (-1) before starts
+  int now = 0, most = 0;
+  double weighted = 0;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    now += events[k].second;
+    most = std::max(most, now);
+    if (k + 1 < events.size() && events[k + 1].first <= last_start) {
+      weighted += static_cast<double>(now) * static_cast<double>(events[k + 1].first - events[k].first);
+    }
+  }
+  const double span = static_cast<double>(last_start - events.front().first);
+  return {most, span > 0 ? weighted / span : 0};
+}
+
+TEST_F(Limits, ThreeDaemonsOfEightSlotsRunAtMostMaxActiveJobsAtOnce) {
+  const std::string record = server.dir() + "/intervals";
+  const int kJobs = 60;
+  set_meta("capped", {"max_active", "5"});
+  auto daemons = start_daemons(
+      3, "  - name: capped\n    concurrency: 8\n    limits: { max_active: 5 }\n    handler:\n      type: exec\n"
+         "      command: [\"/bin/sh\", \"-c\", \"echo \\\"s $(date +%s%N) $EMQ_JOB_ID\\\" >> \\\"$REC\\\"; sleep 0.25; "
+         "echo \\\"e $(date +%s%N) $EMQ_JOB_ID\\\" >> \\\"$REC\\\"\"]\n      env: { REC: \"" + record + "\" }\n");
+  put_many("capped", kJobs);
+  ASSERT_TRUE(all_completed(x, "capped", kJobs, seconds(120))) << daemons[0]->log();
+  std::vector<Interval> jobs = read_intervals(record);
+  ASSERT_EQ(jobs.size(), static_cast<std::size_t>(kJobs));
+  auto [most, mean] = overlap(jobs);
+  EXPECT_LE(most, 5) << "max_active 5 across three daemons of 8 slots";
+  EXPECT_GE(mean, 4.0) << "the five places should be taken most of the time while jobs wait";
+  report_figures("max_active 5, 3 daemons x 8 slots", "most_at_once=" + std::to_string(most) +
+                                                          " mean_while_pending=" + std::to_string(mean));
+}
+
+TEST_F(Limits, ARateHoldsAcrossThreeDaemonsWithoutPolling) {
+  set_meta("paced", {"rate_max", "50", "rate_window_ms", "1000"});
+  auto daemons = start_daemons(3, "  - name: paced\n    concurrency: 8\n    limits: { rate: { max: 50, per: 1s } }\n"
+                                  "    handler: { type: exec, command: [\"/bin/true\"] }\n");
+  const std::int64_t hmget_before = calls_of("hmget");
+  const std::int64_t began = server_ms();
+  put_many("paced", 1000);
+  std::this_thread::sleep_for(seconds(6));
+  const std::int64_t hmget = calls_of("hmget") - hmget_before;
+  QueueStats s = stats_of("paced");
+  const std::int64_t claimed = s.counters["claimed"], completed = s.counters["completed"];
+  const double elapsed_s = static_cast<double>(server_ms() - began) / 1000.0;
+  // INFO counts the commands scripts call too: HMGET once in claim.lua,
+  // once in the daemon's read behind each claim, once in complete.lua per
+  // job (the server runs these scripts: no module loaded here).
+  const std::int64_t round_trips = (hmget - completed) / 2;
+  // A full bucket of 50, then 50 a second.
+  const double bound = 50 + 50 * elapsed_s;
+  EXPECT_LE(claimed, bound + 1) << "over " << elapsed_s << " s";
+  EXPECT_GE(claimed, 50 + 50 * (elapsed_s - 0.5) - 1) << "the daemons should use the tokens as they come";
+  const double per_token = static_cast<double>(round_trips) / static_cast<double>(std::max<std::int64_t>(claimed, 1));
+  // About one claim per daemon per token: each sleeps until the next one.
+  EXPECT_LE(per_token, 4.0) << round_trips << " claims for " << claimed << " jobs: the daemons poll";
+  report_figures("rate 50/s, 3 daemons x 8 slots, 6 s",
+                 "claimed=" + std::to_string(claimed) + " bound=" + std::to_string(bound) +
+                     " claims_per_job=" + std::to_string(per_token));
+}
+
+TEST_F(Limits, ABrokenLimitStopsTheQueueSaysSoAndResumesWhenMended) {
+  std::vector<int> ports = {free_loopback_port()};
+  set_meta("broken", {"max_active", "lots"});
+  auto daemons = start_daemons(
+      1, "  - name: broken\n    concurrency: 2\n    handler: { type: exec, command: [\"/bin/true\"] }\n", &ports);
+  put_many("broken", 5);
+  ASSERT_TRUE(daemons[0]->wait_log("claims nothing until its limits are mended", seconds(10))) << daemons[0]->log();
+  HttpAnswer health = http_get(ports[0], "/healthz");
+  EXPECT_EQ(health.status, 503) << health.body;
+  EXPECT_NE(health.body.find("queue broken"), std::string::npos) << health.body;
+  EXPECT_NE(health.body.find("max_active must be an integer"), std::string::npos) << health.body;
+  // Refusals go on at the poll's pace, logged once.
+  std::this_thread::sleep_for(milliseconds(500));
+  const std::string log = daemons[0]->log();
+  std::size_t lines = 0;
+  for (std::size_t at = log.find("claims nothing until"); at != std::string::npos;
+       at = log.find("claims nothing until", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_EQ(stats_of("broken").counters["claimed"], 0);
+
+  set_meta("broken", {"max_active", "2"});
+  ASSERT_TRUE(all_completed(x, "broken", 5, seconds(20))) << daemons[0]->log();
+  EXPECT_TRUE(daemons[0]->wait_log("claiming resumes", seconds(5)));
+  EXPECT_TRUE(wait_for([&] { return http_get(ports[0], "/healthz").status == 200; }, seconds(10)));
+}
+
+}  // namespace
+}  // namespace echomq::test
