@@ -111,13 +111,6 @@ std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view re
   return std::make_pair(std::string(queue), std::string(id));
 }
 
-Command flows_flag_read(const QueueKeys& q) { return {"HGET", q.meta, "flows"}; }
-
-FlowMode decode_flows_flag(const Reply& r) {
-  throw_if_error(r, "flows flag");
-  return r.type == Reply::Type::String && r.str == "1" ? FlowMode::Flow : FlowMode::Plain;
-}
-
 const char* to_string(ChildOutcome o) { return o == ChildOutcome::Completed ? "completed" : "dead"; }
 
 const char* to_string(ChildDoneResult r) {

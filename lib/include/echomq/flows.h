@@ -60,12 +60,6 @@ FlowJob enqueue_flow(Executor& x, const FlowNode& root);
 // colon, an id past the wire's gate).
 std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view ref);
 
-// meta's flows flag, for the pipeline right after a claim: a child can only
-// be claimed once enqueue_child set the flag, so a read after the claim
-// never misses it. Flow once set; the flag is never cleared.
-Command flows_flag_read(const QueueKeys& q);
-FlowMode decode_flows_flag(const Reply& r);
-
 // A child's outcome as its parent records it.
 enum class ChildOutcome { Completed, Dead };
 const char* to_string(ChildOutcome o);
