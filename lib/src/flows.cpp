@@ -138,8 +138,11 @@ ChildDoneResult decode_child_done(const Reply& r) {
   return static_cast<ChildDoneResult>(n);
 }
 
-ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms) {
-  return {Script::OutboxAck, {q.row(id), q.outbox}, {std::string(id), num(keep_ms)}};
+ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms,
+                           std::optional<std::int64_t> read_score) {
+  ScriptCall call{Script::OutboxAck, {q.row(id), q.outbox}, {std::string(id), num(keep_ms)}};
+  if (read_score) call.args.push_back(num(*read_score));
+  return call;
 }
 
 bool decode_outbox_ack(const Reply& r) { return integer_of(r, "outbox_ack") == 1; }
