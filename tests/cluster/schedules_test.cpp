@@ -52,6 +52,7 @@ TEST_F(ClusterSchedules, TwoDaemonsFireOneJobPerTickOnTheQueuesShard) {
   ASSERT_FALSE(fires.empty());
   EXPECT_EQ(shard.command({"HGET", QueueKeys(ticks).cron, "beat"}).str,
             std::to_string(fires.rbegin()->first) + ":" + fires.rbegin()->second);
+  EXPECT_EQ(shard.command({"HEXISTS", QueueKeys(ticks).schedules, "beat"}).integer, 1) << "the definition, published";
   report_figures("cluster every: 1s, 2 daemons", "ticks=" + std::to_string(fires.size()) +
                                                      " rows=" + std::to_string(rows.size()) + " fired_by_a=" +
                                                      std::to_string(fires_logged(a.log()).size()) + " fired_by_b=" +
