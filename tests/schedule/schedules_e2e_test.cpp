@@ -24,6 +24,7 @@
 
 #include "echomq/connection.h"
 #include "emqd_process.h"
+#include "schedule_ledger.h"
 #include "valkey_server.h"
 #include "wait_for.h"
 
@@ -107,25 +108,8 @@ std::set<std::string> scheduled_rows(const ValkeyServer& server, const std::stri
 // The ticks a daemon's log says it enqueued.
 std::set<std::int64_t> fired_in_log(const std::string& log) {
   std::set<std::int64_t> out;
-  std::regex fired("fired the tick at ([0-9]+) ms");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), fired); it != std::sregex_iterator(); ++it)
-    out.insert(std::stoll((*it)[1].str()));
+  for (const auto& [tick, id] : fires_logged(log)) out.insert(tick);
   return out;
-}
-
-// Every row is one marker value's job and back, the ticks 1 s apart.
-void expect_one_job_per_tick(const std::map<std::int64_t, std::string>& fires, const std::set<std::string>& rows) {
-  ASSERT_FALSE(fires.empty());
-  std::set<std::string> ids;
-  for (const auto& [tick, id] : fires) ids.insert(id);
-  EXPECT_EQ(ids.size(), fires.size()) << "one job answered two ticks";
-  EXPECT_EQ(ids, rows) << "rows and fires differ";
-  std::int64_t previous = fires.begin()->first - 1000;
-  for (const auto& [tick, id] : fires) {
-    EXPECT_EQ(tick % 1000, 0) << tick;
-    EXPECT_EQ(tick - previous, 1000) << "a gap or a stray tick before " << tick;
-    previous = tick;
-  }
 }
 
 TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
@@ -248,6 +232,51 @@ TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
   ASSERT_TRUE(wait_for([&] { unfinished(); return completed() >= 3; }, 60s)) << a.log();
   EXPECT_LE(most, 1);
   EXPECT_NE((a.log() + b.log()).find("skipped the tick"), std::string::npos);
+}
+
+// The native executor runs the six core transitions as module commands;
+// enqueue_cron has none and goes as a script. Two daemons on a server with
+// the module fire one job per tick, which they then claim and complete
+// natively; INFO commandstats shows both paths taken.
+TEST(SchedulesE2E, ScheduleFiresAsAScriptBesideTheNativeExecutor) {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  ValkeyServer server(o);
+  const std::string yaml = "valkey: { url: \"" + server.url() + "\", executor: native }\n"
+                           "metrics: { listen: \"\" }\n"
+                           "queues:\n"
+                           "  - name: ticks\n"
+                           "    keep_completed_s: 600\n"
+                           "    handler: { type: exec, command: [/bin/true] }\n"
+                           "schedules:\n"
+                           "  - { name: beat, queue: ticks, every: 1s }\n";
+  Connection c = Connection::open(server.options());
+  // The rows the schedule made, and those of them completed.
+  auto rows = [&](bool only_completed) {
+    std::set<std::string> out;
+    for (const Reply& k : c.command({"KEYS", "emq:{ticks}:job:*"}).elements) {
+      if (c.command({"HGET", k.str, "schedule"}).str != "beat") continue;
+      if (only_completed && c.command({"HGET", k.str, "state"}).str != "completed") continue;
+      out.insert(k.str.substr(std::string("emq:{ticks}:job:").size()));
+    }
+    return out;
+  };
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  ASSERT_TRUE(a.wait_ready()) << a.log();
+  ASSERT_TRUE(b.wait_ready()) << b.log();
+  ASSERT_TRUE(wait_for([&] { return rows(true).size() >= 6; }, 60s)) << a.log() << b.log();
+  a.signal(SIGTERM);
+  b.signal(SIGTERM);
+  ASSERT_EQ(a.wait_exit(30s), 0) << a.log();
+  ASSERT_EQ(b.wait_exit(30s), 0) << b.log();
+
+  EXPECT_NE(a.log().find("executor native"), std::string::npos) << a.log();
+  EXPECT_NE(b.log().find("executor native"), std::string::npos) << b.log();
+  expect_one_job_per_tick(one_fire_per_tick({a.log(), b.log()}), rows(false));
+  const std::string stats = c.command({"INFO", "commandstats"}).str;
+  for (const char* used : {"cmdstat_emq.claim:", "cmdstat_emq.complete:", "cmdstat_evalsha:"})
+    EXPECT_NE(stats.find(used), std::string::npos) << used << " never called:\n" << stats;
 }
 
 // emq schedules and emq schedules fire, on a definition as a daemon
