@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -126,13 +127,16 @@ std::int64_t log_clock_skew_s(const EmqdProcess& daemon, Connection& c) {
   const std::int64_t now_s = server_ms(c) / 1000;
   const std::string log = daemon.log();
   const std::size_t ready = log.find(" ready:");
-  if (ready == std::string::npos) return 0;
-  const std::size_t start = log.rfind('\n', ready) == std::string::npos ? 0 : log.rfind('\n', ready) + 1;
+  const std::size_t newline = ready == std::string::npos ? std::string::npos : log.rfind('\n', ready);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  const std::string line = ready == std::string::npos ? "" : log.substr(start, ready - start);
   std::smatch m;
-  const std::string line = log.substr(start, ready - start);
-  if (!std::regex_match(line, m, std::regex(R"((.{19})\.[0-9]{3}([+-])([0-9]{2}):([0-9]{2}) .*)"))) return 0;
   std::tm tm{};
-  if (strptime(m[1].str().c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
+  if (!std::regex_match(line, m, std::regex(R"((.{19})\.[0-9]{3}([+-])([0-9]{2}):([0-9]{2}) .*)")) ||
+      strptime(m[1].str().c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) {
+    ADD_FAILURE() << "no stamped ready: line in\n" << log;
+    return std::numeric_limits<int>::min();  // far from any skew expected
+  }
   const std::int64_t zone_s = (m[2].str() == "-" ? -1 : 1) * (std::stoll(m[3].str()) * 3600 + std::stoll(m[4].str()) * 60);
   return static_cast<std::int64_t>(timegm(&tm)) - zone_s - now_s;
 }
