@@ -137,7 +137,8 @@ std::int64_t log_clock_skew_s(const EmqdProcess& daemon, Connection& c) {
     ADD_FAILURE() << "no stamped ready: line in\n" << log;
     return std::numeric_limits<int>::min();  // far from any skew expected
   }
-  const std::int64_t zone_s = (m[2].str() == "-" ? -1 : 1) * (std::stoll(m[3].str()) * 3600 + std::stoll(m[4].str()) * 60);
+  const std::int64_t zone_s =
+      (m[2].str() == "-" ? -1 : 1) * (std::stoll(m[3].str()) * 3600 + std::stoll(m[4].str()) * 60);
   return static_cast<std::int64_t>(timegm(&tm)) - zone_s - now_s;
 }
 
