@@ -2,7 +2,8 @@
 // (config_schema.cpp). The loader's known-key check, its "did you mean" and
 // "belongs under" advice, the keys each handler type reads, the plain keys'
 // types, ranges and targets, and the tests that hold docs/configuration.md,
-// config/emqd.example.yaml and fuzz/config.dict to the loader all read it.
+// config/emqd.example.yaml to the loader, and the fuzzer's dictionary
+// (fuzz/config_dictionary.cpp), all read it.
 #pragma once
 
 #include <cstdint>

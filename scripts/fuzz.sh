@@ -42,7 +42,8 @@ fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DEMQ_FUZZ=ON -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" --target "${targets[@]}" -j "$jobs"
+cmake --build "$build" --target "${targets[@]}" config_dict -j "$jobs"
+"$build/bin/config_dict" >"$build/config.dict"
 
 mkdir -p "$build/crashes"
 summary=()
@@ -54,7 +55,7 @@ for t in "${targets[@]}"; do
   extra=()
   if [ "$t" = config_fuzz ]; then
     seeds=("$root/tests/configs/good" "$root/tests/configs/bad" "$root/tests/configs/bad/multiple")
-    extra=(-dict="$root/fuzz/config.dict")
+    extra=(-dict="$build/config.dict")
   fi
   for s in "${seeds[@]}"; do
     [ -d "$s" ] && find "$s" -maxdepth 1 -type f -exec cp -n {} "$corpus/" \;

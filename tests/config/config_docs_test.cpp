@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "config_dictionary.h"
 #include "config_schema.h"
 #include "config_test_support.h"
 
@@ -190,16 +191,26 @@ TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
   }
 }
 
-// The fuzzer's dictionary holds every key name and every word of the schema.
-TEST(FuzzDictionary, HoldsEveryKeyAndWordOfTheSchema) {
-  const std::string dict = read_text(std::string(EMQ_SOURCE_DIR) + "/fuzz/config.dict");
-  ASSERT_FALSE(dict.empty());
-  for (const KeySpec& k : config_schema()) {
-    EXPECT_NE(dict.find("\"" + k.leaf() + ":\""), std::string::npos) << k.leaf() << " is not in fuzz/config.dict";
-    for (const std::string& w : k.words) {
-      EXPECT_NE(dict.find("\"" + w + "\""), std::string::npos) << w << " is not in fuzz/config.dict";
-    }
+// The fuzzer's dictionary, made from the schema: every line a token in
+// libFuzzer's quoting (a bad line makes libFuzzer refuse the whole file),
+// every key name and every word of the schema in it.
+TEST(FuzzDictionary, IsValidAndHoldsEveryKeyAndWordOfTheSchema) {
+  const std::string dict = config_dictionary();
+  std::istringstream lines(dict);
+  std::set<std::string> tokens;
+  const std::regex token(R"re("((?:[ !#-\[\]-~]|\\[\\"]|\\x[0-9a-f]{2})*)")re");
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ASSERT_TRUE(std::regex_match(line, m, token)) << "not a libFuzzer token: " << line;
+    tokens.insert(m[1].str());
   }
+  for (const KeySpec& k : config_schema()) {
+    EXPECT_TRUE(tokens.count(k.leaf() + ":")) << k.leaf() << " is not in the dictionary";
+    for (const std::string& w : k.words) EXPECT_TRUE(tokens.count(w)) << w << " is not in the dictionary";
+  }
+  EXPECT_TRUE(tokens.count("\\x0a  ")) << "a newline is written as \\x0a";
+  EXPECT_TRUE(tokens.count("[\\\"/bin/cat\\\"]")) << "a quote inside is escaped";
 }
 
 // The defaults the schema states are the ones the loader gives: a file that
