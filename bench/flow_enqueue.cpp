@@ -17,16 +17,7 @@
 #include "echomq/executor.h"
 #include "echomq/flows.h"
 #include "echomq/url.h"
-
-namespace {
-
-std::string job_id(long long n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "JOB_%012lld", n);
-  return buf;
-}
-
-}  // namespace
+#include "job_ids.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Enqueue flows (a parent and its children) through libechomq's enqueue_flow."};
@@ -53,13 +44,13 @@ int main(int argc, char** argv) {
       echomq::FlowNode parent;
       parent.queue = parent_queue;
       parent.payload = payload;
-      parent.id = job_id(f);
+      parent.id = emq_bench::job_id(f);
       parent.children.reserve(static_cast<std::size_t>(children));
       for (int k = 0; k < children; ++k) {
         echomq::FlowNode child;
         child.queue = child_queue;
         child.payload = payload;
-        child.id = job_id(flows + f * children + k);
+        child.id = emq_bench::job_id(flows + f * children + k);
         parent.children.push_back(std::move(child));
       }
       const echomq::FlowJob done = echomq::enqueue_flow(x, parent);
