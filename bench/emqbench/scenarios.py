@@ -406,6 +406,7 @@ def exec_cpu_rows(s, c, ours, raw):
 # second. Its claims are held to this, from below (the loop waits for each
 # token and no longer) and from above (the bucket holds).
 LIMITED_RATE = (1000, "1s")
+LIMITED_RATE_PER_SECOND = 1000.0
 RATE_SHARE_TARGET = (0.98, 1.02)
 CLAIMS_PER_JOB_TARGET = 1.2
 # Limits that never bind, as meta holds them: what claim pays to check
@@ -503,7 +504,7 @@ def rate_rows(s, executor):
     s.report.raw[f"limits_rate_{executor}"] = dict(seconds=seconds, claimed=jobs_claimed, completed=jobs_completed,
                                                    claims=claims, commands=commands, commandstats=calls)
     lo, hi = RATE_SHARE_TARGET
-    limit = most / {"1s": 1.0}[per]
+    limit = LIMITED_RATE_PER_SECOND
     s.report.row(f"rate-limited queue ({most:,}/{per}), c=16, {executor}", rate, "jobs/s", "its rate", limit,
                  target=f">= {lo}, <= {hi}", met=lo <= rate / limit <= hi)
     s.report.row(f"rate-limited queue, claim calls per job claimed, {executor}", claims / jobs_claimed, "calls",
