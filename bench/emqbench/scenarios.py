@@ -449,9 +449,9 @@ def commandstats(valkey):
 
 def rate_rows(s, executor):
     """emqd, c=16, on a prefilled queue limited to LIMITED_RATE: the claims
-    a second once the bucket's first burst is spent, and what the server
-    was sent for each job claimed meanwhile (INFO commandstats before and
-    after, less this function's own reads)."""
+    a second once the bucket's first burst is spent, and what emqd sent
+    the server for each job claimed meanwhile (INFO commandstats and
+    CLIENT LIST before and after)."""
     jobs = s.size("limits_rate_jobs")
     most, per = LIMITED_RATE
     v = s.valkey
@@ -466,8 +466,8 @@ def rate_rows(s, executor):
         claimed, completed, clients = v.r.pipeline([["HGET", stats, "claimed"], ["HGET", stats, "completed"],
                                                     ["CLIENT", "LIST"]])
         t = (t + time.monotonic()) / 2
-        # Commands each client sent (tot-cmds), emqd's connections only: a
-        # script's own calls are not among them, as they are in commandstats.
+        # Commands each of emqd's connections sent (tot-cmds), ours left
+        # out. The server counts a script's own calls as its caller's.
         sent = {}
         for line in clients.splitlines():
             f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
@@ -500,7 +500,7 @@ def rate_rows(s, executor):
     per_job = {k: round(n / jobs_claimed, 2) for k, n in sorted(calls.items()) if n and k not in ("info", "hget")}
     log(f"rated-{executor}: {jobs_claimed} claimed in {seconds:.3f} s, {rate:,.1f} a second; per job claimed: "
         f"claim calls {claims / jobs_claimed:.3f}, emqd's commands {commands / jobs_claimed:.2f} (a script's "
-        f"own calls included); commandstats per job (the same; ours left out) {per_job}")
+        f"own calls included); commandstats per job (the same; HGET and INFO, ours too, left out) {per_job}")
     s.report.raw[f"limits_rate_{executor}"] = dict(seconds=seconds, claimed=jobs_claimed, completed=jobs_completed,
                                                    claims=claims, commands=commands, commandstats=calls)
     lo, hi = RATE_SHARE_TARGET
