@@ -19,16 +19,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "echomq/url.h"
-
-namespace {
-
-std::string job_id(long long n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "JOB_%012lld", n);
-  return buf;
-}
-
-}  // namespace
+#include "job_ids.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Enqueue jobs through libechomq, pipelined, and print the rate."};
@@ -60,7 +51,8 @@ int main(int argc, char** argv) {
       calls.clear();
       for (int k = 0; k < depth && i < jobs; ++k, ++i) {
         const long long n = first + i;
-        calls.push_back(echomq::enqueue_call(keys[static_cast<std::size_t>(n) % keys.size()], job_id(n), payload));
+        const echomq::QueueKeys& q = keys[static_cast<std::size_t>(n) % keys.size()];
+        calls.push_back(echomq::enqueue_call(q, emq_bench::job_id(n), payload));
       }
       for (const echomq::Reply& r : x.eval_batch(calls)) {
         if (echomq::decode_enqueue(r) == echomq::EnqueueResult::Enqueued) ++enqueued;

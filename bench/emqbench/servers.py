@@ -171,6 +171,19 @@ def yaml_str(s):
     return json.dumps(str(s))  # a JSON string is a YAML string
 
 
+def limits_yaml(limits):
+    """A queue's `limits:` lines; limits: dict(max_active=N, rate=(max, "1s")), either key optional."""
+    if not limits:
+        return []
+    lines = ["    limits:"]
+    if "max_active" in limits:
+        lines.append(f"      max_active: {int(limits['max_active'])}")
+    if "rate" in limits:
+        most, per = limits["rate"]
+        lines.append(f"      rate: {{max: {int(most)}, per: {yaml_str(per)}}}")
+    return lines
+
+
 class Emqd:
     """emqd with a generated configuration, started and stopped by us."""
 
@@ -201,6 +214,7 @@ class Emqd:
             lines.append(f"    concurrency: {q['concurrency']}")
             if q.get("prefetch"):
                 lines.append(f"    prefetch: {q['prefetch']}")
+            lines += limits_yaml(q.get("limits"))
             lines.append("    handler:")
             for k, v in q["handler"].items():
                 if isinstance(v, list):

@@ -27,6 +27,11 @@ SIZES = {
     "exec_jobs": (5_000, 500),
     "latency_jobs": (1_000, 200),
     "memory_jobs": (1_000_000, 100_000),
+    # limits: the rate row's jobs (its burst of 1,000, then 1,000 a second:
+    # 4 s, 1.5 s in --quick), and the jobs claimed dry per claim-cost sample.
+    "limits_rate_jobs": (5_000, 2_500),
+    "limits_claim_jobs": (50_000, 20_000),
+    "flows": (1_000, 200),  # each a parent and 10 children
     # Each figure held to a ceiling is measured this many times, interleaved
     # with its ceiling (A B, B A, A B), and each side keeps its best: on a
     # shared machine noise only ever slows a run down.
