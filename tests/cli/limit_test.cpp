@@ -37,6 +37,7 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
   EXPECT_NE(r.out.find("max_active  off (active now 3)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rate        1 per 3600000 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bucket      0 whole tokens now"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held back   rate: no token left (next in "), std::string::npos) << r.out;
 
   r = emq({"limit", queue(), "--rate", "2/1h"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
