@@ -1,6 +1,7 @@
 #include "emq/web_api.h"
 
 #include <charconv>
+#include <map>
 
 #include "echomq/errors.h"
 #include "echomq/flows.h"
@@ -127,9 +128,8 @@ json ref_json(const std::string& queue, const std::string& id, const std::option
 // A job's place in a flow (PROTOCOL.md, "Flows"): "parent", its parent
 // when it is a child; "children", when it is a parent that still has them
 // listed (deps and results: one that has run keeps none), each with its
-// state, whether the parent still awaits it, and what it was told of it.
-// An awaited child whose row is gone, of a parent still waiting, is an
-// orphan: nothing will ever release that parent (docs/operations.md).
+// state, whether the parent still awaits it, what it was told of it, and,
+// for an orphan (flows.h, find_orphans), why nothing will release it.
 void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
   out["parent"] = nullptr;
   out["children"] = nullptr;
@@ -145,24 +145,9 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
   }
   if (row.fields.count("children") == 0) return;
   const FlowView v = read_flow(x, q, row.id, 1);
-  // A child told and acknowledged between the reads has left deps: asked
-  // again for those that look orphaned, as the daemon's watch does.
-  std::vector<Command> still;
-  std::vector<std::size_t> suspects;
-  for (std::size_t i = 0; i < v.children.size(); ++i) {
-    if (v.state == "waiting" && v.awaited[i] && !v.children[i].found) {
-      suspects.push_back(i);
-      still.push_back({"SISMEMBER", q.deps(row.id), v.children[i].queue + ":" + v.children[i].id});
-    }
-  }
-  std::vector<Reply> member = still.empty() ? std::vector<Reply>{} : x.pipeline(still);
-  std::vector<bool> orphan(v.children.size(), false);
-  int orphans = 0;
-  for (std::size_t k = 0; k < suspects.size(); ++k) {
-    if (member[k].type == Reply::Type::Integer && member[k].integer == 1) {
-      orphan[suspects[k]] = true;
-      ++orphans;
-    }
+  std::map<std::string, std::string> orphaned;  // child ref -> why
+  if (v.state == "waiting") {
+    for (FlowOrphan& o : find_orphans(x, q, {row.id})) orphaned[o.child] = std::move(o.reason);
   }
   json children = json::array();
   for (std::size_t i = 0; i < v.children.size(); ++i) {
@@ -170,11 +155,12 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
     json o = ref_json(c.queue, c.id, c.found ? std::optional<std::string>(c.state) : std::nullopt);
     o["awaited"] = static_cast<bool>(v.awaited[i]);
     o["told"] = v.recorded[i] ? json(to_string(v.recorded[i]->outcome)) : json(nullptr);
-    o["orphan"] = static_cast<bool>(orphan[i]);
+    auto why = orphaned.find(c.queue + ":" + c.id);
+    o["orphan"] = why == orphaned.end() ? json(nullptr) : json(why->second);
     children.push_back(std::move(o));
   }
   out["children"] = std::move(children);
-  out["orphans"] = orphans;
+  out["orphans"] = orphaned.size();
 }
 
 // "" -> fallback; digits -> the number; anything else -> nullopt.

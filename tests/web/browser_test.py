@@ -445,7 +445,7 @@ class Page(unittest.TestCase):
         c.delete(f"emq:{{thumbs2}}:job:{second}")
         c.zrem("emq:{thumbs2}:pending", second)
         self.assertIn("Orphaned", text(self.driver, "#orphans"))
-        self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{second}"]')[1], "orphan: row gone")
+        self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{second}"]')[1], "row gone · orphan: its row is gone")
         self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{first}"]')[1], "pending")
 
     def test_read_only_shows_no_buttons(self):

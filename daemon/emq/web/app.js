@@ -331,8 +331,8 @@
       out.push(el('h3', {}, 'Children'));
       if (data.orphans) {
         out.push(el('p', { class: 'notice error', id: 'orphans' }, data.orphans === 1
-          ? 'Orphaned: this parent waits on a child whose row is gone; nothing will release it (see docs/operations.md).'
-          : 'Orphaned: this parent waits on ' + data.orphans + ' children whose rows are gone; nothing will release it (see docs/operations.md).'));
+          ? 'Orphaned: this parent waits on a child that can no longer tell it; nothing will release it (docs/operations.md, "Flow orphans").'
+          : 'Orphaned: this parent waits on ' + data.orphans + ' children that can no longer tell it; nothing will release it (docs/operations.md, "Flow orphans").'));
       }
       if (!data.children.length) {
         out.push(el('p', { class: 'muted' }, 'No children listed: a parent that has run keeps no list of them.'));
@@ -340,7 +340,8 @@
         const head = el('tr', {}, ['Child', 'State', 'Parent'].map((t) => el('th', {}, t)));
         const rows = data.children.map((c) => el('tr', { 'data-child': c.queue + ':' + c.id, class: c.orphan ? 'orphan' : null },
           el('td', { class: 'id' }, jobLink(c)),
-          el('td', {}, c.state === null ? el('span', { class: 'held' }, c.orphan ? 'orphan: row gone' : 'row gone') : c.state),
+          el('td', {}, c.state === null ? 'row gone' : c.state,
+            c.orphan ? [' · ', el('span', { class: 'held' }, 'orphan: ' + c.orphan)] : null),
           el('td', {}, c.told ? 'told: ' + c.told : c.awaited ? 'awaits it' : '–')));
         out.push(el('table', { id: 'children' }, el('thead', {}, head), el('tbody', {}, rows)));
       }
