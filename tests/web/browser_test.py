@@ -379,6 +379,8 @@ class Page(unittest.TestCase):
         wait(self.driver, lambda d: "held back: max_active 2 reached (2 active)" in (text(d, "#limits") or ""),
              "the queue page says it is held back, and by what")
         self.assertIn("2 (active now 2)", text(self.driver, "#limits"))
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-limits.png"))
         self.open("/")
         cell = wait(self.driver, lambda d: cells(d, 'tr[data-queue="partner"]')[9], "the limits cell")
         self.assertIn("max 2 active", cell)
@@ -403,6 +405,8 @@ class Page(unittest.TestCase):
         self.open("/queues/cronq")
         row = cells(self.driver, 'tr[data-schedule="tick"]')
         self.assertEqual(row[1], "every 2000 ms", row)
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-schedules.png"))
         self.assertRegex(row[3], r"^JOB_", row)
         self.assertEqual(self.driver.execute_script(
             "return document.querySelector('tr[data-schedule] td').innerText"), hostile, "a name stays text")
@@ -447,6 +451,8 @@ class Page(unittest.TestCase):
         self.assertIn("Orphaned", text(self.driver, "#orphans"))
         self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{second}"]')[1], "row gone · orphan: its row is gone")
         self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{first}"]')[1], "pending")
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-flow.png"))
 
     def test_read_only_shows_no_buttons(self):
         seed_dead(self.valkey, "audit", "JOB_audit_0", "x", "bad", 1700000000000)
