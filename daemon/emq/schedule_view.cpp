@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "echomq/errors.h"
 #include "schedule/next_tick.h"
 
 namespace echomq::cli {
@@ -20,9 +21,16 @@ std::optional<TickRule> rule_of(const nlohmann::json& d) {
   return std::nullopt;
 }
 
-std::map<std::string, std::string> hash_of(const Reply& r) {
-  if (r.is_error()) throw error_from_reply("schedules", r.str);
+// A hash another writer broke (a key of another type) is one problem
+// shown, not a page that fails; a server that is away still throws.
+std::map<std::string, std::string> hash_of(const Reply& r, const std::string& key, std::string& problem) {
   std::map<std::string, std::string> out;
+  if (r.is_error()) {
+    Error e = error_from_reply("schedules", r.str);
+    if (e.transient()) throw e;
+    problem = key + ": " + r.str.substr(0, 120);
+    return out;
+  }
   for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) out[r.elements[i].str] = r.elements[i + 1].str;
   return out;
 }
@@ -31,9 +39,17 @@ std::map<std::string, std::string> hash_of(const Reply& r) {
 
 std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::int64_t now) {
   std::vector<Reply> r = x.pipeline({{"HGETALL", q.cron}, {"HGETALL", q.schedules}});
-  const std::map<std::string, std::string> markers = hash_of(r[0]);
+  std::string problem;
+  const std::map<std::string, std::string> markers = hash_of(r[0], q.cron, problem);
+  const std::map<std::string, std::string> definitions = hash_of(r[1], q.schedules, problem);
   std::vector<ScheduleView> out;
-  for (const auto& [name, text] : hash_of(r[1])) {
+  if (!problem.empty()) {
+    ScheduleView broken;
+    broken.queue = q.queue;
+    broken.problem = problem;
+    out.push_back(std::move(broken));
+  }
+  for (const auto& [name, text] : definitions) {
     ScheduleView v;
     v.queue = q.queue;
     v.name = name;

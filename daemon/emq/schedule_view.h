@@ -28,6 +28,8 @@ struct ScheduleView {
 };
 
 // One round trip: the queue's schedules, by name, at server time now_ms.
+// A key of the wrong type (another writer's) comes first as a view with no
+// name and its problem; only a server that is away throws.
 std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::int64_t now_ms);
 
 // "30 2 * * * Europe/Berlin", "every 30000 ms", or "?" for one not read.

@@ -23,7 +23,9 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
   EXPECT_EQ(r.out, "limits of " + queue() + ": max_active 2\n");
   EXPECT_EQ(claim(x(), keys(), {30000, 10, 0}).size(), 2u);
   r = emq({"stats", queue()});
-  EXPECT_NE(r.out.find("limits of " + queue() + ": max_active 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("limits of " + queue() + ": max_active 2; held back: max_active 2 reached (2 active)\n"),
+            std::string::npos)
+      << r.out;
 
   r = emq({"limit", queue(), "--max-active", "off", "--rate", "1/1h"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -649,6 +649,14 @@ TEST_F(WebApiTest, AScheduleShowsItsDefinitionFiresAndTheLastFiresJob) {
       EXPECT_EQ(t["problem"], "definition is not one this tool reads: not json") << t;
     }
   }
+
+  // A marker key another writer broke is one problem shown, not a failed page.
+  ASSERT_FALSE(x().command({"DEL", keys().cron}).is_error());
+  ASSERT_FALSE(x().command({"SET", keys().cron, "x"}).is_error());
+  const HttpAnswer broken = get(qpath());
+  ASSERT_EQ(broken.status, 200) << broken.body;
+  EXPECT_EQ(body_of(broken)["schedules"][0]["problem"].get<std::string>().rfind(keys().cron + ": WRONGTYPE", 0), 0u)
+      << broken.body;
 }
 
 TEST_F(WebApiTest, AJobNamesItsParentAndAParentItsChildrenAndOrphans) {
