@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "echomq/job_id.h"
-#include "echomq/limits.h"
+#include "echomq/claim_meta.h"
 #include "clock.h"
 
 namespace echomq::daemon {
@@ -230,9 +230,8 @@ void ClaimLoop::note_limit_problem(const std::string& why) {
 // happens: nothing could be claimed before it. A claim cut short while
 // jobs wait, at max_active, waits for a lease to end (lease_ended) or
 // poll_max_ms; a settlement of this daemon's may claim meanwhile.
-void ClaimLoop::hold_for_limits(const Reply& meta, const Reply& pending, int asked, std::size_t claimed) {
+void ClaimLoop::hold_for_limits(const LimitFields& fields, const Reply& pending, int asked, std::size_t claimed) {
   held_by_ = HeldBy::None;
-  const LimitFields fields = decode_limit_fields(meta);
   const std::optional<QueueLimits> limits = fields.limits();
   const std::optional<std::int64_t> token_in = fields.ms_to_next_token();
   const bool cut_short = static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer &&
@@ -348,16 +347,12 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       it = batch.erase(it);
     }
   }
-  // Read right behind the claim, in its round trip: why it came back short,
-  // and meta's flows flag until it says 1 (a child is claimable only once
-  // its flag is set, so the read never misses it).
+  // Read right behind the claim, in its round trip: meta (why it came
+  // back short, and the flows flag) and how much is still pending.
   std::vector<Command> reads;
-  bool read_flag = false;
   if (free > 0) {
     calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
-    reads = {limit_fields_read(keys_), {"ZCARD", keys_.pending}};
-    read_flag = !flows_;
-    if (read_flag) reads.push_back(flows_flag_read(keys_));
+    reads = {claim_meta_read(keys_), {"ZCARD", keys_.pending}};
   }
 
   std::vector<Reply> replies;
@@ -371,8 +366,10 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   std::deque<Settlement> keep;
   std::optional<Error> refused = record_outcomes(batch, replies, keep);
   std::vector<ClaimedJob> jobs;
-  if (read_flag && !replies.back().is_error() && decode_flows_flag(replies.back()) == FlowMode::Flow) {
-    if (!flows_.exchange(true)) spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
+  std::optional<ClaimMeta> meta;
+  if (free > 0) meta = decode_claim_meta(replies[calls.size()]);
+  if (meta && meta->flows == FlowMode::Flow && !flows_.exchange(true)) {
+    spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
   }
   bool claimed_ok = false;
   if (free > 0) {
@@ -408,7 +405,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
       queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
-      if (claimed_ok) hold_for_limits(replies[calls.size()], replies[calls.size() + 1], free, jobs.size());
+      if (claimed_ok) hold_for_limits(meta->limits, replies[calls.size() + 1], free, jobs.size());
     }
   }
   std::vector<std::vector<ChildResult>> children;

@@ -28,6 +28,7 @@
 #include "echomq/executor.h"
 #include "echomq/flows.h"
 #include "echomq/keyspace.h"
+#include "echomq/limits.h"
 #include "job_runner.h"
 #include "metrics.h"
 #include "running_jobs.h"
@@ -100,7 +101,7 @@ class ClaimLoop {
   std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
   // From meta and the pending set read right after a claim: hold the next
   // claim back when a limit cut this one short. Under mutex_.
-  void hold_for_limits(const Reply& meta, const Reply& pending, int asked, std::size_t claimed);
+  void hold_for_limits(const LimitFields& fields, const Reply& pending, int asked, std::size_t claimed);
   bool held(std::chrono::steady_clock::time_point now) const;
   // Logs and publishes a change of limit_problem().
   void note_limit_problem(const std::string& why);

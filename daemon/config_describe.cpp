@@ -103,6 +103,15 @@ void describe_handler(std::ostream& out, const HandlerConfig& h) {
   }
 }
 
+void describe_schedule(std::ostream& out, const ScheduleConfig& s) {
+  row(out, "schedule", s.name + " on " + s.queue);
+  row(out, "  when", s.cron.empty() ? "every " + ms(s.every_ms) : "cron \"" + s.cron + "\" in " + s.timezone);
+  row(out, "  overlap", s.skip_overlap ? "skip while its last job is unfinished" : "allow");
+  row(out, "  grace", ms(s.misfire_grace_ms) + " to fire a missed tick");
+  // The payload may carry what an operator would not paste: its size only.
+  row(out, "  job", std::to_string(s.payload.size()) + " bytes of payload, lane " + std::to_string(s.lane));
+}
+
 }  // namespace
 
 std::string describe(const Config& config) {
@@ -139,6 +148,10 @@ std::string describe(const Config& config) {
     row(out, "  limits", q.limits ? echomq::describe(*q.limits) + ", written to meta at start"
                                   : "none in the config: meta's, if any (emq limit)");
     describe_handler(out, q.handler);
+  }
+  for (const ScheduleConfig& s : config.schedules) {
+    out << "\n";
+    describe_schedule(out, s);
   }
   return out.str();
 }

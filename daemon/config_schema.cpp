@@ -163,15 +163,15 @@ std::vector<KeySpec> build_schema() {
     with(key("config", kPlugin, V::Custom), "{}", "config keys"),
 
     // A schedule (config_schedules.cpp checks each, expressions and zones too).
-    key("name", kSchedule, V::Custom),
-    key("queue", kSchedule, V::Custom),
-    key("cron", kSchedule, V::Custom),
-    key("every", kSchedule, V::Custom),
-    with(key("timezone", kSchedule, V::Custom), "UTC", ""),
-    key("payload", kSchedule, V::Custom),
-    with(key("lane", kSchedule, V::Custom), "0", ""),
-    with(key("overlap", kSchedule, V::Custom), "allow", ""),
-    with(key("misfire_grace", kSchedule, V::Custom), "1m", ""),
+    with(key("name", kSchedule, V::Custom), "", "schedule"),
+    with(key("queue", kSchedule, V::Custom), "", "schedule"),
+    with(key("cron", kSchedule, V::Custom), "", "when"),
+    with(key("every", kSchedule, V::Custom), "", "when"),
+    with(key("timezone", kSchedule, V::Custom), "UTC", "when"),
+    with(key("payload", kSchedule, V::Custom), "", "job"),
+    with(key("lane", kSchedule, V::Custom), "0", "job"),
+    with(key("overlap", kSchedule, V::Custom), "allow", "overlap"),
+    with(key("misfire_grace", kSchedule, V::Custom), "1m", "grace"),
   };
   // clang-format on
 }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include "echomq/flows.h"
@@ -17,11 +18,22 @@ constexpr std::int64_t kBatch = 500;
 // grows to this. A parent waits at most this long for news of its last
 // child.
 constexpr std::chrono::milliseconds kIdleMax{50};
+
+// An outbox score as the transitions write it (whole ms); nullopt for
+// anything else another speaker wrote, which is then acknowledged without
+// the comparison.
+std::optional<std::int64_t> whole_ms(const std::string& score) {
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(score.data(), score.data() + score.size(), n);
+  if (ec != std::errc() || end != score.data() + score.size()) return std::nullopt;
+  return n;
+}
 }  // namespace
 
 struct OutboxDrainer::Finished {
   std::size_t queue;  // index into config_.queues
   std::string id;
+  std::optional<std::int64_t> score;  // as read, for outbox_ack to compare
   std::optional<std::pair<std::string, std::string>> parent;  // its queue and id
   std::string state;
   std::string text;  // the result (completed) or the error (dead)
@@ -52,20 +64,24 @@ std::chrono::milliseconds OutboxDrainer::tick() {
 // Two round trips for every outbox at once: the ids, then their rows.
 std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
   std::vector<Command> ranges;
-  for (const QueueKeys& k : keys_) ranges.push_back({"ZRANGE", k.outbox, "0", std::to_string(kBatch - 1)});
+  for (const QueueKeys& k : keys_) {
+    ranges.push_back({"ZRANGE", k.outbox, "0", std::to_string(kBatch - 1), "WITHSCORES"});
+  }
   std::vector<Reply> ids = executor_.pipeline(ranges);
   std::vector<Finished> batch;
   std::vector<Command> rows;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i].is_error()) throw error_from_reply("outbox", ids[i].str);
-    for (Reply& id : ids[i].elements) {
-      if (!passes_wire_gate(id.str)) {
+    std::vector<Reply>& pairs = ids[i].elements;
+    for (std::size_t m = 0; m + 1 < pairs.size(); m += 2) {
+      std::string& id = pairs[m].str;
+      if (!passes_wire_gate(id)) {
         spdlog::warn("queue={} outbox holds '{}', not a job id; left for an operator", keys_[i].queue,
-                     id.str.substr(0, 80));
+                     id.substr(0, 80));
         continue;
       }
-      rows.push_back({"HMGET", keys_[i].row(id.str), "parent", "state", "result", "error"});
-      batch.push_back({i, std::move(id.str), std::nullopt, {}, {}});
+      rows.push_back({"HMGET", keys_[i].row(id), "parent", "state", "result", "error"});
+      batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str), std::nullopt, {}, {}});
     }
   }
   if (rows.empty()) return batch;
@@ -149,7 +165,9 @@ std::size_t OutboxDrainer::tell(std::vector<Finished>& batch) {
     } else if (!told[k]) {
       continue;
     }
-    acks.push_back(outbox_ack_call(keys_[f.queue], f.id, config_.queues[f.queue].keep_completed_s * 1000));
+    // With the score read: a child that finished again since keeps its
+    // entry for the next round (a retry from dead racing this one).
+    acks.push_back(outbox_ack_call(keys_[f.queue], f.id, config_.queues[f.queue].keep_completed_s * 1000, f.score));
   }
   if (acks.empty()) return 0;
   std::size_t left = 0;

@@ -60,7 +60,7 @@ Scheduler::Scheduler(const std::vector<ScheduleConfig>& schedules, const Connect
                      ReconnectPolicy reconnect)
     : Periodic("scheduler"), executor_(server, std::move(reconnect), &metrics) {
   for (const ScheduleConfig& s : schedules) {
-    entries_.push_back(Entry{s, QueueKeys(s.queue), tick_rule(s), metrics.schedule(s.queue, s.name)});
+    entries_.push_back(Entry{s, QueueKeys(s.queue), tick_rule(s), metrics.schedule(s.queue, s.name), false, {}});
   }
 }
 

@@ -9,15 +9,20 @@
   ARGV[1]  id                 branded job id
   ARGV[2]  keep_ms            integer 0..1000000000000; 0 deletes a
                               completed row at once
+  ARGV[3]  score (optional)   integer: the id's score when the caller read
+                              it; a different score now means the child
+                              finished again since (retried from dead), news
+                              its parent has not had, so the entry stays
 
   Reply:   1 the id left the outbox (a completed row deleted, or expiring
              in keep_ms)
-           0 the id is not in the outbox (nothing changes)
+           0 the id is not in the outbox, or not with the score given
+             (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when keep_ms is malformed
+           EMQARG  when keep_ms or score is malformed
 ]]
 local row, outbox = KEYS[1], KEYS[2]
-local id, keep_arg = ARGV[1], ARGV[2]
+local id, keep_arg, score_arg = ARGV[1], ARGV[2], ARGV[3]
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
@@ -27,7 +32,15 @@ if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
-if not redis.call('ZSCORE', outbox, id) then
+if score_arg ~= nil then
+  local digits = string.match(score_arg, '^%-?(%d+)$')
+  if not digits or #digits > 16 then
+    return redis.error_reply('EMQARG score must be an integer of at most 16 digits')
+  end
+end
+
+local score = redis.call('ZSCORE', outbox, id)
+if not score or (score_arg ~= nil and tonumber(score) ~= tonumber(score_arg)) then
   return 0
 end
 -- A key some other writer turned into another type is not a completed row:

@@ -111,13 +111,6 @@ std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view re
   return std::make_pair(std::string(queue), std::string(id));
 }
 
-Command flows_flag_read(const QueueKeys& q) { return {"HGET", q.meta, "flows"}; }
-
-FlowMode decode_flows_flag(const Reply& r) {
-  throw_if_error(r, "flows flag");
-  return r.type == Reply::Type::String && r.str == "1" ? FlowMode::Flow : FlowMode::Plain;
-}
-
 const char* to_string(ChildOutcome o) { return o == ChildOutcome::Completed ? "completed" : "dead"; }
 
 const char* to_string(ChildDoneResult r) {
@@ -145,8 +138,11 @@ ChildDoneResult decode_child_done(const Reply& r) {
   return static_cast<ChildDoneResult>(n);
 }
 
-ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms) {
-  return {Script::OutboxAck, {q.row(id), q.outbox}, {std::string(id), num(keep_ms)}};
+ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms,
+                           std::optional<std::int64_t> read_score) {
+  ScriptCall call{Script::OutboxAck, {q.row(id), q.outbox}, {std::string(id), num(keep_ms)}};
+  if (read_score) call.args.push_back(num(*read_score));
+  return call;
 }
 
 bool decode_outbox_ack(const Reply& r) { return integer_of(r, "outbox_ack") == 1; }

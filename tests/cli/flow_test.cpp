@@ -27,7 +27,7 @@ class FlowCli : public CliTest {
   // Completes every job of queue q in Flow mode and tells the parents.
   void run_children(const std::string& name) {
     QueueKeys k(name);
-    std::vector<Reply> r = x().eval_batch({claim_call(k, {30000, 10, 0})}, {flows_flag_read(k)});
+    std::vector<Reply> r = x().eval_batch({claim_call(k, {30000, 10, 0})});
     for (const ClaimedJob& j : decode_claim(std::move(r[0]))) {
       ASSERT_EQ(decode_complete(x().eval(complete_call(k, {j.id, j.lease_epoch}, 0, j.payload + "!", FlowMode::Flow))),
                 CompleteResult::Completed);

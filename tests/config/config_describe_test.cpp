@@ -98,5 +98,30 @@ TEST(Describe, EmbeddedServerAndDefaults) {
       << text;
 }
 
+TEST(Describe, SchedulesShowTheirRuleAndGraceButNotTheirPayload) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "s.yaml",
+      "queues:\n  - { name: mail, handler: { type: exec, command: [/bin/cat] } }\n"
+      "schedules:\n"
+      "  - { name: nightly, queue: mail, cron: \"30 2 * * *\", timezone: Europe/Berlin, overlap: skip,\n"
+      "      payload: \"token=s3cret\", lane: -5 }\n"
+      "  - { name: beat, queue: mail, every: 90s, misfire_grace: 5s }\n");
+  const std::string text = describe(load_config(path));
+  EXPECT_NE(text.find("\nschedule        nightly on mail\n"
+                      "  when          cron \"30 2 * * *\" in Europe/Berlin\n"
+                      "  overlap       skip while its last job is unfinished\n"
+                      "  grace         60000 ms to fire a missed tick\n"
+                      "  job           12 bytes of payload, lane -5\n"
+                      "\nschedule        beat on mail\n"
+                      "  when          every 90000 ms\n"
+                      "  overlap       allow\n"
+                      "  grace         5000 ms to fire a missed tick\n"
+                      "  job           0 bytes of payload, lane 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("s3cret"), std::string::npos) << "a payload may hold a secret";
+}
+
 }  // namespace
 }  // namespace echomq::daemon::test

@@ -246,7 +246,8 @@ TEST(Schema, EveryLabelIsARowOfTheCheckConfigSummary) {
       "all.yaml",
       "valkey: { url: valkeys://cache.example:6380/0 }\ndefaults: { prefetch: 2 }\nqueues:\n"
       "  - { name: e, handler: { type: exec, command: [/bin/cat] } }\n"
-      "  - { name: p, handler: { type: pool, command: [/bin/cat] } }\n");
+      "  - { name: p, handler: { type: pool, command: [/bin/cat] } }\n"
+      "schedules:\n  - { name: beat, queue: e, every: 1s }\n");
   const std::string summary = describe(load_config(path));
   for (const KeySpec& k : config_schema()) {
     if (k.label.empty() || k.path == "config") continue;  // a plugin queue needs a real library

@@ -8,6 +8,7 @@
 
 #include "fault_fixture.h"
 #include "http_client.h"
+#include "intervals.h"
 
 namespace echomq::test {
 namespace {
@@ -39,60 +40,16 @@ class Limits : public Faults {
   }
 };
 
-// The handler's record: "s <ns>" when a job starts, "e <ns>" when it ends.
-struct Interval {
-  std::int64_t start = 0, end = 0;
-};
-std::vector<Interval> read_intervals(const std::string& path) {
-  std::ifstream in(path);
-  std::map<std::string, Interval> by_job;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string kind, job;
-    std::int64_t ns = 0;
-    words >> kind >> ns >> job;
-    (kind == "s" ? by_job[job].start : by_job[job].end) = ns;
-  }
-  std::vector<Interval> out;
-  for (auto& [job, i] : by_job) out.push_back(i);
-  return out;
-}
-
-// The most jobs running at once, and the time-weighted mean while the
-// first job ran until the last one started (work was pending throughout).
-std::pair<int, double> overlap(const std::vector<Interval>& jobs) {
-  std::vector<std::pair<std::int64_t, int>> events;
-  std::int64_t last_start = 0;
-  for (const Interval& i : jobs) {
-    events.push_back({i.start, +1});
-    events.push_back({i.end, -1});
-    last_start = std::max(last_start, i.start);
-  }
-  std::sort(events.begin(), events.end());  // at one instant, ends (-1) before starts
-  int now = 0, most = 0;
-  double weighted = 0;
-  for (std::size_t k = 0; k < events.size(); ++k) {
-    now += events[k].second;
-    most = std::max(most, now);
-    if (k + 1 < events.size() && events[k + 1].first <= last_start) {
-      weighted += static_cast<double>(now) * static_cast<double>(events[k + 1].first - events[k].first);
-    }
-  }
-  const double span = static_cast<double>(last_start - events.front().first);
-  return {most, span > 0 ? weighted / span : 0};
-}
-
 TEST_F(Limits, ThreeDaemonsOfEightSlotsRunAtMostMaxActiveJobsAtOnce) {
   const std::string record = server.dir() + "/intervals";
   const int kJobs = 60;
   set_meta("capped", {"max_active", "5"});
   auto daemons = start_daemons(
       3, "  - name: capped\n    concurrency: 8\n    limits: { max_active: 5 }\n    handler:\n      type: exec\n"
-         "      command: [\"/bin/sh\", \"-c\", \"echo \\\"s $(date +%s%N) $EMQ_JOB_ID\\\" >> \\\"$REC\\\"; sleep 0.25; "
-         "echo \\\"e $(date +%s%N) $EMQ_JOB_ID\\\" >> \\\"$REC\\\"\"]\n      env: { REC: \"" + record + "\" }\n");
+         + interval_handler_yaml(record, "sleep 0.25"));
   put_many("capped", kJobs);
   ASSERT_TRUE(all_completed(x, "capped", kJobs, seconds(120))) << daemons[0]->log();
-  std::vector<Interval> jobs = read_intervals(record);
+  std::map<std::string, Interval> jobs = read_intervals(record);
   ASSERT_EQ(jobs.size(), static_cast<std::size_t>(kJobs));
   auto [most, mean] = overlap(jobs);
   EXPECT_LE(most, 5) << "max_active 5 across three daemons of 8 slots";

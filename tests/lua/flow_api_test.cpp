@@ -3,6 +3,7 @@
 // read behind a claim in one round trip, complete/fail/cancel pick their
 // flow twins, and the typed child_done/outbox_ack/results carry a tree to
 // its root. Runs on both executors (native.* too).
+#include "echomq/claim_meta.h"
 #include "echomq/flows.h"
 #include "echomq/job_actions.h"
 #include "flow_fixture.h"
@@ -15,9 +16,9 @@ class FlowApi : public FlowTest {
   // Claims one job from `in` and reads the flag behind the claim, as the
   // daemon does.
   std::pair<std::vector<ClaimedJob>, FlowMode> claim_with_flag(const QueueKeys& in) {
-    std::vector<Reply> r = x.eval_batch({claim_call(in, {30000, 10, 0})}, {flows_flag_read(in)});
+    std::vector<Reply> r = x.eval_batch({claim_call(in, {30000, 10, 0})}, {claim_meta_read(in)});
     EXPECT_EQ(r.size(), 2u);
-    return {decode_claim(std::move(r[0])), decode_flows_flag(r[1])};
+    return {decode_claim(std::move(r[0])), decode_claim_meta(r[1]).flows};
   }
 
   // Drains `in`'s outbox through the typed calls; the child_done answers.

@@ -1,6 +1,7 @@
 // outbox_ack: the id leaves the outbox; a completed child's row is deleted
 // (keep_ms 0) or left to expire; a dead one stays for an operator; an id
 // not in the outbox changes nothing.
+#include "echomq/flows.h"
 #include "flow_fixture.h"
 
 namespace echomq::test {
@@ -61,6 +62,24 @@ TEST_F(OutboxAck, AnIdNotInTheOutboxChangesNothing) {
   EXPECT_EQ(snapshot(), before);
 }
 
+TEST_F(OutboxAck, WithTheScoreReadOnlyThatFinishLeaves) {
+  // The drainer read a dead child and told its parent; before its ack, an
+  // operator retried the child and it completed: the id is back in the
+  // outbox with a later score, news the parent has not had.
+  std::string id = dead_child();
+  const std::int64_t told = score(q.outbox, id);
+  ASSERT_EQ(retry_job(x, q, id), RetryJobResult::Moved);
+  ASSERT_EQ(integer(complete_flow_call(q, claim_one(id), 0, "second run")), 1);
+  cmd({"ZADD", q.outbox, std::to_string(told + 7), id});  // the same ms is possible; make it later
+  auto before = snapshot();
+  EXPECT_EQ(integer(echomq::outbox_ack_call(q, id, 0, told)), 0) << "a stale ack leaves the new finish";
+  EXPECT_EQ(snapshot(), before);
+  EXPECT_EQ(row(id).at("result"), "second run");
+  EXPECT_EQ(integer(echomq::outbox_ack_call(q, id, 0, told + 7)), 1) << "the ack of the finish it read";
+  EXPECT_FALSE(exists(q.row(id)));
+  EXPECT_FALSE(exists(q.outbox));
+}
+
 TEST_F(OutboxAck, AnIdWhoseRowIsGoneOnlyLeavesTheOutbox) {
   cmd({"ZADD", q.outbox, "1", "JOB_gone"});
   EXPECT_EQ(integer(outbox_ack_call(q, "JOB_gone", 0)), 1);
@@ -76,6 +95,12 @@ TEST_F(OutboxAck, RefusesMalformedArgumentsAndChangesNothing) {
     WireError e = eval_error({Script::OutboxAck, {q.row(id), q.outbox}, {id, keep}});
     EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
     EXPECT_NE(e.message.find("EMQARG keep_ms must be an integer in 0..1000000000000"), std::string::npos)
+        << e.message;
+  }
+  for (const std::string& read : {std::string("1.5"), std::string("soon"), std::string(""), std::string(18, '9')}) {
+    WireError e = eval_error({Script::OutboxAck, {q.row(id), q.outbox}, {id, "0", read}});
+    EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
+    EXPECT_NE(e.message.find("EMQARG score must be an integer of at most 16 digits"), std::string::npos)
         << e.message;
   }
   EXPECT_EQ(snapshot(), before);

@@ -138,8 +138,9 @@ TEST(MetricsEndpoint, AnEmptyListenTurnsTheEndpointOff) {
   EXPECT_TRUE(endpoint.liveness().healthy) << "the watchdog still works without the endpoint";
 }
 
-// Every family of DESIGN.md's table, with its type, and emq_handler_up
-// (issue 11: a queue whose handler cannot start; docs/operations.md).
+// Every family of DESIGN.md's table, with its type, and those only
+// docs/operations.md lists: emq_handler_up (issue 11: a queue whose handler
+// cannot start), the flow families, and emq_valkey_node_up (a cluster's).
 const std::map<std::string, std::string> kFamilies = {
     {"emq_jobs_claimed_total", "counter"},       {"emq_jobs_completed_total", "counter"},
     {"emq_jobs_failed_total", "counter"},        {"emq_jobs_lease_lost_total", "counter"},
@@ -151,7 +152,9 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_valkey_errors_total", "counter"},      {"emq_valkey_script_loads_total", "counter"},
     {"emq_build_info", "gauge"},                 {"emq_handler_up", "gauge"},
     {"emq_flow_children_done_total", "counter"}, {"emq_flow_orphans", "gauge"},
-    {"emq_queue_limited_total", "counter"},
+    {"emq_queue_limited_total", "counter"},      {"emq_schedule_fires_total", "counter"},
+    {"emq_schedule_missed_total", "counter"},    {"emq_schedule_next_fire_timestamp_seconds", "gauge"},
+    {"emq_valkey_node_up", "gauge"},
 };
 
 // A scrape with something in every family, fetched over the socket.
@@ -164,6 +167,12 @@ std::string busy_scrape(Metrics& metrics) {
   m.in_flight->Set(2);
   metrics.on_error(ErrorKind::Timeout);
   metrics.on_script_loads(12);
+  // A schedule's series and a cluster node's appear only once made.
+  ScheduleMetrics nightly = metrics.schedule("mail", "nightly");
+  nightly.enqueued->Increment();
+  nightly.missed->Increment(2);
+  nightly.next_fire->Set(1796443200);
+  metrics.set_valkey_node_up("127.0.0.1:7000", true);
   HttpServer::Params p;
   p.listen = "127.0.0.1:0";
   p.routes["/metrics"] = [&] { return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape(), {}}; };

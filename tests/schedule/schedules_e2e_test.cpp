@@ -1,11 +1,11 @@
 // Schedules with real servers and the real emqd binary: exactly one job
 // per tick however many daemons run the schedule, one of them SIGKILLed
-// halfway, no burst after all were stopped, and overlap: skip never leaving
-// two jobs unfinished.
+// halfway, daemons with their clocks an hour off firing the server's ticks,
+// no burst after all were stopped, and overlap: skip never leaving two jobs
+// unfinished.
 //
-// Not here: a daemon under libfaketime. emqd links jemalloc, whose start
-// calls clock_gettime before libfaketime has initialised; libfaketime
-// 0.9.10 then recurses and emqd hangs before its first log line.
+// The clocks an hour off are the test's own LD_PRELOAD shim
+// (clock_offset.c), not libfaketime, which hangs emqd at start.
 //
 // The ledger: a watcher polls the schedule's marker (emq:{q}:cron, name ->
 // <fire_ms>:<id>), which every fire sets, much faster than the ticks; every
@@ -13,8 +13,10 @@
 // row, and the ticks one second apart with no gap.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <time.h>
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -24,6 +26,7 @@
 
 #include "echomq/connection.h"
 #include "emqd_process.h"
+#include "schedule_ledger.h"
 #include "valkey_server.h"
 #include "wait_for.h"
 
@@ -107,25 +110,50 @@ std::set<std::string> scheduled_rows(const ValkeyServer& server, const std::stri
 // The ticks a daemon's log says it enqueued.
 std::set<std::int64_t> fired_in_log(const std::string& log) {
   std::set<std::int64_t> out;
-  std::regex fired("fired the tick at ([0-9]+) ms");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), fired); it != std::sregex_iterator(); ++it)
-    out.insert(std::stoll((*it)[1].str()));
+  for (const auto& [tick, id] : fires_logged(log)) out.insert(tick);
   return out;
 }
 
-// Every row is one marker value's job and back, the ticks 1 s apart.
-void expect_one_job_per_tick(const std::map<std::int64_t, std::string>& fires, const std::set<std::string>& rows) {
-  ASSERT_FALSE(fires.empty());
-  std::set<std::string> ids;
-  for (const auto& [tick, id] : fires) ids.insert(id);
-  EXPECT_EQ(ids.size(), fires.size()) << "one job answered two ticks";
-  EXPECT_EQ(ids, rows) << "rows and fires differ";
-  std::int64_t previous = fires.begin()->first - 1000;
-  for (const auto& [tick, id] : fires) {
-    EXPECT_EQ(tick % 1000, 0) << tick;
-    EXPECT_EQ(tick - previous, 1000) << "a gap or a stray tick before " << tick;
-    previous = tick;
+// A daemon whose wall clock is `offset_s` off, by the shim of clock_offset.c.
+std::vector<std::string> clock_off(int offset_s) {
+  return {std::string("LD_PRELOAD=") + EMQ_CLOCK_OFFSET_SHIM, "EMQ_TEST_CLOCK_OFFSET_S=" + std::to_string(offset_s)};
+}
+
+// A daemon's wall clock less the server's, in seconds: the stamp of its
+// "ready:" line (2026-12-05T03:35:04.822+00:00) against the server's TIME
+// read after the line was written, so a second or two short.
+std::int64_t log_clock_skew_s(const EmqdProcess& daemon, Connection& c) {
+  const std::int64_t now_s = server_ms(c) / 1000;
+  const std::string log = daemon.log();
+  const std::size_t ready = log.find(" ready:");
+  const std::size_t newline = ready == std::string::npos ? std::string::npos : log.rfind('\n', ready);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  const std::string line = ready == std::string::npos ? "" : log.substr(start, ready - start);
+  std::smatch m;
+  std::tm tm{};
+  if (!std::regex_match(line, m, std::regex(R"((.{19})\.[0-9]{3}([+-])([0-9]{2}):([0-9]{2}) .*)")) ||
+      strptime(m[1].str().c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) {
+    ADD_FAILURE() << "no stamped ready: line in\n" << log;
+    return std::numeric_limits<int>::min();  // far from any skew expected
   }
+  const std::int64_t zone_s =
+      (m[2].str() == "-" ? -1 : 1) * (std::stoll(m[3].str()) * 3600 + std::stoll(m[4].str()) * 60);
+  return static_cast<std::int64_t>(timegm(&tm)) - zone_s - now_s;
+}
+
+// What the daemons' logs say they fired is the ledger's ticks, each once.
+void expect_logs_fired_the_ledger(const std::map<std::int64_t, std::string>& fires, const std::set<std::string>& rows,
+                                  const std::vector<std::string>& logs) {
+  std::set<std::int64_t> ledger;
+  for (const auto& [tick, id] : fires) ledger.insert(tick);
+  std::size_t fired = 0;
+  for (const std::string& log : logs) {
+    for (std::int64_t tick : fired_in_log(log)) {
+      EXPECT_EQ(ledger.count(tick), 1u) << tick << " fired but not in the ledger";
+      ++fired;
+    }
+  }
+  EXPECT_EQ(fired, rows.size());
 }
 
 TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
@@ -153,20 +181,52 @@ TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
   const auto rows = scheduled_rows(server, "ticks", "beat");
   expect_one_job_per_tick(fires, rows);
   EXPECT_EQ(watch.future_ticks(), 0);
-  // What each daemon says it fired is the ledger's ticks, each once.
-  std::set<std::int64_t> ledger;
-  for (const auto& [tick, id] : fires) ledger.insert(tick);
-  std::size_t fired = 0;
-  for (const std::string& log : {a.log(), b.log(), c.log()}) {
-    for (std::int64_t tick : fired_in_log(log)) {
-      EXPECT_EQ(ledger.count(tick), 1u) << tick << " fired but not in the ledger";
-      ++fired;
-    }
-  }
-  EXPECT_EQ(fired, rows.size());
+  expect_logs_fired_the_ledger(fires, rows, {a.log(), b.log(), c.log()});
   EXPECT_GE(rows.size(), 20u);
   std::printf("ledger: %zu ticks, %zu rows; fired by a %zu, b %zu (killed), c %zu\n", fires.size(), rows.size(),
               fired_in_log(a.log()).size(), fired_in_log(b.log()).size(), fired_in_log(c.log()).size());
+}
+
+// The tick times are the server's: two daemons with their wall clocks an
+// hour ahead and an hour behind fire every tick on the server's time while
+// they run alone (a daemon reading its own clock would fire an hour early,
+// or find every tick past grace), and a daemon with a true clock joining
+// them adds no tick.
+TEST(SchedulesE2E, DaemonsWithTheirClocksAnHourOffFireTheServersTicks) {
+  ValkeyServer server;
+  Connection conn = Connection::open(server.options());
+  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
+  MarkerWatch watch(server, "ticks", "beat");
+  const std::int64_t started = server_ms(conn);
+  EmqdProcess ahead(yaml, {}, clock_off(3600));
+  EmqdProcess behind(yaml, {}, clock_off(-3600));
+  ASSERT_TRUE(ahead.wait_ready()) << ahead.log();
+  ASSERT_TRUE(behind.wait_ready()) << behind.log();
+  // The shim is in: each log is stamped an hour off the server's clock.
+  EXPECT_NEAR(log_clock_skew_s(ahead, conn), 3600, 30) << ahead.log();
+  EXPECT_NEAR(log_clock_skew_s(behind, conn), -3600, 30) << behind.log();
+  ASSERT_TRUE(wait_for([&] { return watch.fires().size() >= 8; }, 30s)) << ahead.log() << behind.log();
+  const std::size_t alone = watch.fires().size();
+  EmqdProcess true_clock(yaml);
+  ASSERT_TRUE(true_clock.wait_ready()) << true_clock.log();
+  EXPECT_NEAR(log_clock_skew_s(true_clock, conn), 0, 30) << true_clock.log();
+  ASSERT_TRUE(wait_for([&] { return watch.fires().size() >= alone + 8; }, 30s)) << true_clock.log();
+  for (EmqdProcess* d : {&ahead, &behind, &true_clock}) d->signal(SIGTERM);
+  for (EmqdProcess* d : {&ahead, &behind, &true_clock}) ASSERT_EQ(d->wait_exit(30s), 0) << d->log();
+  watch.stop();
+
+  const auto fires = watch.fires();
+  const auto rows = scheduled_rows(server, "ticks", "beat");
+  expect_one_job_per_tick(fires, rows);
+  EXPECT_EQ(watch.future_ticks(), 0);
+  // The first tick is the server's latest within grace (1m) of the start.
+  EXPECT_GE(fires.begin()->first, started - 60000);
+  EXPECT_LE(fires.begin()->first, started + 30000);
+  expect_logs_fired_the_ledger(fires, rows, {ahead.log(), behind.log(), true_clock.log()});
+  std::printf("ledger: %zu ticks, %zu rows (%zu before the true clock joined); fired by ahead %zu, behind %zu, "
+              "true %zu\n",
+              fires.size(), rows.size(), alone, fired_in_log(ahead.log()).size(), fired_in_log(behind.log()).size(),
+              fired_in_log(true_clock.log()).size());
 }
 
 TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
@@ -248,6 +308,51 @@ TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
   ASSERT_TRUE(wait_for([&] { unfinished(); return completed() >= 3; }, 60s)) << a.log();
   EXPECT_LE(most, 1);
   EXPECT_NE((a.log() + b.log()).find("skipped the tick"), std::string::npos);
+}
+
+// The native executor runs the six core transitions as module commands;
+// enqueue_cron has none and goes as a script. Two daemons on a server with
+// the module fire one job per tick, which they then claim and complete
+// natively; INFO commandstats shows both paths taken.
+TEST(SchedulesE2E, ScheduleFiresAsAScriptBesideTheNativeExecutor) {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  ValkeyServer server(o);
+  const std::string yaml = "valkey: { url: \"" + server.url() + "\", executor: native }\n"
+                           "metrics: { listen: \"\" }\n"
+                           "queues:\n"
+                           "  - name: ticks\n"
+                           "    keep_completed_s: 600\n"
+                           "    handler: { type: exec, command: [/bin/true] }\n"
+                           "schedules:\n"
+                           "  - { name: beat, queue: ticks, every: 1s }\n";
+  Connection c = Connection::open(server.options());
+  // The rows the schedule made, and those of them completed.
+  auto rows = [&](bool only_completed) {
+    std::set<std::string> out;
+    for (const Reply& k : c.command({"KEYS", "emq:{ticks}:job:*"}).elements) {
+      if (c.command({"HGET", k.str, "schedule"}).str != "beat") continue;
+      if (only_completed && c.command({"HGET", k.str, "state"}).str != "completed") continue;
+      out.insert(k.str.substr(std::string("emq:{ticks}:job:").size()));
+    }
+    return out;
+  };
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  ASSERT_TRUE(a.wait_ready()) << a.log();
+  ASSERT_TRUE(b.wait_ready()) << b.log();
+  ASSERT_TRUE(wait_for([&] { return rows(true).size() >= 6; }, 60s)) << a.log() << b.log();
+  a.signal(SIGTERM);
+  b.signal(SIGTERM);
+  ASSERT_EQ(a.wait_exit(30s), 0) << a.log();
+  ASSERT_EQ(b.wait_exit(30s), 0) << b.log();
+
+  EXPECT_NE(a.log().find("executor native"), std::string::npos) << a.log();
+  EXPECT_NE(b.log().find("executor native"), std::string::npos) << b.log();
+  expect_one_job_per_tick(one_fire_per_tick({a.log(), b.log()}), rows(false));
+  const std::string stats = c.command({"INFO", "commandstats"}).str;
+  for (const char* used : {"cmdstat_emq.claim:", "cmdstat_emq.complete:", "cmdstat_evalsha:"})
+    EXPECT_NE(stats.find(used), std::string::npos) << used << " never called:\n" << stats;
 }
 
 // emq schedules and emq schedules fire, on a definition as a daemon

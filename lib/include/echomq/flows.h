@@ -60,12 +60,6 @@ FlowJob enqueue_flow(Executor& x, const FlowNode& root);
 // colon, an id past the wire's gate).
 std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view ref);
 
-// meta's flows flag, for the pipeline right after a claim: a child can only
-// be claimed once enqueue_child set the flag, so a read after the claim
-// never misses it. Flow once set; the flag is never cleared.
-Command flows_flag_read(const QueueKeys& q);
-FlowMode decode_flows_flag(const Reply& r);
-
 // A child's outcome as its parent records it.
 enum class ChildOutcome { Completed, Dead };
 const char* to_string(ChildOutcome o);
@@ -88,7 +82,11 @@ ScriptCall child_done_call(const QueueKeys& parent_queue, std::string_view paren
 ChildDoneResult decode_child_done(const Reply& r);
 
 // outbox_ack on the child's queue: true when the id left the outbox.
-ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms);
+// With `read_score`, the score the id had when the caller read it: a child
+// that finished again since (retried from dead) keeps its entry, and its
+// parent hears of the new outcome in the next round.
+ScriptCall outbox_ack_call(const QueueKeys& q, std::string_view id, std::int64_t keep_ms,
+                           std::optional<std::int64_t> read_score = std::nullopt);
 bool decode_outbox_ack(const Reply& r);
 
 // One child's outcome, from a parent's results.

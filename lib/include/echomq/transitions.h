@@ -75,7 +75,7 @@ struct FailArgs {
 // How a queue's jobs settle. Plain: complete and fail (the native module
 // runs them). Flow: complete_flow and fail_flow, which tell a child's
 // parent through the queue's outbox; taken once the queue's meta says
-// flows = 1 (read with each claim: flows.h, flows_flag_read). This and the
+// flows = 1 (read with each claim: claim_meta.h). This and the
 // functions below are the one place that picks the transition. reap
 // always passes the outbox (a script on either executor; a row without
 // parent is reaped as it would be without it). cancel passes it in Flow

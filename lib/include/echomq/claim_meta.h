@@ -1,0 +1,28 @@
+// What a claimer reads from emq:{q}:meta right behind each claim, in the
+// claim's round trip and in one HMGET: the limit fields, which say why a
+// claim came back short (limits.h), and the flows flag, which says how the
+// queue's jobs settle (transitions.h, FlowMode).
+//
+// The flag can be read after the claim without missing a child: a child
+// is claimable only once enqueue_child has set it. Flow once set; the flag
+// is never cleared.
+#pragma once
+
+#include "echomq/keyspace.h"
+#include "echomq/limits.h"
+#include "echomq/transitions.h"
+
+namespace echomq {
+
+struct ClaimMeta {
+  LimitFields limits;
+  FlowMode flows = FlowMode::Plain;
+};
+
+// HMGET meta max_active rate_max rate_window_ms rate_credit rate_at flows.
+Command claim_meta_read(const QueueKeys& q);
+// An error reply (meta of the wrong type) reads as no limits and Plain:
+// the claim beside it has already said what is wrong.
+ClaimMeta decode_claim_meta(const Reply& r);
+
+}  // namespace echomq
