@@ -42,34 +42,29 @@ std::optional<RateLimit> rate_of(const std::string& text) {
 }
 
 void show(Executor& x, const QueueKeys& q) {
-  std::vector<Reply> r = x.pipeline({limit_fields_read(q), {"ZCARD", q.active}, {"TIME"}});
+  std::vector<Reply> r = x.pipeline({limit_fields_read(q), {"ZCARD", q.active}});
   const LimitFields f = decode_limit_fields(r[0]);
-  std::string broken;
-  const std::optional<QueueLimits> l = f.limits(&broken);
+  const LimitStatus s = limit_status(f, r[1].integer, x.server_time_ms());
   std::cout << "queue       " << q.queue << '\n';
-  if (!l) {
-    std::cout << "limits      broken: " << broken << " (claims stop until mended: set them again here)\n";
+  if (!s.limits) {
+    std::cout << "limits      broken: " << s.broken << " (claims stop until mended: set them again here)\n";
     return;
   }
-  std::cout << "max_active  " << (l->max_active ? std::to_string(*l->max_active) : "off") << " (active now "
-            << r[1].integer << ")\n";
-  if (!l->rate) {
+  std::cout << "max_active  " << (s.limits->max_active ? std::to_string(*s.limits->max_active) : "off")
+            << " (active now " << r[1].integer << ")\n";
+  if (!s.limits->rate) {
     std::cout << "rate        off\n";
-    return;
+  } else {
+    const RateLimit& rate = *s.limits->rate;
+    std::cout << "rate        " << rate.max << " per " << rate.window_ms << " ms\n";
+    if (!f.rate_credit || !f.rate_at) {
+      std::cout << "bucket      full (" << rate.max << " tokens)\n";
+    } else {
+      std::cout << "bucket      " << *s.tokens << " whole tokens now (" << std::stoll(*f.rate_credit) / rate.window_ms
+                << " at the last claim, " << iso_time(std::stoll(*f.rate_at)) << ")\n";
+    }
   }
-  std::cout << "rate        " << l->rate->max << " per " << l->rate->window_ms << " ms\n";
-  if (!f.rate_credit || !f.rate_at) {
-    std::cout << "bucket      full (" << l->rate->max << " tokens)\n";
-    return;
-  }
-  const std::int64_t credit = std::stoll(*f.rate_credit), at = std::stoll(*f.rate_at);
-  const std::int64_t now = r[2].elements.size() == 2 ? std::stoll(r[2].elements[0].str) * 1000 +
-                                                           std::stoll(r[2].elements[1].str) / 1000
-                                                     : at;
-  const std::int64_t elapsed = std::min(std::max<std::int64_t>(now - at, 0), l->rate->window_ms);
-  const std::int64_t refilled = std::min(l->rate->max * l->rate->window_ms, credit + elapsed * l->rate->max);
-  std::cout << "bucket      " << refilled / l->rate->window_ms << " whole tokens now (" << credit / l->rate->window_ms
-            << " at the last claim, " << iso_time(at) << ")\n";
+  if (!s.held_back.empty()) std::cout << "held back   " << s.held_back << '\n';
 }
 
 int run_limit(Tool& tool, const LimitArgs& a) {

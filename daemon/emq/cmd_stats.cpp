@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "echomq/limits.h"
 #include "echomq/stats.h"
 #include "emq/output.h"
 #include "emq/tool.h"
@@ -29,7 +30,15 @@ std::optional<std::int64_t> counter(const QueueStats& s, const char* name) {
   return it->second;
 }
 
-void print_json(const std::vector<QueueStats>& all) {
+// Why the queue's limits hold it now (limits.h, limit_status), "" if not
+// (nor when they are broken: `limits` already says so).
+std::string held_back(const QueueStats& s, std::int64_t now_ms) {
+  if (s.limits.empty()) return "";
+  const LimitStatus l = limit_status(s.limit_fields, s.active, now_ms);
+  return l.limits ? l.held_back : "";
+}
+
+void print_json(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const QueueStats& s : all) {
     nlohmann::ordered_json counters = nlohmann::ordered_json::object();
@@ -42,13 +51,17 @@ void print_json(const std::vector<QueueStats>& all) {
                                 {"counters", counters}};
     // Only when another writer broke a field: the usual shape stays as it was.
     if (!s.problems.empty()) q["problems"] = s.problems;
-    if (!s.limits.empty()) q["limits"] = s.limits;  // only for a queue that has them
+    if (!s.limits.empty()) {  // only for a queue that has them
+      q["limits"] = s.limits;
+      const std::string why = held_back(s, now_ms);
+      q["held_back"] = why.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why);
+    }
     out.push_back(std::move(q));
   }
   std::cout << out.dump(2) << '\n';
 }
 
-void print_table(const std::vector<QueueStats>& all) {
+void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   Table t({{"QUEUE", false},
            {"PAUSED", false},
            {"PENDING", true},
@@ -77,7 +90,9 @@ void print_table(const std::vector<QueueStats>& all) {
   t.print(std::cout);
   // Below the table, only for queues that have them: the usual shape stays.
   for (const QueueStats& s : all) {
-    if (!s.limits.empty()) std::cout << "limits of " << s.queue << ": " << s.limits << '\n';
+    if (s.limits.empty()) continue;
+    const std::string why = held_back(s, now_ms);
+    std::cout << "limits of " << s.queue << ": " << s.limits << (why.empty() ? "" : "; held back: " + why) << '\n';
   }
 }
 
@@ -105,10 +120,11 @@ int run_stats(Tool& tool, const StatsArgs& a) {
   } else {
     all = stats(x, keys);
   }
+  const std::int64_t now = x.server_time_ms();  // after the stats, as claim would see them next
   if (a.json) {
-    print_json(all);
+    print_json(all, now);
   } else {
-    print_table(all);
+    print_table(all, now);
   }
   // On stderr, so that stdout stays the table; the other fields are shown.
   for (const QueueStats& s : all) {

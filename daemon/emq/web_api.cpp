@@ -1,15 +1,19 @@
 #include "emq/web_api.h"
 
 #include <charconv>
+#include <map>
 
 #include "echomq/errors.h"
+#include "echomq/flows.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
 #include "echomq/keyspace.h"
+#include "echomq/limits.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "emq/bytes_text.h"
+#include "emq/schedule_view.h"
 
 namespace echomq::cli {
 
@@ -28,6 +32,23 @@ constexpr std::int64_t kMaxPage = 1'000'000'000'000;
 
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
 
+// The queue's limits and what they do now (limits.h, limit_status); null
+// for a queue without any.
+json limits_json(const QueueStats& s, std::int64_t now_ms) {
+  const LimitStatus l = limit_status(s.limit_fields, s.active, now_ms);
+  if (l.limits && *l.limits == QueueLimits{}) return nullptr;
+  json o = json::object();
+  o["broken"] = l.limits ? json(nullptr) : json(l.broken);
+  o["max_active"] = l.limits && l.limits->max_active ? json(*l.limits->max_active) : json(nullptr);
+  o["rate"] = l.limits && l.limits->rate
+                  ? json{{"max", l.limits->rate->max}, {"window_ms", l.limits->rate->window_ms}}
+                  : json(nullptr);
+  o["tokens"] = l.tokens ? json(*l.tokens) : json(nullptr);
+  o["ms_to_token"] = l.tokens && *l.tokens == 0 ? json(l.ms_to_token) : json(nullptr);
+  o["held_back"] = l.held_back.empty() ? json(nullptr) : json(l.held_back);
+  return o;
+}
+
 json queue_json(const QueueStats& s, std::int64_t now_ms) {
   json counters = json::object();
   for (const char* name : kCounters) {
@@ -40,6 +61,7 @@ json queue_json(const QueueStats& s, std::int64_t now_ms) {
   q["oldest_pending_age_ms"] =
       s.head_pending_since_ms ? json(std::max<std::int64_t>(0, now_ms - *s.head_pending_since_ms)) : json(nullptr);
   q["problems"] = s.problems;
+  q["limits"] = limits_json(s, now_ms);
   return q;
 }
 
@@ -79,6 +101,66 @@ json summary_json(const JobSummary& j, JobState state) {
   o["error"] = j.error ? shown_bytes(*j.error, kListErrorBytes) : json(nullptr);
   o["payload"] = preview_json(j);
   return o;
+}
+
+// A queue's schedules as `emq schedules --json` gives them, each with its
+// definition in words and its last fire's job linkable (put_id).
+json schedules_json(Executor& x, const QueueKeys& q, std::int64_t now_ms) {
+  json out = json::array();
+  for (const ScheduleView& v : read_schedules(x, q, now_ms)) {
+    json o = schedule_json(v);
+    o["described"] = describe_definition(v);
+    if (!v.last_job.empty() && !is_utf8(v.last_job)) o["last_job_hex"] = hex_encode(v.last_job);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// A ref's job as the page links it: queue, id (put_id) and the state of
+// its row, null when the row is gone.
+json ref_json(const std::string& queue, const std::string& id, const std::optional<std::string>& state) {
+  json o = {{"queue", queue}};
+  put_id(o, id);
+  o["state"] = state ? json(*state) : json(nullptr);
+  return o;
+}
+
+// A job's place in a flow (PROTOCOL.md, "Flows"): "parent", its parent
+// when it is a child; "children", when it is a parent that still has them
+// listed (deps and results: one that has run keeps none), each with its
+// state, whether the parent still awaits it, what it was told of it, and,
+// for an orphan (flows.h, find_orphans), why nothing will release it.
+void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
+  out["parent"] = nullptr;
+  out["children"] = nullptr;
+  out["orphans"] = 0;
+  auto parent = row.fields.find("parent");
+  if (parent != row.fields.end()) {
+    if (auto ref = parse_ref(parent->second)) {
+      Reply state = x.command({"HGET", QueueKeys(ref->first).row(ref->second), "state"});
+      if (state.is_error()) throw error_from_reply("parent", state.str);
+      out["parent"] = ref_json(ref->first, ref->second,
+                               state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
+    }
+  }
+  if (row.fields.count("children") == 0) return;
+  const FlowView v = read_flow(x, q, row.id, 1);
+  std::map<std::string, std::string> orphaned;  // child ref -> why
+  if (v.state == "waiting") {
+    for (FlowOrphan& o : find_orphans(x, q, {row.id})) orphaned[o.child] = std::move(o.reason);
+  }
+  json children = json::array();
+  for (std::size_t i = 0; i < v.children.size(); ++i) {
+    const FlowView& c = v.children[i];
+    json o = ref_json(c.queue, c.id, c.found ? std::optional<std::string>(c.state) : std::nullopt);
+    o["awaited"] = static_cast<bool>(v.awaited[i]);
+    o["told"] = v.recorded[i] ? json(to_string(v.recorded[i]->outcome)) : json(nullptr);
+    auto why = orphaned.find(c.queue + ":" + c.id);
+    o["orphan"] = why == orphaned.end() ? json(nullptr) : json(why->second);
+    children.push_back(std::move(o));
+  }
+  out["children"] = std::move(children);
+  out["orphans"] = orphaned.size();
 }
 
 // "" -> fallback; digits -> the number; anything else -> nullopt.
@@ -155,7 +237,8 @@ ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, 
            {"page_size", kPageSize},
            {"total", listed.total},
            {"pages", std::max<std::int64_t>(1, (listed.total + kPageSize - 1) / kPageSize)},
-           {"jobs", std::move(jobs)}}};
+           {"jobs", std::move(jobs)},
+           {"schedules", schedules_json(x_, q, now)}}};
 }
 
 ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
@@ -181,6 +264,7 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   out["state"] = state == row->fields.end() ? json(nullptr) : json(state->second);
   out["fields"] = std::move(fields);
   for (auto& [field, value] : big.items()) out[field] = value;
+  put_flow(x_, q, *row, out);
   return {200, std::move(out)};
 }
 

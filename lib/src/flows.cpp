@@ -238,3 +238,56 @@ FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max
 }
 
 }  // namespace echomq
+
+namespace echomq {
+
+std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std::vector<std::string>& parents) {
+  if (parents.empty()) return {};
+  std::vector<Command> deps;
+  for (const std::string& p : parents) deps.push_back({"SMEMBERS", q.deps(p)});
+  std::vector<Reply> refs = x.pipeline(deps);
+
+  std::vector<FlowOrphan> all;
+  std::vector<Command> looks;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    for (const Reply& ref : refs[i].elements) {
+      auto child = parse_ref(ref.str);
+      if (!child) continue;
+      QueueKeys cq(child->first);
+      all.push_back({parents[i], ref.str, ""});
+      looks.push_back({"HGET", cq.row(child->second), "state"});
+      looks.push_back({"ZSCORE", cq.outbox, child->second});
+      looks.push_back({"HEXISTS", q.results(parents[i]), ref.str});
+    }
+  }
+  if (all.empty()) return {};
+  std::vector<Reply> seen = x.pipeline(looks);
+  std::vector<FlowOrphan> suspects;
+  std::vector<Command> still;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const Reply& state = seen[3 * k];  // a row another writer broke is not judged here
+    if (state.is_error()) continue;
+    const bool in_outbox = seen[3 * k + 1].type == Reply::Type::String;
+    const bool recorded = seen[3 * k + 2].type == Reply::Type::Integer && seen[3 * k + 2].integer == 1;
+    if (state.is_nil()) {
+      all[k].reason = "its row is gone";
+    } else if (state.str == "completed" && !in_outbox) {
+      all[k].reason = "it completed without its outbox entry (settled by a speaker that knows nothing of flows)";
+    } else if (state.str == "dead" && !in_outbox && !recorded) {
+      all[k].reason = "it died without its outbox entry (settled by a speaker that knows nothing of flows)";
+    } else {
+      continue;
+    }
+    still.push_back({"SISMEMBER", q.deps(all[k].parent), all[k].child});
+    suspects.push_back(std::move(all[k]));
+  }
+  if (suspects.empty()) return {};
+  std::vector<Reply> member = x.pipeline(still);
+  std::vector<FlowOrphan> out;
+  for (std::size_t k = 0; k < suspects.size(); ++k) {
+    if (member[k].type == Reply::Type::Integer && member[k].integer == 1) out.push_back(std::move(suspects[k]));
+  }
+  return out;
+}
+
+}  // namespace echomq

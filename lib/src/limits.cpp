@@ -1,5 +1,6 @@
 #include "echomq/limits.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace echomq {
@@ -69,6 +70,41 @@ std::optional<std::int64_t> LimitFields::ms_to_next_token() const {
   const std::int64_t missing = l->rate->window_ms - *credit;
   if (missing <= 0) return 0;
   return (missing + l->rate->max - 1) / l->rate->max;
+}
+
+std::optional<std::int64_t> LimitFields::credit_at(std::int64_t now_ms) const {
+  const std::optional<QueueLimits> l = limits();
+  if (!l || !l->rate) return std::nullopt;
+  const std::int64_t full = l->rate->max * l->rate->window_ms;
+  const std::optional<std::int64_t> credit = in_range(rate_credit, 0, 86400000000000);
+  const std::optional<std::int64_t> at = in_range(rate_at, 0, 1000000000000000);
+  if (!credit || !at) return full;  // claim's reading of an absent bucket
+  const std::int64_t elapsed = std::min(std::max<std::int64_t>(now_ms - *at, 0), l->rate->window_ms);
+  return std::min(full, *credit + elapsed * l->rate->max);
+}
+
+LimitStatus limit_status(const LimitFields& f, std::int64_t active, std::int64_t now_ms) {
+  LimitStatus s;
+  s.limits = f.limits(&s.broken);
+  if (!s.limits) {
+    s.held_back = "broken limit: " + s.broken;
+    return s;
+  }
+  if (s.limits->max_active && active >= *s.limits->max_active) {
+    s.held_back = "max_active " + std::to_string(*s.limits->max_active) + " reached (" + std::to_string(active) +
+                  " active)";
+  }
+  if (const std::optional<std::int64_t> credit = f.credit_at(now_ms)) {
+    const RateLimit& r = *s.limits->rate;
+    s.tokens = *credit / r.window_ms;
+    if (*s.tokens == 0) {
+      s.ms_to_token = (r.window_ms - *credit + r.max - 1) / r.max;
+      if (s.held_back.empty()) {
+        s.held_back = "rate: no token left (next in " + std::to_string(s.ms_to_token) + " ms)";
+      }
+    }
+  }
+  return s;
 }
 
 Command limit_fields_read(const QueueKeys& q) {

@@ -77,8 +77,9 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
       if (auto ms = minted_at_ms(*s.head_pending)) s.head_pending_since_ms = static_cast<std::int64_t>(*ms);
     }
     if (!q[7].is_error()) {
+      s.limit_fields = decode_limit_fields(q[7]);
       std::string broken;
-      const std::optional<QueueLimits> l = decode_limit_fields(q[7]).limits(&broken);
+      const std::optional<QueueLimits> l = s.limit_fields.limits(&broken);
       s.limits = !l ? "broken: " + broken : *l == QueueLimits{} ? "" : describe(*l);
     }
     out.push_back(std::move(s));

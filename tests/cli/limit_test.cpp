@@ -25,7 +25,9 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
   EXPECT_EQ(r.out, "limits of " + queue() + ": max_active 2\n");
   EXPECT_EQ(claim(x(), keys(), {30000, 10, 0}).size(), 2u);
   r = emq({"stats", queue()});
-  EXPECT_NE(r.out.find("limits of " + queue() + ": max_active 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("limits of " + queue() + ": max_active 2; held back: max_active 2 reached (2 active)\n"),
+            std::string::npos)
+      << r.out;
 
   r = emq({"limit", queue(), "--max-active", "off", "--rate", "1/1h"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -43,6 +45,7 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
   EXPECT_NE(r.out.find("max_active  off (active now 3)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rate        1 per 3600000 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bucket      0 whole tokens now"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held back   rate: no token left (next in "), std::string::npos) << r.out;
 
   r = emq({"limit", queue(), "--rate", "2/1h"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -15,6 +15,7 @@
 
 #include "cli_fixture.h"
 #include "echomq/bytes.h"
+#include "echomq/flows.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
 #include "echomq/stats.h"
@@ -59,6 +60,13 @@ class WebApiTest : public CliTest {
                    {{"X-EMQ-Token", token_of(port())},
                     {"Origin", "http://127.0.0.1:" + std::to_string(port())},
                     {"Sec-Fetch-Site", "same-origin"}});
+  }
+
+  int emq_limit(std::vector<std::string> args) {
+    args.insert(args.begin(), {"limit", queue()});
+    const EmqResult r = emq(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code;
   }
 
   std::unique_ptr<EmqWeb> web_;
@@ -559,6 +567,167 @@ TEST_F(WebApiTest, AnIdThatIsNotUtf8IsLinkedAndActedOnByItsExactBytes) {
 
 // Its own server, stopped and started again: the page's data says the
 // server cannot be reached, and comes back with it.
+TEST_F(WebApiTest, AQueueShowsItsLimitsAndWhenRealClaimsHoldItBack) {
+  for (int i = 0; i < 5; ++i) enqueue(x(), keys(), mint_job_id(), "p");
+  register_queues(x(), {queue()});
+  ASSERT_EQ(emq_limit({"--max-active", "2", "--rate", "3/1h"}), 0);
+
+  json l = body_of(get(qpath()))["queue"]["limits"];
+  EXPECT_EQ(l["max_active"], 2) << l;
+  EXPECT_EQ(l["rate"]["max"], 3) << l;
+  EXPECT_EQ(l["rate"]["window_ms"], 3600000) << l;
+  EXPECT_EQ(l["tokens"], 3) << "a full bucket: " << l;
+  EXPECT_TRUE(l["held_back"].is_null()) << l;
+
+  ASSERT_EQ(claim(x(), keys(), {30000, 10, 0}).size(), 2u) << "max_active holds the claim to 2";
+  l = body_of(get(qpath()))["queue"]["limits"];
+  EXPECT_EQ(l["tokens"], 1) << l;
+  EXPECT_EQ(l["held_back"], "max_active 2 reached (2 active)") << l;
+  // The overview says the same.
+  for (const json& q : body_of(get("/api/queues"))["queues"]) {
+    if (q["queue"] == queue()) {
+      EXPECT_EQ(q["limits"]["held_back"], "max_active 2 reached (2 active)") << q;
+    }
+  }
+
+  ASSERT_EQ(emq_limit({"--max-active", "off"}), 0);
+  ASSERT_EQ(claim(x(), keys(), {30000, 10, 0}).size(), 1u) << "the last token";
+  l = body_of(get(qpath()))["queue"]["limits"];
+  EXPECT_TRUE(l["max_active"].is_null()) << l;
+  EXPECT_EQ(l["tokens"], 0) << l;
+  EXPECT_GT(l["ms_to_token"].get<std::int64_t>(), 1000000) << "a token per 20 minutes: " << l;
+  EXPECT_EQ(l["held_back"].get<std::string>().rfind("rate: no token left (next in ", 0), 0u) << l;
+
+  ASSERT_FALSE(x().command({"HSET", keys().meta, "max_active", "0"}).is_error());
+  l = body_of(get(qpath()))["queue"]["limits"];
+  EXPECT_EQ(l["broken"], "max_active must be an integer in 1..1000000") << l;
+  EXPECT_EQ(l["held_back"], "broken limit: max_active must be an integer in 1..1000000") << l;
+
+  ASSERT_FALSE(x().command({"HDEL", keys().meta, "max_active", "rate_max", "rate_window_ms"}).is_error());
+  EXPECT_TRUE(body_of(get(qpath()))["queue"]["limits"].is_null()) << "no limit, nothing shown";
+}
+
+TEST_F(WebApiTest, AScheduleShowsItsDefinitionFiresAndTheLastFiresJob) {
+  const std::string name = "nightly.report";
+  // As a daemon publishes it (scheduler.cpp, schedule_definition).
+  ASSERT_FALSE(x().command({"HSET", keys().schedules, name,
+                            R"({"every_ms":60000,"timezone":"UTC","lane":0,"overlap":"allow","misfire_grace_ms":5000})"})
+                   .is_error());
+  const std::int64_t now = x().server_time_ms();
+  const std::int64_t fire = now - now % 60000;
+  const std::string id = mint_job_id();
+  ASSERT_EQ(enqueue_cron(x(), keys(), id, "report", CronFire{name, fire, 0, false}), CronFireResult::Enqueued);
+
+  const json b = body_of(get(qpath()));
+  ASSERT_EQ(b["schedules"].size(), 1u) << b;
+  const json& s = b["schedules"][0];
+  EXPECT_EQ(s["name"], name);
+  EXPECT_EQ(s["described"], "every 60000 ms");
+  EXPECT_EQ(s["definition"]["misfire_grace_ms"], 5000);
+  EXPECT_EQ(s["last_fire_ms"], fire);
+  EXPECT_EQ(s["last_job"], id);
+  EXPECT_EQ(s["next_fire_ms"], fire + 60000);
+  EXPECT_EQ(s["missed"], 0);
+  EXPECT_FALSE(s.contains("problem")) << s;
+
+  // The same view as emq schedules --json: one reader serves both.
+  const EmqResult cli = emq({"schedules", queue(), "--json"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  json c = json::parse(cli.out)[0];
+  for (const char* k : {"queue", "name", "definition", "last_fire_ms", "last_job", "next_fire_ms", "missed"}) {
+    EXPECT_EQ(c[k], s[k]) << k;
+  }
+
+  // The link's target: the fire's job, marked with its schedule.
+  const json job = body_of(get(qpath() + "/jobs/" + id));
+  EXPECT_EQ(job["state"], "pending");
+  EXPECT_EQ(job["fields"]["schedule"]["text"], name);
+
+  ASSERT_FALSE(x().command({"HSET", keys().schedules, "broken", "not json"}).is_error());
+  for (const json& t : body_of(get(qpath()))["schedules"]) {
+    if (t["name"] == "broken") {
+      EXPECT_EQ(t["problem"], "definition is not one this tool reads: not json") << t;
+    }
+  }
+
+  // A marker key another writer broke is one problem shown, not a failed page.
+  ASSERT_FALSE(x().command({"DEL", keys().cron}).is_error());
+  ASSERT_FALSE(x().command({"SET", keys().cron, "x"}).is_error());
+  const HttpAnswer broken = get(qpath());
+  ASSERT_EQ(broken.status, 200) << broken.body;
+  EXPECT_EQ(body_of(broken)["schedules"][0]["problem"].get<std::string>().rfind(keys().cron + ": WRONGTYPE", 0), 0u)
+      << broken.body;
+}
+
+TEST_F(WebApiTest, AJobNamesItsParentAndAParentItsChildrenAndOrphans) {
+  const std::string kids = queue().substr(0, 58) + ".kids";
+  auto node = [](const std::string& q, const std::string& payload) {
+    FlowNode n;
+    n.queue = q;
+    n.payload = payload;
+    return n;
+  };
+  FlowNode root = node(queue(), "sheet");
+  root.children = {node(kids, "a.png"), node(kids, "b.png")};
+  const FlowJob ids = enqueue_flow(x(), root);
+  ASSERT_EQ(ids.children.size(), 2u);
+
+  json p = body_of(get(qpath() + "/jobs/" + ids.id));
+  EXPECT_TRUE(p["parent"].is_null()) << p;
+  ASSERT_EQ(p["children"].size(), 2u) << p;
+  for (const json& c : p["children"]) {
+    EXPECT_EQ(c["queue"], kids);
+    EXPECT_EQ(c["state"], "pending");
+    EXPECT_EQ(c["awaited"], true);
+    EXPECT_TRUE(c["told"].is_null());
+    EXPECT_TRUE(c["orphan"].is_null());
+  }
+  EXPECT_EQ(p["orphans"], 0);
+
+  const std::string child = ids.children[0].id;
+  json c = body_of(get("/api/queues/" + kids + "/jobs/" + child));
+  EXPECT_EQ(c["parent"]["queue"], queue()) << c;
+  EXPECT_EQ(c["parent"]["id"], ids.id) << c;
+  EXPECT_EQ(c["parent"]["state"], "waiting") << c;
+  EXPECT_TRUE(c["children"].is_null()) << "no parent: " << c;
+
+  // A peer deletes a child's row: the parent waits on an orphan.
+  ASSERT_EQ(x().command({"DEL", QueueKeys(kids).row(child)}).integer, 1);
+  ASSERT_EQ(x().command({"ZREM", QueueKeys(kids).pending, child}).integer, 1);
+  p = body_of(get(qpath() + "/jobs/" + ids.id));
+  EXPECT_EQ(p["orphans"], 1) << p;
+  for (const json& k : p["children"]) {
+    if (k["id"] == child) {
+      EXPECT_EQ(k["orphan"], "its row is gone") << k;
+      EXPECT_TRUE(k["state"].is_null()) << k;
+    } else {
+      EXPECT_TRUE(k["orphan"].is_null()) << k;
+    }
+  }
+
+  // The other completed by a speaker that knows nothing of flows: no
+  // outbox entry, so no one will tell the parent.
+  const QueueKeys kq(kids);
+  const std::vector<ClaimedJob> other = claim(x(), kq, {30000, 1, 0});
+  ASSERT_EQ(other.size(), 1u);
+  ASSERT_EQ(decode_complete(x().eval(complete_call(kq, {other[0].id, other[0].lease_epoch}, 60000, "done",
+                                                   FlowMode::Plain))),
+            CompleteResult::Completed);
+  p = body_of(get(qpath() + "/jobs/" + ids.id));
+  EXPECT_EQ(p["orphans"], 2) << p;
+  for (const json& k : p["children"]) {
+    if (k["id"] == other[0].id) {
+      EXPECT_EQ(k["state"], "completed") << k;
+      EXPECT_EQ(k["orphan"].get<std::string>().rfind("it completed without its outbox entry", 0), 0u) << k;
+    }
+  }
+
+  const std::string plain = mint_job_id();
+  enqueue(x(), keys(), plain, "x");
+  const json j = body_of(get(qpath() + "/jobs/" + plain));
+  EXPECT_TRUE(j["parent"].is_null() && j["children"].is_null()) << j;
+}
+
 TEST(WebApiOutage, ServerDownIs503ThenRecovers) {
   ValkeyServer server;
   EmqWeb web({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", server.url()}});

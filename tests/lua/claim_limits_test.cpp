@@ -2,6 +2,7 @@
 // bucket, read from meta, on either executor. The bucket is checked to the
 // unit: claim writes rate_at = the server time it used, so each test knows
 // the exact `now` and recomputes credit from the contract's formula.
+#include "echomq/limits.h"
 #include "wire_fixture.h"
 
 namespace echomq::test {
@@ -277,6 +278,40 @@ TEST_F(ClaimLimits, TheRangesEdgesAreAccepted) {
   set_meta({"max_active", "1", "rate_max", "1", "rate_window_ms", "1", "rate_credit", "0", "rate_at",
             "1000000000000000"});
   EXPECT_EQ(claimed_by(claim_call_of(10)), 0u) << "max_active 1, three active";
+}
+
+// What tools show (limit_status, lib/limits.h: emq limit, emq web's "held
+// back") against what claim does with the same fields: the tokens it
+// counts are the ones claim takes, and "held back" is said exactly when a
+// claim with jobs pending takes none. The bucket's rate_at lies ahead of
+// the server's clock, so no refill moves it between the reading and the
+// claim.
+TEST_F(ClaimLimits, LimitStatusCountsAsClaimDoes) {
+  const std::int64_t window = 1000, ahead = x.server_time_ms() + kHour;
+  for (const std::int64_t tokens_x_window : {0L, window - 1, window, 3 * window, 7 * window + 5}) {
+    for (const std::int64_t max_active : {0L, 2L, 3L}) {  // 0: none
+      for (const std::string& id : members(q.active)) cmd({"DEL", q.row(id)});
+      for (const std::string& id : members(q.pending)) cmd({"DEL", q.row(id)});
+      cmd({"DEL", q.active, q.pending, q.meta});
+      enqueue_many(8);
+      ASSERT_EQ(claimed_by(claim_call_of(2)), 2u) << "two active before the limits";
+      set_meta({"rate_max", "5", "rate_window_ms", std::to_string(window), "rate_credit",
+                std::to_string(tokens_x_window), "rate_at", std::to_string(ahead)});
+      if (max_active > 0) set_meta({"max_active", std::to_string(max_active)});
+
+      std::vector<Reply> r = x.pipeline({limit_fields_read(q), {"ZCARD", q.active}});
+      const LimitStatus s = limit_status(decode_limit_fields(r[0]), r[1].integer, x.server_time_ms());
+      ASSERT_TRUE(s.limits && s.tokens) << s.broken;
+      EXPECT_EQ(*s.tokens, std::min<std::int64_t>(5, tokens_x_window / window)) << "at most rate_max";
+      const std::size_t claimed = claimed_by(claim_call_of(10));
+      std::int64_t expected = std::min<std::int64_t>(6, *s.tokens);
+      if (max_active > 0) expected = std::min<std::int64_t>(expected, max_active - 2);
+      const std::string at = "credit " + std::to_string(tokens_x_window) + ", max_active " +
+                             std::to_string(max_active) + ": " + s.held_back;
+      EXPECT_EQ(static_cast<std::int64_t>(claimed), expected) << at;
+      EXPECT_EQ(s.held_back.empty(), claimed > 0) << at;
+    }
+  }
 }
 
 }  // namespace

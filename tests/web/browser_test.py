@@ -8,15 +8,20 @@ errors; a dead job's Retry button moves it to pending (one whose id is
 not UTF-8 too, from its own view, and Cancel deletes it); "Retry all" asks
 first; Pause and Resume show in the queue's meta; hostile payloads, errors
 and ids stay text; --read-only shows no buttons; the page says when the
-server cannot be reached and recovers when it is back. Screenshots of the
-overview and of a queue page are saved under --artifacts.
+server cannot be reached and recovers when it is back. A real emqd, held
+by a queue's max_active, makes the page say "held back", and stop saying
+it when the limit is lifted; its schedule's row links to the last fire's
+job; a flow's parent and children link to each other, and a child whose
+row is gone shows as an orphan. Screenshots of the overview and of a
+queue page are saved under --artifacts.
 
 A missing browser, driver or Selenium is a failure, never a skip: run
 scripts/install-deps.sh (chromium, chromium-driver, python3-selenium).
 
-  browser_test.py --emq build/bin/emq --artifacts build/test-artifacts
+  browser_test.py --emq build/bin/emq --emqd build/bin/emqd --artifacts build/test-artifacts
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -112,11 +117,55 @@ class EmqWeb:
         self.proc.stdout.close()
 
 
-def enqueue(valkey, queue, payload):
+def emq(valkey, *args, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMQ_")}
     env["EMQ_URL"] = valkey.url()
-    out = subprocess.run([ARGS.emq, "enqueue", queue, payload], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([ARGS.emq, *args], env=env, input=stdin, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise AssertionError(f"emq {' '.join(args)}: exit {out.returncode}: {out.stderr}")
     return out.stdout.strip()
+
+
+def enqueue(valkey, queue, payload):
+    return emq(valkey, "enqueue", queue, payload)
+
+
+class Emqd:
+    """A real emqd on the server: queue "partner" (four slots, max_active 2,
+    jobs that sleep a minute) and a schedule "tick" every 2 s into
+    "cronq", a queue no daemon claims from, so its fires stay pending."""
+
+    CONFIG = """
+valkey: {{ url: "{url}" }}
+metrics: {{ listen: "" }}
+log: {{ level: warn }}
+shutdown: {{ drain_timeout_s: 1 }}
+queues:
+  - name: partner
+    concurrency: 4
+    limits: {{ max_active: 2 }}
+    handler: {{ type: exec, command: ["sleep", "60"], timeout_s: 120 }}
+schedules:
+  - name: tick
+    queue: cronq
+    every: 2s
+"""
+
+    def __init__(self, valkey):
+        self.dir = tempfile.mkdtemp(prefix="emq-web-emqd-")
+        config = os.path.join(self.dir, "emqd.yaml")
+        with open(config, "w") as f:
+            f.write(self.CONFIG.format(url=valkey.url()))
+        self.log = open(os.path.join(self.dir, "emqd.log"), "w+")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EMQ_")}
+        self.proc = subprocess.Popen([ARGS.emqd, "--config", config], env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(30)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def seed_dead(valkey, queue, job_id, payload, error, died_ms):
@@ -192,11 +241,13 @@ class Page(unittest.TestCase):
     def setUpClass(cls):
         cls.valkey = Valkey()
         cls.web = EmqWeb(cls.valkey)
+        cls.emqd = Emqd(cls.valkey)
         cls.driver = browser()
 
     @classmethod
     def tearDownClass(cls):
         cls.driver.quit()
+        cls.emqd.close()
         cls.web.close()
         cls.valkey.close()
 
@@ -318,6 +369,91 @@ class Page(unittest.TestCase):
         wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
         wait_server(lambda: raw.exists(row) == 0, "the job cancelled by its bytes: its row is gone")
 
+    def test_a_daemon_held_back_by_max_active_shows_it(self):
+        for i in range(5):
+            enqueue(self.valkey, "partner", f"call {i}")
+        c = self.valkey.client()
+        wait_server(lambda: c.zcard("emq:{partner}:active") == 2 and c.zcard("emq:{partner}:pending") == 3,
+                    "emqd claimed two, max_active holding the rest")
+        self.open("/queues/partner")
+        wait(self.driver, lambda d: "held back: max_active 2 reached (2 active)" in (text(d, "#limits") or ""),
+             "the queue page says it is held back, and by what")
+        self.assertIn("2 (active now 2)", text(self.driver, "#limits"))
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-limits.png"))
+        self.open("/")
+        cell = wait(self.driver, lambda d: cells(d, 'tr[data-queue="partner"]')[9], "the limits cell")
+        self.assertIn("max 2 active", cell)
+        self.assertIn("held back", cell)
+        # Lifted for every daemon at once: emqd fills its four slots, and
+        # the page stops saying held back.
+        emq(self.valkey, "limit", "partner", "--max-active", "3")
+        wait_server(lambda: c.zcard("emq:{partner}:active") == 3, "emqd claimed one more")
+        self.open("/queues/partner")
+        wait(self.driver, lambda d: "held back: max_active 3 reached (3 active)" in (text(d, "#limits") or ""),
+             "held back at the new limit")
+        emq(self.valkey, "limit", "partner", "--max-active", "10")
+        wait_server(lambda: c.zcard("emq:{partner}:active") == 4, "emqd fills its four slots")
+        wait(self.driver, lambda d: "not held back" in (text(d, "#limits") or ""), "no longer held back")
+        wait(self.driver, lambda d: "10 (active now 4)" in (text(d, "#limits") or ""), "the new limit shown")
+
+    def test_a_schedule_row_links_to_its_last_fire(self):
+        c = self.valkey.client()
+        hostile = '<img src=x onerror="window.__pwned=4">'
+        c.hset("emq:{cronq}:schedules", hostile, '{"every_ms":60000,"timezone":"UTC"}')
+        wait_server(lambda: c.hget("emq:{cronq}:cron", "tick"), "emqd fired the schedule once")
+        self.open("/queues/cronq")
+        row = cells(self.driver, 'tr[data-schedule="tick"]')
+        self.assertEqual(row[1], "every 2000 ms", row)
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-schedules.png"))
+        self.assertRegex(row[3], r"^JOB_", row)
+        self.assertEqual(self.driver.execute_script(
+            "return document.querySelector('tr[data-schedule] td').innerText"), hostile, "a name stays text")
+        self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
+        self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+        # Clicked as a user would; the marker moves every 2 s, so the id is
+        # read from the link in the same task as the click.
+        job_id = wait(self.driver, lambda d: d.execute_script("""
+            const a = document.querySelector('tr[data-schedule="tick"] td.id a');
+            if (!a) return null;
+            setTimeout(() => a.click(), 0);
+            return a.textContent;"""), "the last fire's link")
+        wait(self.driver, lambda d: d.current_url.endswith("/queues/cronq/jobs/" + job_id), "the job's page")
+        self.assertEqual(text(self.driver, "h2.id"), job_id)
+        self.assertEqual(c.hget(f"emq:{{cronq}}:job:{job_id}", "schedule"), "tick")
+        self.assertIn("tick", text(self.driver, "dl.fields"))
+
+    def test_parent_and_children_link_both_ways_and_orphans_show(self):
+        tree = ('{"queue":"sheets","payload":"sheet","children":'
+                '[{"queue":"thumbs2","payload":"a.png"},{"queue":"thumbs2","payload":"b.png"}]}')
+        ids = emq(self.valkey, "flow", "enqueue", "--json", "-", stdin=tree)
+        tree_ids = json.loads(ids)
+        parent = tree_ids["id"]
+        first, second = sorted(c["id"] for c in tree_ids["children"])
+        self.open(f"/queues/sheets/jobs/{parent}")
+        row = cells(self.driver, f'tr[data-child="thumbs2:{first}"]')
+        self.assertEqual(row[1:], ["pending", "awaits it"], row)
+        # Parent to child, then child back to parent, by their links.
+        self.driver.execute_script(
+            "document.querySelector(arguments[0]).click()", f'tr[data-child="thumbs2:{first}"] a')
+        wait(self.driver, lambda d: d.current_url.endswith(f"/queues/thumbs2/jobs/{first}"), "the child's page")
+        self.assertIn("sheets / " + parent, text(self.driver, "#parent"))
+        self.assertIn("waiting", text(self.driver, "#parent"))
+        self.driver.execute_script("document.querySelector('#parent a').click()")
+        wait(self.driver, lambda d: d.current_url.endswith(f"/queues/sheets/jobs/{parent}"), "back at the parent")
+        cells(self.driver, f'tr[data-child="thumbs2:{second}"]')
+        self.assertEqual(self.driver.find_elements(By.ID, "orphans"), [])
+        # A peer deletes a child's row: the parent waits on an orphan.
+        c = self.valkey.client()
+        c.delete(f"emq:{{thumbs2}}:job:{second}")
+        c.zrem("emq:{thumbs2}:pending", second)
+        self.assertIn("Orphaned", text(self.driver, "#orphans"))
+        self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{second}"]')[1], "row gone · orphan: its row is gone")
+        self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{first}"]')[1], "pending")
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-flow.png"))
+
     def test_read_only_shows_no_buttons(self):
         seed_dead(self.valkey, "audit", "JOB_audit_0", "x", "bad", 1700000000000)
         ro = EmqWeb(self.valkey, "--read-only")
@@ -367,6 +503,7 @@ def main():
     global ARGS
     parser = argparse.ArgumentParser()
     parser.add_argument("--emq", required=True)
+    parser.add_argument("--emqd", required=True)
     parser.add_argument("--artifacts", required=True)
     ARGS, rest = parser.parse_known_args()
     for program in ("valkey-server", "chromium", "chromedriver"):

@@ -266,6 +266,89 @@
     return root;
   }
 
+  // ---- limits, schedules and flows ----
+
+  function rateText(r) {
+    return r.max + ' per ' + (r.window_ms % 1000 === 0 ? r.window_ms / 1000 + ' s' : r.window_ms + ' ms');
+  }
+
+  // The overview's cell: the limits in short, and "held back" with why.
+  function limitsCell(l) {
+    if (!l) return '–';
+    if (l.broken) return el('span', { class: 'held', title: l.broken }, 'broken');
+    const parts = [];
+    if (l.max_active !== null) parts.push('max ' + l.max_active + ' active');
+    if (l.rate) parts.push(rateText(l.rate));
+    return [parts.join(' · '), l.held_back ? [' ', el('span', { class: 'held', title: l.held_back }, 'held back')] : null];
+  }
+
+  // The queue page's section: each limit, the bucket, and what holds the
+  // queue back now, if anything.
+  function limitsSection(q) {
+    const l = q.limits;
+    if (!l) return null;
+    const rows = [];
+    const add = (term, ...value) => rows.push(el('dt', {}, term), el('dd', {}, ...value));
+    if (l.broken) {
+      add('broken', l.broken, ' (claims stop until it is mended: emq limit ' + q.queue + ' …)');
+    } else {
+      add('max_active', l.max_active === null ? 'off' : l.max_active + ' (active now ' + q.active + ')');
+      add('rate', l.rate ? rateText(l.rate) : 'off');
+      if (l.rate) {
+        add('bucket', l.tokens + ' of ' + l.rate.max + ' tokens' +
+          (l.ms_to_token !== null ? ', next in ' + l.ms_to_token + ' ms' : ''));
+      }
+    }
+    add('now', l.held_back ? el('span', { class: 'held' }, 'held back: ' + l.held_back) : 'not held back');
+    return [el('h3', {}, 'Limits'), el('dl', { class: 'fields', id: 'limits' }, rows)];
+  }
+
+  function schedulesSection(name, list) {
+    if (!list || !list.length) return null;
+    const head = el('tr', {}, ['Schedule', 'Definition', 'Last fire', 'Last job', 'Next fire'].map((t) => el('th', {}, t)),
+      el('th', { class: 'num' }, 'Missed'));
+    const rows = list.map((s) => el('tr', { 'data-schedule': s.name },
+      el('td', {}, s.name, s.problem ? el('div', { class: 'err' }, s.problem) : null),
+      el('td', {}, s.described), el('td', {}, when(s.last_fire_ms)),
+      el('td', { class: 'id' }, s.last_job === null ? '–'
+        : el('a', { href: jobHref(name, idSegment({ id: s.last_job, id_hex: s.last_job_hex })) }, s.last_job)),
+      el('td', {}, when(s.next_fire_ms)), el('td', { class: 'num' }, s.missed)));
+    return [el('h3', {}, 'Schedules'), el('table', { id: 'schedules' }, el('thead', {}, head), el('tbody', {}, rows))];
+  }
+
+  function jobLink(j) {
+    return el('a', { href: jobHref(j.queue, idSegment(j)) }, j.queue + ' / ' + j.id);
+  }
+
+  // A child's parent and a parent's children, each linked with its state.
+  function flowSection(data) {
+    const out = [];
+    if (data.parent) {
+      out.push(el('h3', {}, 'Parent'), el('p', { id: 'parent' }, jobLink(data.parent), ' · ',
+        data.parent.state === null ? el('span', { class: 'held' }, 'row gone') : data.parent.state));
+    }
+    if (data.children) {
+      out.push(el('h3', {}, 'Children'));
+      if (data.orphans) {
+        out.push(el('p', { class: 'notice error', id: 'orphans' }, data.orphans === 1
+          ? 'Orphaned: this parent waits on a child that can no longer tell it; nothing will release it (docs/operations.md, "Flow orphans").'
+          : 'Orphaned: this parent waits on ' + data.orphans + ' children that can no longer tell it; nothing will release it (docs/operations.md, "Flow orphans").'));
+      }
+      if (!data.children.length) {
+        out.push(el('p', { class: 'muted' }, 'No children listed: a parent that has run keeps no list of them.'));
+      } else {
+        const head = el('tr', {}, ['Child', 'State', 'Parent'].map((t) => el('th', {}, t)));
+        const rows = data.children.map((c) => el('tr', { 'data-child': c.queue + ':' + c.id, class: c.orphan ? 'orphan' : null },
+          el('td', { class: 'id' }, jobLink(c)),
+          el('td', {}, c.state === null ? 'row gone' : c.state,
+            c.orphan ? [' · ', el('span', { class: 'held' }, 'orphan: ' + c.orphan)] : null),
+          el('td', {}, c.told ? 'told: ' + c.told : c.awaited ? 'awaits it' : '–')));
+        out.push(el('table', { id: 'children' }, el('thead', {}, head), el('tbody', {}, rows)));
+      }
+    }
+    return out;
+  }
+
   // ---- the views ----
 
   async function overview() {
@@ -274,7 +357,7 @@
     const now = Date.now();
     const head = el('tr', {}, el('th', {}, 'Queue'), el('th', {}, 'State'),
       ...['Pending', 'Active', 'Delayed', 'Dead', 'Completed/min', 'Died/min', 'Oldest pending'].map((t) => el('th', { class: 'num' }, t)),
-      el('th', {}, 'Last 10 minutes'), readOnly ? null : el('th', {}, ''));
+      el('th', {}, 'Limits'), el('th', {}, 'Last 10 minutes'), readOnly ? null : el('th', {}, ''));
     const rows = data.queues.map((q) => {
       const samples = addSample(q, now);
       return el('tr', { 'data-queue': q.queue },
@@ -286,6 +369,7 @@
         el('td', { class: 'num' }, rate(perMinute(samples, 1))),
         el('td', { class: 'num' }, rate(perMinute(samples, 2))),
         el('td', { class: 'num' }, age(q.oldest_pending_age_ms)),
+        el('td', { class: 'limits' }, limitsCell(q.limits)),
         el('td', {}, chart(samples)),
         readOnly ? null : el('td', {}, pauseButton(q)));
     });
@@ -326,8 +410,8 @@
       el('span', {}, data.total ? (first + 1) + '–' + (first + data.jobs.length) + ' of ' + data.total + ' · page ' +
         data.page + ' of ' + data.pages : 'no ' + state + ' jobs'),
       data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1), rel: 'next' }, 'older →') : null);
-    show(el('div', {}, el('h2', {}, name), summary, actions, tabs, pager,
-      el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
+    show(el('div', {}, el('h2', {}, name), summary, actions, limitsSection(q), schedulesSection(name, data.schedules),
+      el('h3', {}, 'Jobs'), tabs, pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
   }
 
   function bytesBlock(label, b, href) {
@@ -357,7 +441,7 @@
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
-      bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
+      flowSection(data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
       bytesBlock('result', data.result, base + '/result')));
   }
 

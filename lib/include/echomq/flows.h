@@ -120,6 +120,23 @@ struct FlowView {
   std::vector<bool> awaited;                         // one per child, same order
 };
 
+// A parent waiting on a child that can no longer tell it: the child's row
+// is gone, or it completed or died without its outbox entry (a speaker that
+// knows nothing of flows settled it). Nothing would ever release such a
+// parent (docs/operations.md, "Flow orphans").
+struct FlowOrphan {
+  std::string parent;  // its id, in the queue looked at
+  std::string child;   // the child's ref
+  std::string reason;  // "its row is gone", ...
+};
+
+// The orphans of the given waiting parents of q, in their order. Three
+// round trips: their deps; each child's state, outbox entry and the
+// parent's record of it; for the suspects, whether the ref is still in
+// deps (a child told and acknowledged between the reads is no orphan).
+// The daemon's orphan watch and `emq web` both ask this.
+std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std::vector<std::string>& parents);
+
 // Reads a job and, down to max_depth levels, its children: one round trip
 // per level. A completed parent has no deps or results left, so only its
 // own row shows.

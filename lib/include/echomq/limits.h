@@ -40,7 +40,24 @@ struct LimitFields {
   // claim that wrote it (rate_credit read right after it): 0 ms when a
   // token is there; nullopt without a well-formed rate and bucket.
   std::optional<std::int64_t> ms_to_next_token() const;
+  // The bucket's credit (tokens x rate_window_ms) at server time now_ms, as
+  // claim computes it before it pops: nullopt without a well-formed rate.
+  std::optional<std::int64_t> credit_at(std::int64_t now_ms) const;
 };
+
+// What a queue's limits do to it now, for a person (emq limit, emq web):
+// read from meta's fields, the active set's size and the server's time.
+struct LimitStatus {
+  std::optional<QueueLimits> limits;   // nullopt: broken
+  std::string broken;                  // claim's words, when broken
+  std::optional<std::int64_t> tokens;  // whole tokens now, with a rate
+  std::int64_t ms_to_token = 0;        // with a rate and no token: the wait
+  // Why a claim made now would take nothing, "" when it would not be held:
+  // "max_active 5 reached (5 active)", "rate: no token left (next in 12 ms)",
+  // or "broken limit: <why>".
+  std::string held_back;
+};
+LimitStatus limit_status(const LimitFields& f, std::int64_t active, std::int64_t now_ms);
 
 // HMGET meta max_active rate_max rate_window_ms rate_credit rate_at.
 Command limit_fields_read(const QueueKeys& q);

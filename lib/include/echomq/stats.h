@@ -11,6 +11,7 @@
 
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
+#include "echomq/limits.h"
 
 namespace echomq {
 
@@ -24,6 +25,8 @@ struct QueueStats {
   // The queue's limits in meta (claim enforces them): "" when none, else
   // "max_active 20, rate 100/1000ms", or "broken: <why>".
   std::string limits;
+  // The same fields as read, the bucket included, for limit_status.
+  LimitFields limit_fields;
   // claimed, completed, retried, dead, reaped, released (absent ones are 0)
   std::map<std::string, std::int64_t> counters;
   // The next job a claim would take, if any (its minted id dates it).
