@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
@@ -51,9 +52,8 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
     case CancelResult::NotFound:
       say("no job " + a.id + " in queue " + q.queue + "; nothing was cancelled");
       return kExitNotFound;
-    case CancelResult::Active:
-      say(a.id + " is running (active) and was not cancelled; a running job cannot be taken from its worker: "
-                 "wait for it to end, then cancel it if it is retried");
+    case CancelResult::Refused:
+      say(cancel_refusal(x, q, a.id));
       return kExitRunning;
   }
   return kExitServer;  // unreachable: every CancelResult is handled above

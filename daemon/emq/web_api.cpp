@@ -308,8 +308,7 @@ ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
   switch (cancel_jobs(x_, q, {id}).front()) {
     case CancelResult::Removed: return {200, {{"queue", q.queue}, {"id", id}, {"cancelled", true}}};
     case CancelResult::NotFound: return api_error(404, "no job " + id + " in queue " + q.queue + "; nothing was cancelled");
-    case CancelResult::Active:
-      return api_error(409, id + " is running and was not cancelled: a running job cannot be taken from its worker");
+    case CancelResult::Refused: return api_error(409, cancel_refusal(x_, q, id));
   }
   return api_error(500, "unexpected cancel outcome");
 }

@@ -48,6 +48,21 @@ std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std
       x, ids, [&](const std::string& id) { return cancel_call(q, id, mode); }, decode_cancel);
 }
 
+std::string cancel_refusal(Executor& x, const QueueKeys& q, std::string_view id) {
+  const Reply state = x.command({"HGET", q.row(id), "state"});
+  const std::string what = std::string(id);
+  if (state.type == Reply::Type::String && state.str == "waiting") {
+    return what + " is a parent waiting for its children and was not cancelled: cancel or finish its children "
+                  "first (it then runs, or dies by its on_child_failure)";
+  }
+  if (state.type == Reply::Type::String && state.str == "completed") {
+    return what + " is a completed child whose parent has not been told yet and was not cancelled: it leaves "
+                  "once a daemon running its queue delivers the news";
+  }
+  return what + " is running (active) and was not cancelled; a running job cannot be taken from its worker: "
+                "wait for it to end, then cancel it if it is retried";
+}
+
 std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
   std::vector<bool> deleted(ids.size(), false);
   for (std::size_t start = 0; start < ids.size(); start += kActionBatch) {
@@ -96,7 +111,7 @@ PurgeResult purge(Executor& x, const QueueKeys& q, JobState state,
     std::vector<Command> still;
     for (std::size_t k = 0; k < r.size(); ++k) {
       if (r[k] == CancelResult::Removed) ++result.removed;
-      if (r[k] == CancelResult::Active) still.push_back({"ZSCORE", set, batch[k]});
+      if (r[k] == CancelResult::Refused) still.push_back({"ZSCORE", set, batch[k]});
     }
     // A job claimed between the read and its cancel has left the set; one
     // whose row says active while it sits here stays, and is read past.

@@ -201,7 +201,7 @@ ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
 CancelResult decode_cancel(const Reply& r) {
   switch (integer_of(r, "cancel")) {
     case 1: return CancelResult::Removed;
-    case 2: return CancelResult::Active;
+    case 2: return CancelResult::Refused;
     default: return CancelResult::NotFound;
   }
 }

@@ -103,6 +103,20 @@ TEST_F(FlowCli, ABadTreeIsRefusedWholeNamingTheNode) {
   EXPECT_NE(r.err.find("stdin is not JSON"), std::string::npos) << r.err;
 }
 
+TEST_F(FlowCli, CancelOfAWaitingParentSaysWhyAndWhatToDo) {
+  EmqResult r = emq({"flow", "enqueue", "-"}, tree());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string parent = cells_of(lines_of(r.out)[0])[0];
+  EmqResult c = emq({"cancel", queue(), parent});
+  EXPECT_EQ(c.exit_code, 4);
+  EXPECT_NE(c.err.find(parent + " is a parent waiting for its children and was not cancelled: cancel or finish "
+                                "its children first"),
+            std::string::npos)
+      << c.err;
+  EXPECT_EQ(c.err.find("running"), std::string::npos) << "it is not running: " << c.err;
+  EXPECT_EQ(x().command({"HGET", keys().row(parent), "state"}).str, "waiting");
+}
+
 TEST_F(FlowCli, ShowOfNoSuchJobExitsOne) {
   EmqResult r = emq({"flow", "show", queue(), "JOB_nope"});
   EXPECT_EQ(r.exit_code, 1);

@@ -43,7 +43,7 @@ TEST_F(Cancel, RefusesARunningJobAndChangesNothing) {
   auto before = snapshot();
   Reply r = cancel_raw(l.id);
   EXPECT_EQ(r.integer, 2);
-  EXPECT_EQ(cancel(x, q, l.id), CancelResult::Active);
+  EXPECT_EQ(cancel(x, q, l.id), CancelResult::Refused);
   EXPECT_EQ(snapshot(), before);
   // The worker still holds its lease.
   EXPECT_EQ(complete(x, q, l, 0, ""), CompleteResult::Completed);

@@ -185,7 +185,8 @@
     const base = '/api/queues/' + encodeURIComponent(q) + '/jobs/' + idSeg;
     const out = [];
     if (state === 'dead') out.push(button('Retry', () => act(base + '/retry', () => 'Retried ' + id)));
-    if (state !== 'active') {
+    // cancel refuses these two: a running job, and a parent waiting for its children.
+    if (state !== 'active' && state !== 'waiting') {
       out.push(button('Cancel', () => {
         if (window.confirm('Delete job ' + id + ' and its row?')) act(base + '/cancel', () => 'Cancelled ' + id);
       }, true));

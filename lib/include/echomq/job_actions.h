@@ -26,6 +26,10 @@ std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const st
 std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
                                       FlowMode mode = FlowMode::Flow);
 
+// Why cancel refused `id`, from its row's state, as an operator reads it:
+// "<id> is running (active) and was not cancelled; ..." with what to do.
+std::string cancel_refusal(Executor& x, const QueueKeys& q, std::string_view id);
+
 // Deletes, through cancel, those of ids that are in the dead set now;
 // true for each id deleted. An id that is not dead is left alone. A dead
 // child's parent was told when it died: its row is deleted like any other.

@@ -26,7 +26,9 @@ enum class EnqueueResult { Enqueued, Duplicate };
 enum class CompleteResult { Completed, LeaseLost };
 enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
-enum class CancelResult { Removed, NotFound, Active };
+// Refused: cancel's 2 (running, a waiting parent, or a finished child whose
+// parent has not been told; job_actions.h, cancel_refusal, says which).
+enum class CancelResult { Removed, NotFound, Refused };
 enum class RetryJobResult { Moved, NotDead };
 // enqueue_cron's replies: 1, 0, 2.
 enum class CronFireResult { Enqueued, Already, Skipped };
