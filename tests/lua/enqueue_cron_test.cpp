@@ -98,7 +98,9 @@ class EnqueueCronSkip : public EnqueueCron, public ::testing::WithParamInterface
     EXPECT_EQ(fire(id, kTick), 1);
     if (state == "pending") return id;
     Lease l = claim_one(id);
-    if (state == "delayed") EXPECT_EQ(fail(x, q, l, {"slow", 5, 3600000, false}), FailResult::Retry);
+    if (state == "delayed") {
+      EXPECT_EQ(fail(x, q, l, {"slow", 5, 3600000, false}), FailResult::Retry);
+    }
     return id;
   }
 };

@@ -28,7 +28,7 @@ class ValkeyServer {
   struct Options {
     bool appendonly = false;
     std::vector<std::string> extra_args;  // e.g. {"--requirepass", "s3cret"}
-    std::optional<Tls> tls;
+    std::optional<Tls> tls = std::nullopt;
     bool load_module = false;  // --loadmodule the emq module this tree built
   };
 

@@ -71,7 +71,7 @@ std::string module_load_hint();
 struct ReconnectPolicy {
   std::chrono::milliseconds initial{100};
   std::chrono::milliseconds max{5000};
-  std::shared_ptr<ReconnectGroup> group;  // none: this executor alone
+  std::shared_ptr<ReconnectGroup> group = nullptr;  // none: this executor alone
 };
 
 // On a cluster (INFO cluster says cluster_enabled:1 at connect) every call
