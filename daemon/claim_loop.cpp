@@ -129,9 +129,7 @@ bool ClaimLoop::backing_off(Clock::time_point now) const {
 // Through server trouble, the channel that met it makes the attempts
 // alone: one line and one growing wait per attempt, on one connection's
 // backoff, rather than two channels taking turns at failing.
-bool ClaimLoop::may_turn(const Channel& ch) const {
-  return trouble_count_ == 0 || troubled_ == &ch;
-}
+bool ClaimLoop::may_turn(const Channel& ch) const { return trouble_count_ == 0 || troubled_ == &ch; }
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (backing_off(now)) return false;  // the server is in trouble: wait
@@ -234,8 +232,8 @@ void ClaimLoop::hold_for_limits(const LimitFields& fields, const Reply& pending,
   held_by_ = HeldBy::None;
   const std::optional<QueueLimits> limits = fields.limits();
   const std::optional<std::int64_t> token_in = fields.ms_to_next_token();
-  const bool cut_short = static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer &&
-                         pending.integer > 0;
+  const bool cut_short =
+      static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer && pending.integer > 0;
   const Clock::time_point now = Clock::now();
   if (token_in && *token_in > 0) {
     held_by_ = HeldBy::Rate;
@@ -300,9 +298,10 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     last_turn_ns_ = now.time_since_epoch().count();
     if (stopping_ && runner_.busy() == 0 && (outbox_.empty() || now >= flush_until_)) {
       if (!outbox_.empty()) {
-        spdlog::error("queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
-                      "they will run again",
-                      queue_.name, outbox_.size());
+        spdlog::error(
+            "queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
+            "they will run again",
+            queue_.name, outbox_.size());
         outbox_.clear();  // said once, not once per channel
       }
       return false;
@@ -313,8 +312,8 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     // before an idle queue's next poll: the round trip is paid anyway.
     // Not while the rate has no token; at max_active, an outcome settled
     // with the claim may be the lease that makes room.
-    claim_now = claim_due(now) ||
-                (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
+    claim_now =
+        claim_due(now) || (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
     wake_ = false;
   }
   if (batch.empty() && !claim_now) return true;
@@ -415,8 +414,8 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       children = read_children(ch, jobs);
     } catch (const Error& e) {
       // A parent must not run without its children's results.
-      spdlog::warn("queue={} giving back {} claimed jobs: their children's results could not be read: {}",
-                   queue_.name, jobs.size(), e.what());
+      spdlog::warn("queue={} giving back {} claimed jobs: their children's results could not be read: {}", queue_.name,
+                   jobs.size(), e.what());
       give_back = true;
     }
   }
@@ -445,7 +444,7 @@ std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCa
 }
 
 std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
-                                                 std::deque<Settlement>& keep) {
+                                                std::deque<Settlement>& keep) {
   std::optional<Error> refused;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Settlement& s = batch[i];
@@ -487,8 +486,7 @@ std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, c
   return refused;
 }
 
-void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children,
-                         bool give_back) {
+void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children, bool give_back) {
   if (jobs.empty()) return;
   const std::int64_t now_ms = epoch_ms();
   std::vector<JobRunner::Assignment> batch;
@@ -496,7 +494,8 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
   for (ClaimedJob& job : jobs) {
     qm_.claimed->Increment();
     if (auto minted = minted_at_ms(job.id)) {
-      qm_.job_wait->Observe(std::max<double>(0, static_cast<double>(now_ms - static_cast<std::int64_t>(*minted))) / 1e3);
+      qm_.job_wait->Observe(std::max<double>(0, static_cast<double>(now_ms - static_cast<std::int64_t>(*minted))) /
+                            1e3);
     }
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
     RunningJob* held = running_.add({job.id, job.lease_epoch});
@@ -549,12 +548,12 @@ void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settle
   }
   const milliseconds wait = std::max(executor.retry_after(), trouble_delay_);
   if (starts || !said_once || (refusal && what != trouble_text_)) {
-    spdlog::warn("queue={} server trouble, {} outcomes kept for later, retry in {} ms{}: {}", queue_.name,
-                 unsent.size(), wait.count(),
-                 said_once ? ", then less often up to every " +
-                                 std::to_string(executor.reconnect_policy().max.count()) + " ms"
-                           : "",
-                 what);
+    spdlog::warn(
+        "queue={} server trouble, {} outcomes kept for later, retry in {} ms{}: {}", queue_.name, unsent.size(),
+        wait.count(),
+        said_once ? ", then less often up to every " + std::to_string(executor.reconnect_policy().max.count()) + " ms"
+                  : "",
+        what);
   }
   trouble_text_ = what;
   troubled_ = &ch;

@@ -135,7 +135,7 @@ class ClaimLoop {
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<Settlement> outbox_;  // outcomes the server has not taken yet
+  std::deque<Settlement> outbox_;                         // outcomes the server has not taken yet
   std::chrono::steady_clock::time_point outbox_since_{};  // when the oldest of them arrived
   bool wake_ = false;
   bool claiming_ = true;

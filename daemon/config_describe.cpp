@@ -145,8 +145,9 @@ std::string describe(const Config& config) {
     row(out, "  keep",
         "completed " + std::to_string(q.keep_completed_s) + " s, dead " + std::to_string(q.keep_dead_s) + " s");
     row(out, "  idle poll", "up to " + ms(q.poll_max_ms));
-    row(out, "  limits", q.limits ? echomq::describe(*q.limits) + ", written to meta at start"
-                                  : "none in the config: meta's, if any (emq limit)");
+    row(out, "  limits",
+        q.limits ? echomq::describe(*q.limits) + ", written to meta at start"
+                 : "none in the config: meta's, if any (emq limit)");
     describe_handler(out, q.handler);
   }
   for (const ScheduleConfig& s : config.schedules) {

@@ -200,13 +200,12 @@ bool read_document(ConfigReader& r, const std::string& path, YAML::Node& root) {
     return false;
   }
   if (documents.nodes.size() > 1) {
-    r.error(documents.nodes[1].line + 1, "(top)",
-            "expected one YAML document, found " + std::to_string(documents.nodes.size()) +
-                "; remove the --- separators");
+    r.error(
+        documents.nodes[1].line + 1, "(top)",
+        "expected one YAML document, found " + std::to_string(documents.nodes.size()) + "; remove the --- separators");
     return false;
   }
   return true;
 }
-
 
 }  // namespace echomq::daemon

@@ -175,7 +175,8 @@ class QueueReader {
     if (const Field* handler = m.get("handler")) {
       read_handler(*handler, q);
     } else {
-      r_.error(m.line, m.child("handler"), "missing; expected a mapping with type (" + type_names() + ") and its command or path");
+      r_.error(m.line, m.child("handler"),
+               "missing; expected a mapping with type (" + type_names() + ") and its command or path");
     }
     return true;
   }

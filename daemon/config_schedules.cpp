@@ -18,8 +18,8 @@ constexpr std::int64_t kMaxGraceMs = std::int64_t{7} * 86400000;
 bool valid_schedule_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   for (char c : name) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) return false;
   }
   return true;

@@ -34,7 +34,7 @@ enum class ValueType {
   Integer,
   Number,
   Boolean,
-  Word,    // one of `words`
+  Word,  // one of `words`
   String,
   Custom,  // its section's reader reads it (lists, paths, secrets, free-form maps)
 };
@@ -63,7 +63,7 @@ struct KeySpec {
   ValueType type = ValueType::Custom;
   double lo = 0;  // Integer, Number: the range
   double hi = 0;
-  const char* why = nullptr;  // said after a range error
+  const char* why = nullptr;       // said after a range error
   std::vector<std::string> words;  // Word
   std::string fallback;            // the default as docs show it; "" none
   std::string label;               // its row in `emqd --check-config`; "" when it shows in none

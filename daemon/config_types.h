@@ -19,14 +19,14 @@ struct HandlerConfig {
   enum class Type { Exec, Pool, Plugin };
 
   Type type = Type::Exec;
-  std::vector<std::string> command;  // exec, pool: argv, run without a shell
-  std::string path;                  // plugin: the shared library
-  std::string plugin_config_json = "{}";  // plugin: the `config` mapping, as JSON text
-  double timeout_s = 0;              // 0: no limit (the lease still fences the job)
-  double kill_grace_s = 5;           // SIGTERM to SIGKILL
+  std::vector<std::string> command;        // exec, pool: argv, run without a shell
+  std::string path;                        // plugin: the shared library
+  std::string plugin_config_json = "{}";   // plugin: the `config` mapping, as JSON text
+  double timeout_s = 0;                    // 0: no limit (the lease still fences the job)
+  double kill_grace_s = 5;                 // SIGTERM to SIGKILL
   std::map<std::string, std::string> env;  // added to the scrubbed environment
-  std::string cwd;                   // empty: the daemon's
-  bool inherit_env = false;          // pass the daemon's whole environment
+  std::string cwd;                         // empty: the daemon's
+  bool inherit_env = false;                // pass the daemon's whole environment
   std::int64_t max_output_bytes = 1 << 20;
   std::vector<int> permanent_exit_codes = {65};  // EX_DATAERR
   std::int64_t max_jobs_per_process = 0;         // pool: 0 never recycles
@@ -54,12 +54,12 @@ struct QueueConfig {
 
 struct ValkeyConfig {
   std::string url = "valkey://127.0.0.1:6379/0";
-  bool embedded = false;        // url: embedded
-  std::string embedded_dir;     // state directory of the embedded server
+  bool embedded = false;     // url: embedded
+  std::string embedded_dir;  // state directory of the embedded server
   std::string username;
   std::string password_env;
   std::string password_file;
-  std::string password;         // resolved from env or file; never logged
+  std::string password;  // resolved from env or file; never logged
   std::int64_t connect_timeout_ms = 2000;
   std::int64_t command_timeout_ms = 5000;
   bool keyspace_events = false;
@@ -93,14 +93,14 @@ struct ShutdownConfig {
 struct ScheduleConfig {
   std::string name;
   std::string queue;
-  std::string cron;            // as written; empty when every_ms is set
-  std::int64_t every_ms = 0;   // 0 when cron is set
+  std::string cron;           // as written; empty when every_ms is set
+  std::int64_t every_ms = 0;  // 0 when cron is set
   std::string timezone = "UTC";
   std::string payload;
   std::int64_t lane = 0;
-  bool skip_overlap = false;   // overlap: skip
+  bool skip_overlap = false;  // overlap: skip
   std::int64_t misfire_grace_ms = 60000;
-  int line = 0;                // where it is defined, for logs
+  int line = 0;  // where it is defined, for logs
 };
 
 struct Config {

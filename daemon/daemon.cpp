@@ -63,8 +63,8 @@ ConnectionOptions Daemon::server_options() const {
 // error as it is.
 std::string Daemon::waiting_reason(const Error& e, const ConnectionOptions& server) const {
   const std::string what = e.what();
-  const bool login = e.op() == "auth" || what.find("NOAUTH") != std::string::npos ||
-                     what.find("WRONGPASS") != std::string::npos;
+  const bool login =
+      e.op() == "auth" || what.find("NOAUTH") != std::string::npos || what.find("WRONGPASS") != std::string::npos;
   if (!login) return "waiting for the server at " + server.redacted() + ": " + what;
   std::string key = "valkey.password_env or valkey.password_file (and valkey.username)";
   if (!config_.valkey.password_env.empty()) {
@@ -290,16 +290,18 @@ int Daemon::run() {
   notify_.ready(summary());
   spdlog::info("ready: {}", summary());
 
-  const milliseconds tick = notify_.watchdog_interval() ? std::min(*notify_.watchdog_interval(), kStatusEvery)
-                                                         : kStatusEvery;
+  const milliseconds tick =
+      notify_.watchdog_interval() ? std::min(*notify_.watchdog_interval(), kStatusEvery) : kStatusEvery;
   while (true) {
     if (wait_stop_signal(tick)) break;
     if (notify_.watchdog_interval()) {
       // No ping while a claim loop is stuck: systemd restarts a daemon that
       // lives but no longer works. A server outage alone still pings.
       const HealthVerdict alive = endpoint_->liveness();
-      if (alive.healthy) notify_.watchdog();
-      else spdlog::error("not pinging the systemd watchdog: {}", alive.reason);
+      if (alive.healthy)
+        notify_.watchdog();
+      else
+        spdlog::error("not pinging the systemd watchdog: {}", alive.reason);
     }
     notify_.status(summary());
   }

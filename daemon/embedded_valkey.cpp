@@ -70,17 +70,28 @@ ConnectionOptions EmbeddedValkey::options() const {
 void EmbeddedValkey::start() {
   std::vector<std::string> args = {
       "valkey-server",
-      "--port", "0",  // no TCP: only this machine's users with access to the directory
-      "--unixsocket", socket_path(),
-      "--unixsocketperm", "700",
-      "--dir", dir_,
-      "--appendonly", "yes",  // jobs survive a restart
-      "--appendfsync", "everysec",
-      "--save", "",
-      "--maxmemory-policy", "noeviction",  // an evicted lease or row is a lost job
-      "--notify-keyspace-events", "Kz",     // lets idle claim loops wake at once
-      "--logfile", dir_ + "/valkey.log",
-      "--daemonize", "no",
+      "--port",
+      "0",  // no TCP: only this machine's users with access to the directory
+      "--unixsocket",
+      socket_path(),
+      "--unixsocketperm",
+      "700",
+      "--dir",
+      dir_,
+      "--appendonly",
+      "yes",  // jobs survive a restart
+      "--appendfsync",
+      "everysec",
+      "--save",
+      "",
+      "--maxmemory-policy",
+      "noeviction",  // an evicted lease or row is a lost job
+      "--notify-keyspace-events",
+      "Kz",  // lets idle claim loops wake at once
+      "--logfile",
+      dir_ + "/valkey.log",
+      "--daemonize",
+      "no",
   };
   // With the module the core transitions run natively (valkey.executor:
   // auto picks it up); without it, scripts, which work as well.

@@ -42,10 +42,11 @@ std::set<std::string> FlowOrphans::scan(const QueueKeys& q) {
   for (const FlowOrphan& o : find_orphans(executor_, q, ids)) {
     orphaned.insert(o.parent);
     if (reported_.insert(q.ref(o.parent) + " " + o.child).second) {
-      spdlog::warn("queue={} job={} is an orphan: it waits on child {}, and {}; nothing will release it. "
-                   "Re-enqueue the child with its id and parent, or cancel the parent (docs/operations.md, "
-                   "\"Flow orphans\")",
-                   q.queue, o.parent, o.child, o.reason);
+      spdlog::warn(
+          "queue={} job={} is an orphan: it waits on child {}, and {}; nothing will release it. "
+          "Re-enqueue the child with its id and parent, or cancel the parent (docs/operations.md, "
+          "\"Flow orphans\")",
+          q.queue, o.parent, o.child, o.reason);
     }
   }
   return orphaned;

@@ -28,8 +28,8 @@ HealthVerdict Health::loops(Clock::time_point now) const {
   for (const Loop& l : loops_) {
     const Clock::duration age = now - l.last_turn();
     if (age <= l.allowed) continue;
-    stalled += fmt::format("{}queue {} ({:.1f} s, limit {:.1f} s)", stalled.empty() ? "" : ", ", l.queue,
-                           seconds(age), seconds(l.allowed));
+    stalled += fmt::format("{}queue {} ({:.1f} s, limit {:.1f} s)", stalled.empty() ? "" : ", ", l.queue, seconds(age),
+                           seconds(l.allowed));
   }
   if (stalled.empty()) return {true, "ok"};
   return {false, "claim loop not turning: " + stalled};

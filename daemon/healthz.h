@@ -25,7 +25,7 @@ class Health {
   struct Loop {
     std::string queue;
     std::function<Clock::time_point()> last_turn;
-    std::chrono::milliseconds allowed;  // a turn older than this is a stall
+    std::chrono::milliseconds allowed;             // a turn older than this is a stall
     std::function<std::string()> handler_problem;  // "" while its handler can take jobs
     std::function<std::string()> limit_problem;    // "" while its limits in meta hold
   };

@@ -215,8 +215,7 @@ void HttpServer::join() {
 
 // What a route or a handler throws is one request's failure, never the
 // server's: a 500 naming the path, and a log line.
-HttpResponse HttpServer::serve(const std::string& method, const std::string& path,
-                               const Route& produce) const {
+HttpResponse HttpServer::serve(const std::string& method, const std::string& path, const Route& produce) const {
   try {
     return produce();
   } catch (const std::exception& e) {
@@ -325,9 +324,8 @@ int HttpServer::watch(const Connections& conns, std::vector<pollfd>& fds) const 
   // At the connection limit with every connection answering, the
   // listener is left alone: new clients wait in the backlog a moment.
   const bool full = conns.size() >= params_.max_connections &&
-                    std::all_of(conns.begin(), conns.end(), [](const auto& kv) {
-                      return kv.second.phase == Connection::Phase::Writing;
-                    });
+                    std::all_of(conns.begin(), conns.end(),
+                                [](const auto& kv) { return kv.second.phase == Connection::Phase::Writing; });
   if (!full) fds.push_back({listener_.get(), POLLIN, 0});
   for (const auto& [key, c] : conns) {
     fds.push_back({key, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});

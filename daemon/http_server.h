@@ -40,7 +40,7 @@ struct HttpRequest {
   std::string query;   // after '?', without it; "" when none
   // Header names lower-cased; a repeated header keeps its first value.
   std::map<std::string, std::string> headers;
-  std::string peer;    // the client's address: "127.0.0.1", "::1"
+  std::string peer;  // the client's address: "127.0.0.1", "::1"
   // The header's value, or "" when the request had none.
   std::string header(const std::string& lower_name) const;
 };
@@ -51,19 +51,19 @@ class HttpServer {
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
   struct Params {
-    std::string listen;                  // "host:port" or "[v6]:port"; port 0 picks a free one
+    std::string listen;                   // "host:port" or "[v6]:port"; port 0 picks a free one
     std::map<std::string, Route> routes;  // exact paths, "/metrics"; the query string is ignored
     // When set, every request goes to it instead of routes, whatever its
     // method; a request body is never read (its Content-Length is a header).
     Handler handler;
-    std::string setting;     // names the address in errors: "metrics.listen", "--listen"
+    std::string setting;  // names the address in errors: "metrics.listen", "--listen"
     // Said after "choose a free port" when the port is taken: the user's
     // other way out (", or set X to \"\" to turn it off"), or "".
     std::string taken_hint;
-    std::string name;        // names the server in log lines
-    std::chrono::milliseconds deadline{5000};       // from accept to the last byte sent
-    std::chrono::milliseconds read_deadline{500};   // from accept to the end of the request head
-    std::size_t max_request_bytes = 8192;           // request line and headers
+    std::string name;                              // names the server in log lines
+    std::chrono::milliseconds deadline{5000};      // from accept to the last byte sent
+    std::chrono::milliseconds read_deadline{500};  // from accept to the end of the request head
+    std::size_t max_request_bytes = 8192;          // request line and headers
     std::size_t max_connections = 64;
   };
 
@@ -106,8 +106,7 @@ class HttpServer {
   // for its request. False when there is none.
   static bool evict_one(Connections& conns, std::chrono::steady_clock::time_point before);
   HttpResponse respond(const std::string& head, const std::string& peer) const;
-  HttpResponse serve(const std::string& method, const std::string& path,
-                     const Route& produce) const;
+  HttpResponse serve(const std::string& method, const std::string& path, const Route& produce) const;
 
   Params params_;
   Fd listener_;

@@ -149,9 +149,7 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
       spdlog::warn("queue={} job={} attempt={} lease lost: outcome discarded", queue_.name, job.id, job.attempt);
       running_.remove(lease);
       break;
-    case StopReason::Shutdown:
-      settlement = Settlement::release(lease, job.attempt);
-      break;
+    case StopReason::Shutdown: settlement = Settlement::release(lease, job.attempt); break;
     case StopReason::None:
       if (outcome.verdict == Outcome::Verdict::Release) {
         spdlog::warn("queue={} job={} attempt={} not run, given back uncounted: {}", queue_.name, job.id, job.attempt,

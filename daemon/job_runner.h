@@ -34,8 +34,7 @@ class JobRunner {
     std::vector<ChildResult> children;  // a parent's children's results
   };
 
-  JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics,
-            Deliver deliver);
+  JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics, Deliver deliver);
   ~JobRunner();
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;

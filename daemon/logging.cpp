@@ -43,12 +43,16 @@ void append_escaped(std::string_view in, Dialect dialect, spdlog::memory_buf_t& 
         case '\r': dest.append(std::string_view("\\r")); break;
         case '\t': dest.append(std::string_view("\\t")); break;
         case '"':
-          if (json) dest.append(std::string_view("\\\""));
-          else dest.push_back('"');
+          if (json)
+            dest.append(std::string_view("\\\""));
+          else
+            dest.push_back('"');
           break;
         case '\\':
-          if (json) dest.append(std::string_view("\\\\"));
-          else dest.push_back('\\');
+          if (json)
+            dest.append(std::string_view("\\\\"));
+          else
+            dest.push_back('\\');
           break;
         default:
           if (code < 0x20 || code >= 0x7F) {

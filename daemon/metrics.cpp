@@ -34,10 +34,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
   auto& released =
       BuildCounter().Name("emq_jobs_released_total").Help("Running jobs given back at shutdown.").Register(r);
   auto& in_flight = BuildGauge().Name("emq_jobs_in_flight").Help("Jobs this daemon is running now.").Register(r);
-  auto& duration = BuildHistogram()
-                       .Name("emq_handler_duration_seconds")
-                       .Help("Time a handler took for one job.")
-                       .Register(r);
+  auto& duration =
+      BuildHistogram().Name("emq_handler_duration_seconds").Help("Time a handler took for one job.").Register(r);
   auto& depth = BuildGauge()
                     .Name("emq_queue_jobs")
                     .Help("Jobs in each set of the queue, read from the server (same from every daemon).")
@@ -46,10 +44,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                       .Name("emq_queue_latency_seconds")
                       .Help("Age of the job a claim would take next, from its minted id.")
                       .Register(r);
-  auto& wait = BuildHistogram()
-                   .Name("emq_job_wait_seconds")
-                   .Help("Time from mint to claim, for minted ids.")
-                   .Register(r);
+  auto& wait =
+      BuildHistogram().Name("emq_job_wait_seconds").Help("Time from mint to claim, for minted ids.").Register(r);
   auto& concurrency =
       BuildGauge().Name("emq_queue_concurrency").Help("Handler slots configured for the queue.").Register(r);
   auto& restarts = BuildCounter()
@@ -59,14 +55,16 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
 
   auto& handler_up = BuildGauge()
                          .Name("emq_handler_up")
-                         .Help("1 while the queue's handler can take jobs; 0 while it cannot start and the queue "
-                               "claims nothing.")
+                         .Help(
+                             "1 while the queue's handler can take jobs; 0 while it cannot start and the queue "
+                             "claims nothing.")
                          .Register(r);
 
   auto& limited = BuildCounter()
                       .Name("emq_queue_limited_total")
-                      .Help("Claims cut short by the queue's limits while jobs waited, by the limit: max_active or "
-                            "rate.")
+                      .Help(
+                          "Claims cut short by the queue's limits while jobs waited, by the limit: max_active or "
+                          "rate.")
                       .Register(r);
   auto& children_done = BuildCounter()
                             .Name("emq_flow_children_done_total")
@@ -120,8 +118,9 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
   errors_ = &BuildCounter().Name("emq_valkey_errors_total").Help("Failed server calls, by kind.").Register(r);
   schedule_fires_ = &BuildCounter()
                          .Name("emq_schedule_fires_total")
-                         .Help("enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
-                               "fired it), skipped (overlap: skip while the last fire's job is unfinished).")
+                         .Help(
+                             "enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
+                             "fired it), skipped (overlap: skip while the last fire's job is unfinished).")
                          .Register(r);
   schedule_missed_ = &BuildCounter()
                           .Name("emq_schedule_missed_total")
@@ -131,7 +130,12 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                         .Name("emq_schedule_next_fire_timestamp_seconds")
                         .Help("When the schedule fires next, by the server's clock.")
                         .Register(r);
-  BuildGauge().Name("emq_build_info").Help("The emqd version; always 1.").Register(r).Add({{"version", version}}).Set(1);
+  BuildGauge()
+      .Name("emq_build_info")
+      .Help("The emqd version; always 1.")
+      .Register(r)
+      .Add({{"version", version}})
+      .Set(1);
 }
 
 QueueMetrics& Metrics::queue(const std::string& name) {
@@ -152,9 +156,7 @@ ScheduleMetrics Metrics::schedule(const std::string& queue, const std::string& n
 
 void Metrics::set_valkey_up(bool up) { valkey_up_->Set(up ? 1 : 0); }
 
-void Metrics::set_valkey_node_up(const std::string& node, bool up) {
-  node_up_->Add({{"node", node}}).Set(up ? 1 : 0);
-}
+void Metrics::set_valkey_node_up(const std::string& node, bool up) { node_up_->Add({{"node", node}}).Set(up ? 1 : 0); }
 
 void Metrics::on_script_loads(int count) { script_loads_->Increment(count); }
 

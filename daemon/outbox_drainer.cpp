@@ -33,7 +33,7 @@ std::optional<std::int64_t> whole_ms(const std::string& score) {
 struct OutboxDrainer::Finished {
   std::size_t queue;  // index into config_.queues
   std::string id;
-  std::optional<std::int64_t> score;  // as read, for outbox_ack to compare
+  std::optional<std::int64_t> score;                          // as read, for outbox_ack to compare
   std::optional<std::pair<std::string, std::string>> parent;  // its queue and id
   std::string state;
   std::string text;  // the result (completed) or the error (dead)
@@ -57,7 +57,8 @@ OutboxDrainer::~OutboxDrainer() {
 std::chrono::milliseconds OutboxDrainer::tick() {
   std::vector<Finished> batch = read_outboxes();
   const std::size_t told = batch.empty() ? 0 : tell(batch);
-  idle_ = told > 0 ? std::chrono::milliseconds(0) : std::min(kIdleMax, std::max(idle_ * 2, std::chrono::milliseconds(1)));
+  idle_ =
+      told > 0 ? std::chrono::milliseconds(0) : std::min(kIdleMax, std::max(idle_ * 2, std::chrono::milliseconds(1)));
   return idle_;
 }
 
@@ -102,19 +103,18 @@ std::size_t OutboxDrainer::tell(std::vector<Finished>& batch) {
   // A child still on its way (retried by an operator after it died) is
   // left: settling it adds it again, and acknowledging it now could race
   // with that.
-  batch.erase(std::remove_if(batch.begin(), batch.end(),
-                             [](const Finished& f) {
-                               return !f.state.empty() && f.state != "completed" && f.state != "dead";
-                             }),
-              batch.end());
+  batch.erase(
+      std::remove_if(batch.begin(), batch.end(),
+                     [](const Finished& f) { return !f.state.empty() && f.state != "completed" && f.state != "dead"; }),
+      batch.end());
   std::vector<ScriptCall> calls;
   std::vector<std::size_t> asked;  // batch index of each call
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) continue;
     const ChildOutcome outcome = f.state == "completed" ? ChildOutcome::Completed : ChildOutcome::Dead;
-    calls.push_back(child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), outcome,
-                                    f.text));
+    calls.push_back(
+        child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), outcome, f.text));
     asked.push_back(k);
   }
   std::vector<Reply> replies = calls.empty() ? std::vector<Reply>{} : executor_.eval_batch(calls);
@@ -159,9 +159,10 @@ std::size_t OutboxDrainer::tell(std::vector<Finished>& batch) {
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) {
-      spdlog::warn("queue={} job={} is in the outbox with no parent ref in its row (gone, or written by another "
-                   "speaker); acknowledged",
-                   keys_[f.queue].queue, f.id);
+      spdlog::warn(
+          "queue={} job={} is in the outbox with no parent ref in its row (gone, or written by another "
+          "speaker); acknowledged",
+          keys_[f.queue].queue, f.id);
     } else if (!told[k]) {
       continue;
     }

@@ -20,8 +20,7 @@ std::string code_of(const Error& e) {
 }
 }  // namespace
 
-QueueSampler::QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics,
-                           ReconnectPolicy reconnect)
+QueueSampler::QueueSampler(Params params, const ConnectionOptions& server, Metrics& metrics, ReconnectPolicy reconnect)
     : Periodic("queue sampler"),
       params_(std::move(params)),
       executor_(server, std::move(reconnect), &metrics),
@@ -71,9 +70,10 @@ void QueueSampler::sample(std::vector<QueueStats>& all, std::int64_t& server_now
     if (refused.empty()) {
       spdlog::info("queue sampler: the server takes writes again");
     } else {
-      spdlog::warn("queue sampler: the server refuses writes ({}): no job can be claimed or settled until it takes "
-                   "them again",
-                   refused);
+      spdlog::warn(
+          "queue sampler: the server refuses writes ({}): no job can be claimed or settled until it takes "
+          "them again",
+          refused);
     }
   }
   refused_ = std::move(refused);

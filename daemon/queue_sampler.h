@@ -54,7 +54,7 @@ class QueueSampler : public Periodic {
   Metrics& metrics_;
   // steady_clock ticks of the last good sample; 0: none since the last failure.
   std::atomic<std::int64_t> answered_at_{0};
-  bool down_ = false;  // tick() only: log an outage once, when it starts
+  bool down_ = false;     // tick() only: log an outage once, when it starts
   std::string problems_;  // tick() only: what could not be read, logged on change
   mutable std::mutex mutex_;
   std::string refused_;  // the server's word for refusing writes; "" while it takes them

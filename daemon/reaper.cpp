@@ -28,8 +28,9 @@ std::chrono::milliseconds Reaper::tick() {
     reap_queue(config_.queues[i], keys_[i]);
     if (trim) {
       std::int64_t gone = trim_dead(executor_, keys_[i], config_.queues[i].keep_dead_s * 1000, 0);
-      if (gone > 0) spdlog::info("queue={} trimmed {} dead jobs older than {} s", keys_[i].queue, gone,
-                                 config_.queues[i].keep_dead_s);
+      if (gone > 0)
+        spdlog::info("queue={} trimmed {} dead jobs older than {} s", keys_[i].queue, gone,
+                     config_.queues[i].keep_dead_s);
     }
   }
   if (trim) next_trim_ = std::chrono::steady_clock::now() + kTrimEvery;

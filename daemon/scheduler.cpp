@@ -87,9 +87,10 @@ void Scheduler::publish(Entry& e) {
   if (theirs.type == Reply::Type::String && theirs.str != mine) {
     nlohmann::json a = nlohmann::json::parse(theirs.str, nullptr, false);
     if (a != nlohmann::json::parse(mine)) {
-      spdlog::warn("schedule {} of queue {}: another daemon published a different definition ({}); this daemon "
-                   "runs {} (config line {}). The marker is shared: both fire into the same ticks' marker",
-                   e.config.name, e.config.queue, theirs.str, mine, e.config.line);
+      spdlog::warn(
+          "schedule {} of queue {}: another daemon published a different definition ({}); this daemon "
+          "runs {} (config line {}). The marker is shared: both fire into the same ticks' marker",
+          e.config.name, e.config.queue, theirs.str, mine, e.config.line);
     }
   }
   executor_.command({"HSET", e.keys.schedules, e.config.name, mine});
@@ -140,9 +141,7 @@ void Scheduler::fire(Entry& e, std::int64_t tick_ms) {
       spdlog::info("schedule {} of queue {}: fired the tick at {} ms as {}", e.config.name, e.config.queue, tick_ms,
                    id);
       break;
-    case CronFireResult::Already:
-      e.metrics.already->Increment();
-      break;
+    case CronFireResult::Already: e.metrics.already->Increment(); break;
     case CronFireResult::Skipped:
       e.metrics.skipped->Increment();
       spdlog::info("schedule {} of queue {}: skipped the tick at {} ms, the last fire's job is unfinished",

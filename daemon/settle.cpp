@@ -17,9 +17,7 @@ Settlement Settlement::from_outcome(const Lease& lease, std::int64_t attempt, Ou
       s.permanent = outcome.verdict == Outcome::Verdict::Dead;
       s.text = std::move(outcome.error);
       break;
-    case Outcome::Verdict::Release:
-      s.action = Action::Release;
-      break;
+    case Outcome::Verdict::Release: s.action = Action::Release; break;
   }
   return s;
 }
@@ -55,8 +53,7 @@ ScriptCall Settler::call(const Settlement& s, FlowMode mode) {
       args.backoff_ms = s.permanent || s.attempt >= queue_.max_attempts ? 0 : retry_delay_ms(s.attempt);
       return fail_call(keys_, s.lease, args, mode);
     }
-    case Settlement::Action::Release:
-      return release_call(keys_, s.lease);
+    case Settlement::Action::Release: return release_call(keys_, s.lease);
   }
   return release_call(keys_, s.lease);
 }

@@ -32,8 +32,8 @@ void SystemdNotify::send(const std::string& message) {
   if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';
   socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + socket_.size());
   Fd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd || ::sendto(fd.get(), message.data(), message.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
-                      len) < 0) {
+  if (!fd ||
+      ::sendto(fd.get(), message.data(), message.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr), len) < 0) {
     spdlog::debug("systemd notify: cannot send to {}", socket_);
   }
 }

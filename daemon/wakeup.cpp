@@ -76,8 +76,9 @@ bool Wakeup::events_on(Connection& c) {
   std::string flags = r.elements.size() == 2 ? r.elements[1].str : "";
   if (has_flags(flags)) return true;
   if (!enable_) {
-    spdlog::info("wakeup: the server publishes no keyspace events for sorted sets; idle queues poll up to "
-                 "poll_max_ms (set valkey.keyspace_events: true to wake at once)");
+    spdlog::info(
+        "wakeup: the server publishes no keyspace events for sorted sets; idle queues poll up to "
+        "poll_max_ms (set valkey.keyspace_events: true to wake at once)");
     return false;
   }
   std::string wanted = flags;
@@ -247,7 +248,7 @@ void Wakeup::connect_and_listen() {
       if (!events_on(c)) return;  // polling alone, for the daemon's life
       delay = milliseconds(0);
       listen(c, channels, never, active_);
-      continue;  // the connection ended: try again at once
+      continue;                          // the connection ended: try again at once
     } catch (const std::exception& e) {  // whatever the server said: never end the thread
       active_ = false;
       delay = next_delay(delay);

@@ -15,8 +15,8 @@ namespace {
 // document markers and indentation (the loader refuses aliases; the
 // fuzzer should keep trying them).
 const std::vector<std::string> kSyntax = {
-    "- name:", "valkey://", "redis://", "unix://", "valkeys://", "127.0.0.1:9464", "[\"/bin/cat\"]", "true",
-    "false",   "<<:",       "&a",       "*a",      "!!str",      "---",            "\n  ",            "\n    ",
+    "- name:", "valkey://", "redis://", "unix://", "valkeys://", "127.0.0.1:9464", "[\"/bin/cat\"]", "true", "false",
+    "<<:",     "&a",        "*a",       "!!str",   "---",        "\n  ",           "\n    ",
 };
 
 // libFuzzer's quoting: printable ASCII as is, but for \ and ", the rest \xNN.
@@ -51,7 +51,7 @@ std::string config_dictionary() {
   for (const KeySpec& k : config_schema()) {
     // Each part of the path is a key of some mapping: "valkey", "tls", "ca_file".
     std::size_t from = 0;
-    for (std::size_t dot = k.path.find('.'); ; dot = k.path.find('.', from)) {
+    for (std::size_t dot = k.path.find('.');; dot = k.path.find('.', from)) {
       add(k.path.substr(from, dot - from) + ":");
       if (dot == std::string::npos) break;
       from = dot + 1;

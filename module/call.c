@@ -57,8 +57,9 @@ static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCa
       size_t idlen;
       const char *id = RedisModule_StringPtrLen(call->args[0], &idlen);
       ok = restlen == slen + idlen && memcmp(rest + slen, id, idlen) == 0;
-      if (!ok) return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s<id>, the row of ARGV[1]",
-                                   t->name, i + 1, suffix);
+      if (!ok)
+        return reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s<id>, the row of ARGV[1]", t->name, i + 1,
+                            suffix);
     } else if (ok) {
       ok = restlen == slen;
     }
@@ -80,7 +81,8 @@ static int check_wire(RedisModuleCtx *ctx) {
   int type = RedisModule_KeyType(k);
   if (type == REDISMODULE_KEYTYPE_EMPTY) {
     RedisModule_CloseKey(k);
-    return RedisModule_ReplyWithError(ctx, "EMQWIRE " EMQ_WIRE_KEY " is not set: connect with an emq/1 executor, "
+    return RedisModule_ReplyWithError(ctx, "EMQWIRE " EMQ_WIRE_KEY
+                                           " is not set: connect with an emq/1 executor, "
                                            "which sets it, before the first transition");
   }
   size_t len = 0;
@@ -90,8 +92,10 @@ static int check_wire(RedisModuleCtx *ctx) {
     return -1;
   }
   char text[160];
-  snprintf(text, sizeof text, "EMQWIRE " EMQ_WIRE_KEY " holds '%.*s', not '" EMQ_WIRE
-           "': this server speaks another EchoMQ wire; use a separate database", (int)(len > 64 ? 64 : len), held);
+  snprintf(text, sizeof text,
+           "EMQWIRE " EMQ_WIRE_KEY " holds '%.*s', not '" EMQ_WIRE
+           "': this server speaks another EchoMQ wire; use a separate database",
+           (int)(len > 64 ? 64 : len), held);
   RedisModule_CloseKey(k);
   return RedisModule_ReplyWithError(ctx, text);
 }
@@ -134,8 +138,7 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len) {
   return RedisModule_StringPtrLen(call->args[i - 1], len);
 }
 
-int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
-                double *out) {
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error, double *out) {
   size_t len;
   const char *s = emq_arg(call, i, &len);
   if (emq_matches_int(s, len, allow_minus) && emq_lua_tonumber(s, len, out) && *out >= min && *out <= max) return 1;

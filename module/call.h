@@ -22,10 +22,10 @@ typedef enum {
 } EmqKeyRole;
 
 typedef struct {
-  const char *name;         /* "EMQ.CLAIM", for messages */
-  const EmqKeyRole *roles;  /* one per KEYS position, in order */
+  const char *name;        /* "EMQ.CLAIM", for messages */
+  const EmqKeyRole *roles; /* one per KEYS position, in order */
   int num_keys;
-  int min_args;             /* ARGV the script cannot run without */
+  int min_args; /* ARGV the script cannot run without */
 } EmqTransition;
 
 typedef struct {
@@ -46,12 +46,11 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len);
 /* ARGV[i] read as the scripts read an integer argument: the pattern
  * '^%d+$' ('^-?%d+$' when allow_minus), then tonumber, then within
  * min..max. Otherwise it replies the script's error text and returns 0. */
-int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error,
-                double *out);
+int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error, double *out);
 
 /* The ranges docs/protocol.md gives integer arguments. */
-#define EMQ_MAX_MS 1e12    /* lease_ms, backoff_ms, keep_ms, older_than_ms */
-#define EMQ_MAX_BATCH 1e6  /* max_count, promote_limit, limit, max_attempts */
+#define EMQ_MAX_MS 1e12   /* lease_ms, backoff_ms, keep_ms, older_than_ms */
+#define EMQ_MAX_BATCH 1e6 /* max_count, promote_limit, limit, max_attempts */
 
 /* ARGV[i] checked as the scripts check a job id (the wire's gate: 'JOB'
  * first). Otherwise it replies the script's EMQKIND error and returns 0. */

@@ -134,8 +134,8 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
  * *claimed_out is how many jobs it leased into out. The active entries
  * are replicated as one ZADD at the end. 0 when the caller's ACL refused
  * a row of a later round (replied). */
-static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out,
-                 size_t cap, size_t *claimed_out) {
+static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, double deadline, Claimed *out, size_t cap,
+                 size_t *claimed_out) {
   RedisModuleString *pending_name = call->keys[0], *active_name = call->keys[1], *root = call->keys[5];
   RedisModuleString **popped = RedisModule_PoolAlloc(ctx, sizeof *popped * cap);
   EmqZaddBatch leases;

@@ -26,20 +26,16 @@ static const EmqCommand kCommands[] = {
      "Promotes due delayed jobs, then leases pending jobs (lua/claim.lua)."},
     {"emq.extend", emq_extend, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
      "Renews the leases of running jobs (lua/extend.lua)."},
-    {"emq.complete", emq_complete, "write",
-     REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
+    {"emq.complete", emq_complete, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
      "Settles a job that succeeded (lua/complete.lua)."},
-    {"emq.fail", emq_fail, "write",
-     REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
+    {"emq.fail", emq_fail, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
      "Settles a job that failed: retry or dead (lua/fail.lua)."},
-    {"emq.release", emq_release, "write",
-     REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
+    {"emq.release", emq_release, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
      "Gives a running job back to pending (lua/release.lua)."},
 };
 
-static const RedisModuleCommandInfoVersion kInfoVersion = {1, sizeof(RedisModuleCommandHistoryEntry),
-                                                           sizeof(RedisModuleCommandKeySpec),
-                                                           sizeof(RedisModuleCommandArg)};
+static const RedisModuleCommandInfoVersion kInfoVersion = {
+    1, sizeof(RedisModuleCommandHistoryEntry), sizeof(RedisModuleCommandKeySpec), sizeof(RedisModuleCommandArg)};
 
 /* One key spec for all KEYS (the server allows one of INSERT, UPDATE and
  * DELETE per spec; these transitions move ids between keys, an update).

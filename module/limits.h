@@ -9,10 +9,10 @@
 #include "module_api.h"
 
 typedef struct {
-  long long max_active;       /* 0: no limit */
-  long long rate_max;         /* 0: no rate */
+  long long max_active; /* 0: no limit */
+  long long rate_max;   /* 0: no rate */
   long long rate_window_ms;
-  long long rate_credit;      /* the bucket, when has_bucket; else full */
+  long long rate_credit; /* the bucket, when has_bucket; else full */
   long long rate_at;
   int has_bucket;
 } EmqLimits;

@@ -147,55 +147,55 @@ typedef struct {
 /* The function pointers, filled by emq_bind_api() from the lookup the
  * server passes in the load context. EMQ_API lists them once; module_api.c
  * defines them and binds them from the same list. */
-#define EMQ_API(X)                                                                                              \
-  X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver))                     \
-  X(int, IsModuleNameBusy, (const char *name))                                                                 \
-  X(int, CreateCommand,                                                                                        \
-    (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags, int firstkey,   \
-     int lastkey, int keystep))                                                                                \
-  X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))                                \
-  X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))                   \
-  X(int, GetContextFlags, (RedisModuleCtx * ctx))                                                              \
-  X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                                               \
-  X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))                                \
-  X(void, AutoMemory, (RedisModuleCtx * ctx))                                                                  \
-  X(void *, PoolAlloc, (RedisModuleCtx * ctx, size_t bytes))                                                   \
-  X(void *, Alloc, (size_t bytes))                                                                             \
-  X(void, Free, (void *ptr))                                                                                   \
-  X(int, WrongArity, (RedisModuleCtx * ctx))                                                                   \
-  X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))                                              \
-  X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))                                              \
-  X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                                                     \
-  X(void, ReplySetArrayLength, (RedisModuleCtx * ctx, long len))                                               \
-  X(int, ReplyWithString, (RedisModuleCtx * ctx, RedisModuleString * str))                                     \
-  X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len))                           \
-  X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len))                    \
-  X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len))                                   \
-  X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode))                  \
-  X(void, CloseKey, (RedisModuleKey * key))                                                                    \
-  X(int, KeyType, (RedisModuleKey * key))                                                                      \
-  X(size_t, ValueLength, (RedisModuleKey * key))                                                               \
-  X(int, DeleteKey, (RedisModuleKey * key))                                                                    \
-  X(int, SetAbsExpire, (RedisModuleKey * key, mstime_t expire))                                                \
-  X(char *, StringDMA, (RedisModuleKey * key, size_t *len, int mode))                                          \
-  X(int, HashSet, (RedisModuleKey * key, int flags, ...))                                                      \
-  X(int, HashGet, (RedisModuleKey * key, int flags, ...))                                                      \
-  X(int, ZsetAdd, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr))                 \
-  X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele, int *deleted))                               \
-  X(int, ZsetScore, (RedisModuleKey * key, RedisModuleString * ele, double *score))                            \
-  X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min, double max, int minex, int maxex))          \
-  X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key, double *score))                       \
-  X(int, ZsetRangeNext, (RedisModuleKey * key))                                                                \
-  X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                          \
-  X(void, ZsetRangeStop, (RedisModuleKey * key))                                                               \
-  X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                               \
-  X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))     \
-  X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                         \
-  X(mstime_t, Milliseconds, (void))                                                                            \
-  X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                          \
-  X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                  \
-  X(int, FreeModuleUser, (RedisModuleUser * user))                                                             \
-  X(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString * key, int flags))                 \
+#define EMQ_API(X)                                                                                           \
+  X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver))                   \
+  X(int, IsModuleNameBusy, (const char *name))                                                               \
+  X(int, CreateCommand,                                                                                      \
+    (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags, int firstkey, \
+     int lastkey, int keystep))                                                                              \
+  X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))                              \
+  X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))                 \
+  X(int, GetContextFlags, (RedisModuleCtx * ctx))                                                            \
+  X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                                             \
+  X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))                              \
+  X(void, AutoMemory, (RedisModuleCtx * ctx))                                                                \
+  X(void *, PoolAlloc, (RedisModuleCtx * ctx, size_t bytes))                                                 \
+  X(void *, Alloc, (size_t bytes))                                                                           \
+  X(void, Free, (void *ptr))                                                                                 \
+  X(int, WrongArity, (RedisModuleCtx * ctx))                                                                 \
+  X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))                                            \
+  X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))                                            \
+  X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                                                   \
+  X(void, ReplySetArrayLength, (RedisModuleCtx * ctx, long len))                                             \
+  X(int, ReplyWithString, (RedisModuleCtx * ctx, RedisModuleString * str))                                   \
+  X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len))                         \
+  X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len))                  \
+  X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len))                                 \
+  X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode))                \
+  X(void, CloseKey, (RedisModuleKey * key))                                                                  \
+  X(int, KeyType, (RedisModuleKey * key))                                                                    \
+  X(size_t, ValueLength, (RedisModuleKey * key))                                                             \
+  X(int, DeleteKey, (RedisModuleKey * key))                                                                  \
+  X(int, SetAbsExpire, (RedisModuleKey * key, mstime_t expire))                                              \
+  X(char *, StringDMA, (RedisModuleKey * key, size_t * len, int mode))                                       \
+  X(int, HashSet, (RedisModuleKey * key, int flags, ...))                                                    \
+  X(int, HashGet, (RedisModuleKey * key, int flags, ...))                                                    \
+  X(int, ZsetAdd, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr))               \
+  X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele, int *deleted))                             \
+  X(int, ZsetScore, (RedisModuleKey * key, RedisModuleString * ele, double *score))                          \
+  X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min, double max, int minex, int maxex))        \
+  X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key, double *score))                     \
+  X(int, ZsetRangeNext, (RedisModuleKey * key))                                                              \
+  X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                        \
+  X(void, ZsetRangeStop, (RedisModuleKey * key))                                                             \
+  X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                             \
+  X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))   \
+  X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                       \
+  X(mstime_t, Milliseconds, (void))                                                                          \
+  X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                         \
+  X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                \
+  X(int, FreeModuleUser, (RedisModuleUser * user))                                                           \
+  X(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString * key, int flags))               \
   X(int, ACLAddLogEntry, (RedisModuleCtx * ctx, RedisModuleUser * user, RedisModuleString * object, int reason))
 
 #define EMQ_API_DECLARE(ret, name, params) extern ret(*RedisModule_##name) params;

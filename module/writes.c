@@ -113,8 +113,7 @@ void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
   RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
 }
 
-int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
-                RedisModuleString **ids) {
+int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count, RedisModuleString **ids) {
   int n = 0;
   if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_ZSET) return 0;
   if (RedisModule_ZsetFirstInScoreRange(key, -1.0 / 0.0, 1.0 / 0.0, 0, 0) == REDISMODULE_OK) {

@@ -50,8 +50,7 @@ void emq_zadd_batch_end(RedisModuleCtx *ctx, EmqZaddBatch *b);
 
 void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id);
 /* ZPOPMIN key count: fills ids (at most count) and returns how many. */
-int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count,
-                RedisModuleString **ids);
+int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count, RedisModuleString **ids);
 void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
 

@@ -46,15 +46,11 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
   switch (cancel(x, q, a.id)) {
-    case CancelResult::Removed:
-      std::cout << "cancelled " << a.id << '\n';
-      return kExitOk;
+    case CancelResult::Removed: std::cout << "cancelled " << a.id << '\n'; return kExitOk;
     case CancelResult::NotFound:
       say("no job " + a.id + " in queue " + q.queue + "; nothing was cancelled");
       return kExitNotFound;
-    case CancelResult::Refused:
-      say(cancel_refusal(x, q, a.id));
-      return kExitRunning;
+    case CancelResult::Refused: say(cancel_refusal(x, q, a.id)); return kExitRunning;
   }
   return kExitServer;  // unreachable: every CancelResult is handled above
 }
@@ -64,9 +60,9 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
 void add_control(CLI::App& app, Tool& tool) {
   for (bool paused : {true, false}) {
     auto a = std::make_shared<ControlArgs>();
-    CLI::App* sub = app.add_subcommand(paused ? "pause" : "resume",
-                                       paused ? "stop claims from a queue (running jobs go on)"
-                                              : "let claims from a paused queue go on");
+    CLI::App* sub =
+        app.add_subcommand(paused ? "pause" : "resume", paused ? "stop claims from a queue (running jobs go on)"
+                                                               : "let claims from a paused queue go on");
     sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
     sub->callback([&tool, a, paused] { tool.run = [&tool, a, paused] { return run_pause(tool, *a, paused); }; });
   }

@@ -54,8 +54,11 @@ int run_list(Tool& tool, const DeadArgs& a) {
   if (a.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const JobSummary& j : page.jobs) {
-      nlohmann::ordered_json o = {{"id", j.id},       {"died_ms", j.score},     {"died_at", iso_time(j.score)},
-                                  {"attempts", j.attempts}, {"failures", j.failures}};
+      nlohmann::ordered_json o = {{"id", j.id},
+                                  {"died_ms", j.score},
+                                  {"died_at", iso_time(j.score)},
+                                  {"attempts", j.attempts},
+                                  {"failures", j.failures}};
       put_bytes_or_null(o, "error", j.error);
       out.push_back(std::move(o));
     }
@@ -121,8 +124,9 @@ int run_delete(Tool& tool, const DeadArgs& a) {
     if (deleted[i]) {
       ++n;
     } else {
-      say(a.ids[i] + " is not in the dead set of queue " + q.queue + "; left as it is (emq cancel deletes a job "
-                     "in any state but active)");
+      say(a.ids[i] + " is not in the dead set of queue " + q.queue +
+          "; left as it is (emq cancel deletes a job "
+          "in any state but active)");
     }
   }
   std::cout << n << '\n';
@@ -146,8 +150,8 @@ void add_dead(CLI::App& app, Tool& tool) {
       "retry", "move dead jobs back to pending, attempts reset: the ones named, or the oldest; prints the count");
   retry->add_option("queue", r->queue, "the queue")->required()->type_name("QUEUE");
   retry->add_option("ids", r->ids, "the dead jobs to retry (default: all, or --limit N)")->type_name("ID...");
-  r->limit_given = add_number_option(retry, "--limit", r->limit, "move at most N, oldest death first (default all)")
-                       ->type_name("N");
+  r->limit_given =
+      add_number_option(retry, "--limit", r->limit, "move at most N, oldest death first (default all)")->type_name("N");
   retry->footer("Exit 0 when every job named was retried, 1 when one was not in the dead set (it is left alone).");
   retry->callback([&tool, r] { tool.run = [&tool, r] { return run_retry(tool, *r); }; });
 

@@ -55,10 +55,12 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
                   "--ndjson takes each job's payload, id, lane, delay_ms and at from its line; drop " + o->get_name());
     }
   }
-  if (!a.id.empty()) throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
+  if (!a.id.empty())
+    throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
 
   const auto t0 = std::chrono::steady_clock::now();
-  const NdjsonInput in = parse_ndjson(a.ndjson == "-" ? read_stdin("NDJSON jobs") : read_file(a.ndjson, "--ndjson file"));
+  const NdjsonInput in =
+      parse_ndjson(a.ndjson == "-" ? read_stdin("NDJSON jobs") : read_file(a.ndjson, "--ndjson file"));
   if (!in.errors.empty()) {
     const std::string source = a.ndjson == "-" ? "stdin" : a.ndjson;
     for (std::size_t i = 0; i < in.errors.size() && i < kBadLinesShown; ++i) {
@@ -103,8 +105,8 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
         return kExitServer;
       }
       if (decode_enqueue(replies[k]) == EnqueueResult::Duplicate) {
-        if (++duplicates <= kBadLinesShown) say("duplicate: " + j.id + " (line " + std::to_string(j.line) +
-                                                ") already exists; nothing was changed");
+        if (++duplicates <= kBadLinesShown)
+          say("duplicate: " + j.id + " (line " + std::to_string(j.line) + ") already exists; nothing was changed");
       }
       out += j.id;
       out += '\n';
@@ -116,7 +118,8 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
   const double read_s = std::chrono::duration<double>(t1 - t0).count();
   const double send_s = std::chrono::duration<double>(t2 - t1).count();
   char summary[200];
-  std::snprintf(summary, sizeof summary, "enqueued %zu jobs (%zu duplicates) in %.3f s, %.0f jobs/s; read and checked in %.3f s",
+  std::snprintf(summary, sizeof summary,
+                "enqueued %zu jobs (%zu duplicates) in %.3f s, %.0f jobs/s; read and checked in %.3f s",
                 in.jobs.size() - duplicates, duplicates, send_s, send_s > 0 ? in.jobs.size() / send_s : 0.0, read_s);
   say(summary);
   return kExitOk;
@@ -134,8 +137,9 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
   std::optional<std::int64_t> delay;
   if (a.delay_given->count() > 0) {
     if (a.delay_ms < 0 || a.delay_ms > kMaxDelayMs) {
-      throw Error(ErrorKind::Invalid, "enqueue",
-                  "--delay-ms " + std::to_string(a.delay_ms) + " is out of range: use 0.." + std::to_string(kMaxDelayMs));
+      throw Error(
+          ErrorKind::Invalid, "enqueue",
+          "--delay-ms " + std::to_string(a.delay_ms) + " is out of range: use 0.." + std::to_string(kMaxDelayMs));
     }
     delay = a.delay_ms;
   }
@@ -180,16 +184,15 @@ void add_enqueue(CLI::App& app, Tool& tool) {
                                      "(put -- before a payload that starts with -)")
                          ->type_name("PAYLOAD");
   sub->add_option("--id", a->id, "the job id (JOB_...); default: a new minted id")->type_name("ID");
-  a->lane_given =
-      add_number_option(sub, "--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")
-          ->type_name("N");
-  a->delay_given =
-      add_number_option(sub, "--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")
-          ->type_name("N");
-  a->at_given = sub->add_option("--at", a->at, "due at this time: RFC 3339 with a zone, or epoch ms")->type_name("TIME");
-  a->ndjson_given = sub->add_option("--ndjson", a->ndjson,
-                                    "many jobs, one JSON object per line, from FILE or - (stdin)")
-                        ->type_name("FILE");
+  a->lane_given = add_number_option(sub, "--lane", a->lane, "-1000..1000, lower lanes are claimed first (default 0)")
+                      ->type_name("N");
+  a->delay_given = add_number_option(sub, "--delay-ms", a->delay_ms, "due this many ms from now, by the server's clock")
+                       ->type_name("N");
+  a->at_given =
+      sub->add_option("--at", a->at, "due at this time: RFC 3339 with a zone, or epoch ms")->type_name("TIME");
+  a->ndjson_given =
+      sub->add_option("--ndjson", a->ndjson, "many jobs, one JSON object per line, from FILE or - (stdin)")
+          ->type_name("FILE");
   sub->footer(
       "An id that already exists is not enqueued again: emq prints the id, says 'duplicate' on stderr,\n"
       "and exits 0, so producers may retry safely with --id.\n"

@@ -116,8 +116,8 @@ nlohmann::ordered_json ids_json(const FlowJob& job) {
 
 int run_enqueue_flow(Tool& tool, const FlowArgs& a) {
   const std::string source = a.file == "-" ? "stdin" : a.file;
-  const FlowNode root = parse_tree(a.file == "-" ? read_stdin("the flow (JSON)") : read_file(a.file, "flow file"),
-                                   source);
+  const FlowNode root =
+      parse_tree(a.file == "-" ? read_stdin("the flow (JSON)") : read_file(a.file, "flow file"), source);
   Executor x(tool.options());
   FlowJob ids = enqueue_flow(x, root);
   std::vector<std::string> queues;

@@ -81,8 +81,8 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   const std::string size = std::to_string(bytes->size()) + (bytes->size() == 1 ? " byte" : " bytes");
   if (bytes->empty()) return print_label(label, size);
   const bool text = is_printable_text(*bytes);
-  std::string shown = text ? std::string(utf8_prefix(*bytes, kShownBytes))
-                           : base64_encode(bytes->substr(0, kShownBytes / 4 * 3));
+  std::string shown =
+      text ? std::string(utf8_prefix(*bytes, kShownBytes)) : base64_encode(bytes->substr(0, kShownBytes / 4 * 3));
   const std::size_t shown_bytes = text ? shown.size() : std::min(bytes->size(), kShownBytes / 4 * 3);
   std::string head = size + (text ? ", text" : ", not text: shown as base64");
   if (shown_bytes < bytes->size()) {

@@ -116,7 +116,8 @@ int run_jobs(Tool& tool, const JobsArgs& a) {
   QueueKeys q(a.queue);
   std::optional<JobState> state = job_state_from(a.state);
   if (!state) {
-    throw Error(ErrorKind::Invalid, "jobs", "--state " + a.state + " is not a state: use pending, active, delayed or dead");
+    throw Error(ErrorKind::Invalid, "jobs",
+                "--state " + a.state + " is not a state: use pending, active, delayed or dead");
   }
   if (a.limit <= 0 || a.limit > kMaxPage) {
     throw Error(ErrorKind::Invalid, "jobs",

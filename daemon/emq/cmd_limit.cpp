@@ -99,8 +99,9 @@ void add_limit(CLI::App& app, Tool& tool) {
   sub->add_option("--max-active", a->max_active, "jobs holding a lease at once, across every daemon, or off")
       ->type_name("N|off");
   sub->add_option("--rate", a->rate, "claims per period, e.g. 100/1s, or off")->type_name("N/PERIOD|off");
-  sub->footer("Without options it shows the limits and the rate's bucket. A changed rate starts a full bucket. "
-              "A daemon whose config has limits: writes them again at its start.");
+  sub->footer(
+      "Without options it shows the limits and the rate's bucket. A changed rate starts a full bucket. "
+      "A daemon whose config has limits: writes them again at its start.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_limit(tool, *a); }; });
 }
 

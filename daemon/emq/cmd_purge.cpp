@@ -59,7 +59,8 @@ int run_purge(Tool& tool, const PurgeArgs& a) {
 
 void add_purge(CLI::App& app, Tool& tool) {
   auto a = std::make_shared<PurgeArgs>();
-  CLI::App* sub = app.add_subcommand("purge", "delete every job of one state of a queue, rows and all; prints the count");
+  CLI::App* sub =
+      app.add_subcommand("purge", "delete every job of one state of a queue, rows and all; prints the count");
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
   sub->add_option("--state", a->state, "pending, delayed or dead (active is refused)")->required()->type_name("STATE");
   sub->add_flag("--yes,-y", a->yes, "do not ask (required when stdin is not a terminal)");

@@ -54,8 +54,8 @@ int run_forget(Tool& tool, const QueuesArgs& a) {
     return kExitNotFound;
   }
   std::string left;
-  for (auto [n, name] : {std::pair{r.pending, "pending"}, {r.active, "active"}, {r.delayed, "delayed"},
-                         {r.dead, "dead"}}) {
+  for (auto [n, name] :
+       {std::pair{r.pending, "pending"}, {r.active, "active"}, {r.delayed, "delayed"}, {r.dead, "dead"}}) {
     if (n > 0) left += (left.empty() ? "" : ", ") + std::to_string(n) + " " + name;
   }
   say(q.queue + " still holds " + left + " and stays in " + std::string(kQueuesKey) +

@@ -86,9 +86,7 @@ int run_fire(Tool& tool, const FireArgs& a) {
                 !d.is_discarded() && d.value("overlap", std::string("allow")) == "skip"};
   const std::string id = mint_job_id();
   switch (enqueue_cron(x, q, id, a.payload, fire)) {
-    case CronFireResult::Enqueued:
-      std::cout << id << '\n';
-      return kExitOk;
+    case CronFireResult::Enqueued: std::cout << id << '\n'; return kExitOk;
     case CronFireResult::Skipped:
       say("not fired: overlap is skip and the last fire's job is unfinished");
       return kExitRunning;
@@ -106,14 +104,16 @@ void add_schedules(CLI::App& app, Tool& tool) {
   CLI::App* sub = app.add_subcommand("schedules", "every published schedule: definition, last fire and job, next fire");
   sub->add_option("queues", a->queues, "the queues; default: every queue in {emq}:queues")->type_name("QUEUE...");
   sub->add_flag("--json", a->json, "print a JSON array, one object per schedule");
-  sub->footer("Times are UTC, by the server's clock. MISSED: ticks since the last fire that are past\n"
-              "misfire_grace and so will never fire.");
+  sub->footer(
+      "Times are UTC, by the server's clock. MISSED: ticks since the last fire that are past\n"
+      "misfire_grace and so will never fire.");
   sub->callback([&tool, a, sub] {
     if (sub->get_subcommands().empty()) tool.run = [&tool, a] { return run_schedules(tool, *a); };
   });
 
   auto f = std::make_shared<FireArgs>();
-  CLI::App* fire = sub->add_subcommand("fire", "enqueue one fire now, through enqueue_cron (marked with the server's time)");
+  CLI::App* fire =
+      sub->add_subcommand("fire", "enqueue one fire now, through enqueue_cron (marked with the server's time)");
   fire->add_option("queue", f->queue, "the queue")->required()->type_name("QUEUE");
   fire->add_option("name", f->name, "the schedule")->required()->type_name("NAME");
   fire->add_option("--payload", f->payload, "the job's payload (the published definition holds none); default empty");

@@ -46,8 +46,8 @@ void print_json(const std::vector<QueueStats>& all, std::int64_t now_ms) {
       auto v = counter(s, name);
       counters[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     }
-    nlohmann::ordered_json q = {{"queue", s.queue},   {"paused", s.paused}, {"pending", s.pending},
-                                {"active", s.active}, {"delayed", s.delayed}, {"dead", s.dead},
+    nlohmann::ordered_json q = {{"queue", s.queue},    {"paused", s.paused},   {"pending", s.pending},
+                                {"active", s.active},  {"delayed", s.delayed}, {"dead", s.dead},
                                 {"counters", counters}};
     // Only when another writer broke a field: the usual shape stays as it was.
     if (!s.problems.empty()) q["problems"] = s.problems;

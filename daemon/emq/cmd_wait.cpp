@@ -80,7 +80,8 @@ int run_wait(Tool& tool, const WaitArgs& a) {
     return kExitNotFound;
   }
   if (keeps_none && *s.state != "completed") {
-    say("note: queue " + q.queue + " keeps no completed rows (keep_completed_s: 0): its result can never be seen; "
+    say("note: queue " + q.queue +
+        " keeps no completed rows (keep_completed_s: 0): its result can never be seen; "
         "emq wait will only tell that the job left the queue");
   }
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.timeout_s);
@@ -105,8 +106,9 @@ int run_wait(Tool& tool, const WaitArgs& a) {
     if (!s.state) {
       say(a.id + (keeps_none ? " completed; its row was deleted at once (keep_completed_s: 0), so there is no "
                                "result to show"
-                             : " left queue " + q.queue + " without a row to show: it completed in a queue that "
-                               "keeps no completed rows (keep_completed_s: 0), or it was cancelled"));
+                             : " left queue " + q.queue +
+                                   " without a row to show: it completed in a queue that "
+                                   "keeps no completed rows (keep_completed_s: 0), or it was cancelled"));
       return kExitOk;
     }
   }

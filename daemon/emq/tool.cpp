@@ -39,8 +39,8 @@ ConnectionOptions Tool::options() const {
   if (const char* pw = std::getenv(kPasswordEnv); pw != nullptr && *pw != '\0') o.password = pw;
   // Shows in CLIENT LIST, so an operator can tell the tool from the daemons.
   o.client_name = "emq";
-  const bool tls_given = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
-                         !tls.server_name.empty();
+  const bool tls_given =
+      !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() || !tls.server_name.empty();
   if (tls_given && !o.tls.enabled) {
     throw Error(ErrorKind::Invalid, "url",
                 "--tls-ca, --tls-cert, --tls-key and --tls-server-name (or EMQ_TLS_*) need a valkeys:// or "
@@ -72,8 +72,8 @@ T number_arg(const std::string& option, const std::string& text, const std::stri
 
 CLI::Option* add_number_option(CLI::App* app, const std::string& name, std::int64_t& value,
                                const std::string& description) {
-  const std::string range = "a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) +
-                            " to " + std::to_string(std::numeric_limits<std::int64_t>::max());
+  const std::string range = "a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
+                            std::to_string(std::numeric_limits<std::int64_t>::max());
   return app->add_option_function<std::string>(
       name, [&value, name, range](const std::string& text) { value = number_arg<std::int64_t>(name, text, range); },
       description);
@@ -116,7 +116,8 @@ void add_server_options(CLI::App& app, Tool& tool) {
       ->envname(kExecutorEnv)
       ->check(CLI::Validator(
           [](std::string& text) {
-            return parse_executor_choice(text) ? std::string() : text.substr(0, 40) + " is not auto, scripted or native";
+            return parse_executor_choice(text) ? std::string()
+                                               : text.substr(0, 40) + " is not auto, scripted or native";
           },
           "MODE"))
       ->type_name("MODE");

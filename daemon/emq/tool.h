@@ -25,7 +25,7 @@ struct Tool {
   // a valkeys:// or rediss:// URL.
   TlsOptions tls;
   ExecutorChoice executor = ExecutorChoice::Auto;  // --executor, else EMQ_EXECUTOR
-  std::function<int()> run;  // the chosen command; returns the exit code
+  std::function<int()> run;                        // the chosen command; returns the exit code
 
   // The URL parsed, with the password from EMQ_PASSWORD when that is set
   // (it wins over one in the URL, so a URL can be shared without its

@@ -40,9 +40,8 @@ json limits_json(const QueueStats& s, std::int64_t now_ms) {
   json o = json::object();
   o["broken"] = l.limits ? json(nullptr) : json(l.broken);
   o["max_active"] = l.limits && l.limits->max_active ? json(*l.limits->max_active) : json(nullptr);
-  o["rate"] = l.limits && l.limits->rate
-                  ? json{{"max", l.limits->rate->max}, {"window_ms", l.limits->rate->window_ms}}
-                  : json(nullptr);
+  o["rate"] = l.limits && l.limits->rate ? json{{"max", l.limits->rate->max}, {"window_ms", l.limits->rate->window_ms}}
+                                         : json(nullptr);
   o["tokens"] = l.tokens ? json(*l.tokens) : json(nullptr);
   o["ms_to_token"] = l.tokens && *l.tokens == 0 ? json(l.ms_to_token) : json(nullptr);
   o["held_back"] = l.held_back.empty() ? json(nullptr) : json(l.held_back);
@@ -55,9 +54,8 @@ json queue_json(const QueueStats& s, std::int64_t now_ms) {
     auto it = s.counters.find(name);
     counters[name] = it == s.counters.end() ? json(nullptr) : json(it->second);
   }
-  json q = {{"queue", s.queue},   {"paused", s.paused},   {"pending", s.pending},
-            {"active", s.active}, {"delayed", s.delayed}, {"dead", s.dead},
-            {"counters", counters}};
+  json q = {{"queue", s.queue},     {"paused", s.paused}, {"pending", s.pending}, {"active", s.active},
+            {"delayed", s.delayed}, {"dead", s.dead},     {"counters", counters}};
   q["oldest_pending_age_ms"] =
       s.head_pending_since_ms ? json(std::max<std::int64_t>(0, now_ms - *s.head_pending_since_ms)) : json(nullptr);
   q["problems"] = s.problems;
@@ -139,8 +137,8 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
     if (auto ref = parse_ref(parent->second)) {
       Reply state = x.command({"HGET", QueueKeys(ref->first).row(ref->second), "state"});
       if (state.is_error()) throw error_from_reply("parent", state.str);
-      out["parent"] = ref_json(ref->first, ref->second,
-                               state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
+      out["parent"] =
+          ref_json(ref->first, ref->second, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
     }
   }
   if (row.fields.count("children") == 0) return;
@@ -202,10 +200,7 @@ ApiAnswer WebApi::queues() {
   json list = json::array();
   for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now));
   return {200,
-          {{"server_time_ms", now},
-           {"read_only", read_only_},
-           {"queues", std::move(list)},
-           {"skipped", o.skipped}}};
+          {{"server_time_ms", now}, {"read_only", read_only_}, {"queues", std::move(list)}, {"skipped", o.skipped}}};
 }
 
 ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text) {
@@ -307,7 +302,8 @@ ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
   check_wire_gate(id);
   switch (cancel_jobs(x_, q, {id}).front()) {
     case CancelResult::Removed: return {200, {{"queue", q.queue}, {"id", id}, {"cancelled", true}}};
-    case CancelResult::NotFound: return api_error(404, "no job " + id + " in queue " + q.queue + "; nothing was cancelled");
+    case CancelResult::NotFound:
+      return api_error(404, "no job " + id + " in queue " + q.queue + "; nothing was cancelled");
     case CancelResult::Refused: return api_error(409, cancel_refusal(x_, q, id));
   }
   return api_error(500, "unexpected cancel outcome");

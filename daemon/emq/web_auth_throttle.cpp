@@ -66,9 +66,10 @@ void AuthThrottle::log_counted(Clock::time_point now) {
   if (unlogged_failures_ == 1 && unlogged_refusals_ == 0) {
     spdlog::warn("emq web: a wrong password from {}", latest_);
   } else {
-    spdlog::warn("emq web: {} wrong passwords from {} client(s), and {} attempts refused unchecked while their "
-                 "client waited, since the last such line; the latest from {}",
-                 unlogged_failures_, unlogged_clients_.size(), unlogged_refusals_, latest_);
+    spdlog::warn(
+        "emq web: {} wrong passwords from {} client(s), and {} attempts refused unchecked while their "
+        "client waited, since the last such line; the latest from {}",
+        unlogged_failures_, unlogged_clients_.size(), unlogged_refusals_, latest_);
   }
   logged_once_ = true;
   last_log_ = now;

@@ -160,10 +160,10 @@ std::optional<HttpResponse> WebSite::refuse_caller(const HttpRequest& request) {
   // Host naming this port: a page of another site whose name was made to
   // resolve to 127.0.0.1 (DNS rebinding) sends its own name as Host.
   if (!is_loopback_host_header(request.header("host"), security_.port)) {
-    return error_response(403, "this page answers only to a loopback Host naming its port (localhost:" +
-                                   std::to_string(security_.port) + ", 127.0.0.1:" + std::to_string(security_.port) +
-                                   ", [::1]:" + std::to_string(security_.port) +
-                                   "); set EMQ_WEB_PASSWORD to serve it under another name");
+    return error_response(
+        403, "this page answers only to a loopback Host naming its port (localhost:" + std::to_string(security_.port) +
+                 ", 127.0.0.1:" + std::to_string(security_.port) + ", [::1]:" + std::to_string(security_.port) +
+                 "); set EMQ_WEB_PASSWORD to serve it under another name");
   }
   return std::nullopt;
 }
@@ -232,9 +232,8 @@ HttpResponse WebSite::handle(const HttpRequest& request) {
     r.headers.push_back("Allow: GET, POST");
   }
   // A raw field brings its own, stricter policy (sandbox): one policy each.
-  const bool own_policy = std::any_of(r.headers.begin(), r.headers.end(), [](const std::string& h) {
-    return h.rfind("Content-Security-Policy:", 0) == 0;
-  });
+  const bool own_policy = std::any_of(r.headers.begin(), r.headers.end(),
+                                      [](const std::string& h) { return h.rfind("Content-Security-Policy:", 0) == 0; });
   for (const std::string& h : kSecurityHeaders) {
     if (!own_policy || h.rfind("Content-Security-Policy:", 0) != 0) r.headers.push_back(h);
   }
@@ -271,9 +270,8 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   if (n >= 2 && s[0] == "api" && s[1] == "queues") {
     if (n == 2) return json_response(guarded_api([&] { return api_.queues(); }));
     if (n == 3) {
-      return json_response(guarded_api([&] {
-        return api_.queue(s[2], query_param(request.query, "state"), query_param(request.query, "page"));
-      }));
+      return json_response(guarded_api(
+          [&] { return api_.queue(s[2], query_param(request.query, "state"), query_param(request.query, "page")); }));
     }
     if (n == 5 && s[3] == "jobs") return json_response(guarded_api([&] { return api_.job(s[2], s[4]); }));
     if (n == 6 && s[3] == "jobs" && (s[5] == "payload" || s[5] == "result" || s[5] == "error")) {

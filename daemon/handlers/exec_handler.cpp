@@ -33,7 +33,10 @@ enum class Ending { None, TimedOut, Stopped, OutputExceeded };
 class JobRun {
  public:
   JobRun(const HandlerConfig& config, const Job& job, const StopToken& stop, ChildProcess& child)
-      : config_(config), job_(job), child_(child), stderr_(job.queue, job.id),
+      : config_(config),
+        job_(job),
+        child_(child),
+        stderr_(job.queue, job.id),
         pump_(child, stderr_, stop.fd(), rules(config, job)) {}
 
   Outcome run() {
@@ -64,30 +67,26 @@ class JobRun {
     switch (event) {
       case Event::Exited:
         if (pump_.pipes_held_open()) {
-          spdlog::warn("queue={} job={}: the handler exited, but processes it started still held its stdout or "
-                       "stderr open after {} ms; killing its process group",
-                       job_.queue, job_.id, ChildIoPump::kPipeGrace.count());
+          spdlog::warn(
+              "queue={} job={}: the handler exited, but processes it started still held its stdout or "
+              "stderr open after {} ms; killing its process group",
+              job_.queue, job_.id, ChildIoPump::kPipeGrace.count());
         }
         return true;
-      case Event::TimedOut:
-        begin_ending(Ending::TimedOut);
-        break;
-      case Event::Stopped:
-        begin_ending(Ending::Stopped);
-        break;
+      case Event::TimedOut: begin_ending(Ending::TimedOut); break;
+      case Event::Stopped: begin_ending(Ending::Stopped); break;
       case Event::OutputExceeded:
         if (ending_ == Ending::None) ending_ = Ending::OutputExceeded;
         pump_.kill_group();
         break;
       case Event::StdinRefused:
         // Not a failure by itself: its exit status says how the job went.
-        spdlog::debug("queue={} job={}: handler stopped reading stdin before all {} bytes were in", job_.queue,
-                      job_.id, job_.payload.size());
+        spdlog::debug("queue={} job={}: handler stopped reading stdin before all {} bytes were in", job_.queue, job_.id,
+                      job_.payload.size());
         break;
       case Event::Answered:
       case Event::StdoutClosed:
-      case Event::WokeUp:
-        break;
+      case Event::WokeUp: break;
     }
     return false;
   }
@@ -103,12 +102,8 @@ class JobRun {
     Outcome::Verdict verdict = Outcome::Verdict::Retry;
     std::string reason;
     switch (ending_) {
-      case Ending::Stopped:
-        reason = kStoppedByDaemon;
-        break;
-      case Ending::TimedOut:
-        reason = fmt::format("timed out after {}s", config_.timeout_s);
-        break;
+      case Ending::Stopped: reason = kStoppedByDaemon; break;
+      case Ending::TimedOut: reason = fmt::format("timed out after {}s", config_.timeout_s); break;
       case Ending::OutputExceeded:
         reason = fmt::format("output exceeded max_output_bytes ({})", config_.max_output_bytes);
         break;
@@ -124,8 +119,7 @@ class JobRun {
 
   bool is_permanent(const ExitStatus& status) const {
     const auto& codes = config_.permanent_exit_codes;
-    return status.kind == ExitStatus::Kind::Exited &&
-           std::find(codes.begin(), codes.end(), status.code) != codes.end();
+    return status.kind == ExitStatus::Kind::Exited && std::find(codes.begin(), codes.end(), status.code) != codes.end();
   }
 
   const HandlerConfig& config_;
@@ -216,10 +210,8 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
   }
 }
 
-std::unique_ptr<Handler> make_exec_handler(const QueueConfig& queue,
-                                           std::vector<std::string> secret_env_names) {
-  return std::make_unique<ExecHandler>(
-      ExecHandler::Params{queue.name, queue.handler, std::move(secret_env_names)});
+std::unique_ptr<Handler> make_exec_handler(const QueueConfig& queue, std::vector<std::string> secret_env_names) {
+  return std::make_unique<ExecHandler>(ExecHandler::Params{queue.name, queue.handler, std::move(secret_env_names)});
 }
 
 }  // namespace echomq::daemon

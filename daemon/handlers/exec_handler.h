@@ -38,7 +38,6 @@ class ExecHandler : public Handler {
 
 // secret_env_names: the daemon's variables a handler must never see, even
 // with inherit_env (the daemon passes valkey.password_env's name).
-std::unique_ptr<Handler> make_exec_handler(const QueueConfig& queue,
-                                           std::vector<std::string> secret_env_names);
+std::unique_ptr<Handler> make_exec_handler(const QueueConfig& queue, std::vector<std::string> secret_env_names);
 
 }  // namespace echomq::daemon

@@ -22,7 +22,7 @@ namespace echomq::daemon {
 struct Job {
   std::string queue;
   std::string id;
-  std::string payload;     // bytes
+  std::string payload;  // bytes
   std::int64_t attempt = 1;
   std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
   // A parent's children's outcomes, in ref order; empty for any other job.

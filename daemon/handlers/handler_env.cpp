@@ -21,8 +21,7 @@ std::map<std::string, std::string> parse_environ(const char* const* env) {
   return vars;
 }
 
-std::string value_or(const std::map<std::string, std::string>& vars, const std::string& name,
-                     const char* fallback) {
+std::string value_or(const std::map<std::string, std::string>& vars, const std::string& name, const char* fallback) {
   auto it = vars.find(name);
   return it == vars.end() || it->second.empty() ? fallback : it->second;
 }

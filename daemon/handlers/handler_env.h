@@ -20,8 +20,7 @@ class HandlerEnv {
   // passes valkey.password_env's name), nor are EMQ_PASSWORD, EMQ_URL,
   // VALKEYCLI_AUTH and REDISCLI_AUTH. The configured env is the user's
   // explicit choice and is passed as written.
-  HandlerEnv(const HandlerConfig& handler, const std::vector<std::string>& drop_names,
-             const char* const* daemon_env);
+  HandlerEnv(const HandlerConfig& handler, const std::vector<std::string>& drop_names, const char* const* daemon_env);
 
   // The environment of one job's process as "NAME=value" strings, sorted
   // by name. EMQ_QUEUE, EMQ_JOB_ID, EMQ_ATTEMPT and EMQ_DEADLINE_MS win

@@ -77,8 +77,7 @@ void PluginHandler::start() {
     state = library_->create()(config.c_str(), config.size(), err, sizeof err);
   } catch (const std::exception& e) {
     library_.reset();
-    throw std::runtime_error(where + "emq_plugin_create threw (a plugin must not let exceptions out): " +
-                             e.what());
+    throw std::runtime_error(where + "emq_plugin_create threw (a plugin must not let exceptions out): " + e.what());
   } catch (...) {
     library_.reset();
     throw std::runtime_error(where + "emq_plugin_create threw (a plugin must not let exceptions out)");
@@ -116,10 +115,9 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
   const emq_plugin_handle_parent_fn parent_fn = job.children.empty() ? nullptr : library_->handle_parent();
   if (parent_fn != nullptr) {
     for (const ChildResult& c : job.children) {
-      children.push_back({c.queue.data(), c.queue.size(), c.id.data(), c.id.size(),
-                          c.outcome == ChildOutcome::Completed ? 1 : 0,
-                          c.text.empty() ? nullptr : reinterpret_cast<const unsigned char*>(c.text.data()),
-                          c.text.size()});
+      children.push_back(
+          {c.queue.data(), c.queue.size(), c.id.data(), c.id.size(), c.outcome == ChildOutcome::Completed ? 1 : 0,
+           c.text.empty() ? nullptr : reinterpret_cast<const unsigned char*>(c.text.data()), c.text.size()});
     }
   }
 
@@ -144,8 +142,7 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
     return Outcome::failed(Outcome::Verdict::Retry, thrown);
   }
   switch (code) {
-    case EMQ_PLUGIN_OK:
-      break;
+    case EMQ_PLUGIN_OK: break;
     case EMQ_PLUGIN_RETRY:
       return Outcome::failed(Outcome::Verdict::Retry,
                              answer.error.empty() ? "the plugin failed the job" : answer.error);

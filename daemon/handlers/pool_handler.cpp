@@ -110,8 +110,7 @@ Outcome PoolHandler::run(const Job& job, const StopToken& stop) {
 }
 
 std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const StopToken& stop,
-                                                       std::optional<Clock::time_point> timeout_at,
-                                                       Outcome& failed) {
+                                                       std::optional<Clock::time_point> timeout_at, Outcome& failed) {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     const Clock::time_point seen = Clock::now();
@@ -159,8 +158,7 @@ std::unique_ptr<PoolProcess> PoolHandler::take_process(std::size_t& index, const
   }
 }
 
-void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> process,
-                            const PoolProcess::Turn& turn) {
+void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> process, const PoolProcess::Turn& turn) {
   std::lock_guard<std::mutex> lock(mu_);
   Slot& slot = slots_[index];
   if (turn.answered) slot.failures = 0;
@@ -172,8 +170,8 @@ void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> proc
         end_process(std::move(process), How::CloseStdin);
         replace_later(slot, false, "");
       } else if (max_jobs > 0 && process->jobs() >= max_jobs) {
-        spdlog::info("queue={} pid={}: recycling the pool process after {} jobs (max_jobs_per_process)",
-                     params_.queue, pid, process->jobs());
+        spdlog::info("queue={} pid={}: recycling the pool process after {} jobs (max_jobs_per_process)", params_.queue,
+                     pid, process->jobs());
         end_process(std::move(process), How::CloseStdin);
         replace_later(slot, false, "");
       } else {
@@ -181,12 +179,8 @@ void PoolHandler::give_back(std::size_t index, std::unique_ptr<PoolProcess> proc
         slot.state = Slot::State::Idle;
       }
       break;
-    case PoolProcess::Turn::Then::Replace:
-      replace_process(slot, std::move(process), turn.why, false);
-      break;
-    case PoolProcess::Turn::Then::Broken:
-      replace_process(slot, std::move(process), turn.why, true);
-      break;
+    case PoolProcess::Turn::Then::Replace: replace_process(slot, std::move(process), turn.why, false); break;
+    case PoolProcess::Turn::Then::Broken: replace_process(slot, std::move(process), turn.why, true); break;
   }
   // The watcher polls idle processes and starts replacements: it must
   // see the change.

@@ -123,7 +123,7 @@ class PoolHandler : public Handler {
 
   Params params_;
   ChildProcess::Params process_params_;  // the same for every process of the pool
-  Fd wake_;  // an eventfd: the watcher's poll() wakes on it
+  Fd wake_;                              // an eventfd: the watcher's poll() wakes on it
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a slot became Idle, or the pool closed

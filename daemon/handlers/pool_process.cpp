@@ -96,9 +96,9 @@ PoolProcess::Turn PoolProcess::reply_turn(const std::string& line, const Job& jo
     turn.outcome.verdict = Outcome::Verdict::Complete;
     turn.outcome.result = std::move(reply.result);
   } else {
-    turn.outcome = Outcome::failed(reply.permanent ? Outcome::Verdict::Dead : Outcome::Verdict::Retry,
-                                   reply.error.empty() ? "the pool handler failed the job without an error text"
-                                                       : std::move(reply.error));
+    turn.outcome = Outcome::failed(
+        reply.permanent ? Outcome::Verdict::Dead : Outcome::Verdict::Retry,
+        reply.error.empty() ? "the pool handler failed the job without an error text" : std::move(reply.error));
   }
   if (leftover) {
     // The next job would read these bytes as its reply.
@@ -137,8 +137,7 @@ PoolProcess::Turn PoolProcess::job_turn(ChildIoPump& pump, const Job& job, const
     const std::optional<Clock::time_point> wake_at =
         gone_at ? std::optional<Clock::time_point>(*gone_at + kPipeGoneGrace) : std::nullopt;
     switch (pump.run(wake_at)) {
-      case Event::Answered:
-        return answer_turn(pump, job);
+      case Event::Answered: return answer_turn(pump, job);
       case Event::Stopped: {
         Turn turn;
         turn.outcome = Outcome::stopped();
@@ -172,8 +171,7 @@ PoolProcess::Turn PoolProcess::job_turn(ChildIoPump& pump, const Job& job, const
         if (!gone_at) gone_at = Clock::now();
         gone_why = "closed its stdout during job " + job.id;
         break;
-      case Event::WokeUp:
-        return broken(Outcome::Verdict::Retry, name() + " " + gone_why, gone_why);
+      case Event::WokeUp: return broken(Outcome::Verdict::Retry, name() + " " + gone_why, gone_why);
     }
   }
 }

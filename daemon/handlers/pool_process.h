@@ -96,7 +96,7 @@ class PoolProcess {
   std::string queue_;
   ChildProcess child_;
   StderrLines stderr_;
-  std::string buffer_;       // stdout bytes not yet taken as a line
+  std::string buffer_;  // stdout bytes not yet taken as a line
   std::optional<Clock::time_point> stdout_closed_at_;
   std::int64_t jobs_ = 0;
 };

@@ -32,8 +32,8 @@ std::string children_json(const std::vector<ChildResult>& children);
 struct Reply {
   std::string id;
   bool ok = false;
-  std::string result;     // ok: the bytes of result or result_b64
-  std::string error;      // !ok
+  std::string result;      // ok: the bytes of result or result_b64
+  std::string error;       // !ok
   bool permanent = false;  // !ok
 };
 

@@ -23,8 +23,7 @@ namespace {
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
   for (const auto& entry : env) {
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
-        entry[name.size()] == '=') {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
       return entry.substr(name.size() + 1);
     }
   }
@@ -64,8 +63,7 @@ std::string cwd_problem(const std::string& cwd) {
   if (cwd.empty()) return {};
   struct stat st {};
   if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return "working directory '" + cwd +
-           "' does not exist or is not a directory; create it or fix the handler's cwd";
+    return "working directory '" + cwd + "' does not exist or is not a directory; create it or fix the handler's cwd";
   }
   if (::access(cwd.c_str(), X_OK) != 0) {
     return "working directory '" + cwd + "' is not accessible to the daemon's user";
@@ -75,14 +73,10 @@ std::string cwd_problem(const std::string& cwd) {
 
 std::string errno_problem(int err) {
   switch (err) {
-    case ENOENT:
-      return "no such file (or its #! interpreter is missing); check the handler's command";
-    case EACCES:
-      return "permission denied; make it executable (chmod +x) and its directories searchable";
-    case ENOEXEC:
-      return "not an executable format; a script needs a #! line";
-    default:
-      return std::generic_category().message(err);
+    case ENOENT: return "no such file (or its #! interpreter is missing); check the handler's command";
+    case EACCES: return "permission denied; make it executable (chmod +x) and its directories searchable";
+    case ENOEXEC: return "not an executable format; a script needs a #! line";
+    default: return std::generic_category().message(err);
   }
 }
 
@@ -122,12 +116,9 @@ std::string signal_name(int sig) {
 
 std::string ExitStatus::describe() const {
   switch (kind) {
-    case Kind::Exited:
-      return "exit code " + std::to_string(code);
-    case Kind::Signaled:
-      return "killed by signal " + signal_name(code);
-    case Kind::Lost:
-      break;
+    case Kind::Exited: return "exit code " + std::to_string(code);
+    case Kind::Signaled: return "killed by signal " + signal_name(code);
+    case Kind::Lost: break;
   }
   return "exit status lost (something else reaped the child: is SIGCHLD ignored?)";
 }
@@ -140,8 +131,7 @@ void ChildProcess::check_runnable(const Params& params) {
   if (std::string problem = cwd_problem(params.cwd); !problem.empty()) {
     throw SpawnError("cannot run '" + program + "': " + problem);
   }
-  const std::string seen_from_cwd =
-      program[0] == '/' || params.cwd.empty() ? program : params.cwd + "/" + program;
+  const std::string seen_from_cwd = program[0] == '/' || params.cwd.empty() ? program : params.cwd + "/" + program;
   struct stat st {};
   if (::stat(seen_from_cwd.c_str(), &st) != 0) {
     throw SpawnError(spawn_failure(program, params.cwd, errno));

@@ -64,8 +64,7 @@ int child_main(void* arg) {
     ::sigaction(sig, &dfl, nullptr);
   }
   int failed_errno = 0;
-  if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 ||
-      ::dup2(r.stderr_fd, 2) < 0) {
+  if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 || ::dup2(r.stderr_fd, 2) < 0) {
     failed_errno = errno;
   } else if (::close_range(3, ~0U, 0) != 0) {
     // Libraries' descriptors may lack close-on-exec (hiredis opens its

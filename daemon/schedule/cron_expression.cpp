@@ -35,9 +35,7 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-[[noreturn]] void fail(const Field& f, const std::string& what) {
-  throw CronError(std::string(f.name) + " " + what);
-}
+[[noreturn]] void fail(const Field& f, const std::string& what) { throw CronError(std::string(f.name) + " " + what); }
 
 unsigned parse_value(const Field& f, std::string_view token) {
   if (token.empty()) fail(f, "has an empty value");
@@ -82,8 +80,7 @@ void parse_item(const Field& f, std::string_view item, std::vector<bool>& bits) 
   } else if (std::size_t dash = range.find('-'); dash != std::string_view::npos) {
     first = parse_value(f, range.substr(0, dash));
     last = parse_value(f, range.substr(dash + 1));
-    if (first > last)
-      fail(f, "range " + std::string(range) + " runs backwards (write it low-high)");
+    if (first > last) fail(f, "range " + std::string(range) + " runs backwards (write it low-high)");
   } else {
     first = parse_value(f, range);
     // "N/STEP" means from N to the end, as in Vixie cron.
@@ -97,7 +94,8 @@ std::vector<bool> parse_field(const Field& f, std::string_view text) {
   std::size_t start = 0;
   while (true) {
     std::size_t comma = text.find(',', start);
-    std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty()) fail(f, "has an empty item in '" + std::string(text) + "'");
     parse_item(f, item, bits);
     if (comma == std::string_view::npos) break;
@@ -178,8 +176,8 @@ CronExpression parse_cron(std::string_view text) {
     bool some = false;
     for (unsigned m = 1; m <= 12 && !some; ++m)
       for (unsigned d = 1; d <= kMaxDays[m] && !some; ++d) some = e.months[m] && e.days_of_month[d];
-    if (!some) throw CronError("day-of-month " + std::string(fields[2]) + " never occurs in month " +
-                               std::string(fields[3]));
+    if (!some)
+      throw CronError("day-of-month " + std::string(fields[2]) + " never occurs in month " + std::string(fields[3]));
   }
   return e;
 }

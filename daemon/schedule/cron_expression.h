@@ -19,12 +19,12 @@ class CronError : public std::invalid_argument {
 };
 
 struct CronExpression {
-  std::string text;              // as written, for logs and the published definition
-  std::bitset<60> minutes;       // 0-59
-  std::bitset<24> hours;         // 0-23
-  std::bitset<32> days_of_month; // 1-31
-  std::bitset<13> months;        // 1-12
-  std::bitset<7> days_of_week;   // 0-6, Sunday 0 (7 is read as 0)
+  std::string text;               // as written, for logs and the published definition
+  std::bitset<60> minutes;        // 0-59
+  std::bitset<24> hours;          // 0-23
+  std::bitset<32> days_of_month;  // 1-31
+  std::bitset<13> months;         // 1-12
+  std::bitset<7> days_of_week;    // 0-6, Sunday 0 (7 is read as 0)
   bool day_of_month_star = false;
   bool day_of_week_star = false;
 

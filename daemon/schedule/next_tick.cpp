@@ -61,9 +61,7 @@ std::int64_t fire_instant(const date::time_zone* zone, LocalMinutes local) {
       at = info.second.begin;  // the first instant after the gap
       break;
     case date::local_info::ambiguous:  // first is the earlier offset
-    case date::local_info::unique:
-      at = date::sys_seconds{(local - info.first.offset).time_since_epoch()};
-      break;
+    case date::local_info::unique: at = date::sys_seconds{(local - info.first.offset).time_since_epoch()}; break;
   }
   return std::chrono::duration_cast<milliseconds>(at.time_since_epoch()).count();
 }
@@ -126,8 +124,10 @@ std::optional<TickRule::Due> TickRule::latest_between(std::int64_t after_ms, std
   while (true) {
     std::optional<std::int64_t> next = next_after(t);
     if (!next || *next > at_ms) return due;
-    if (due) due->earlier = std::min(due->earlier + 1, count_limit);
-    else due = Due{};
+    if (due)
+      due->earlier = std::min(due->earlier + 1, count_limit);
+    else
+      due = Due{};
     due->tick_ms = *next;
     t = *next;
     // Past the limit the count stops mattering: jump to the last stretch.

@@ -86,17 +86,16 @@ void ClusterRouter::add_to(std::vector<Sent>& groups, const NodeAddress& node, s
   it->calls.push_back(call);
 }
 
-void ClusterRouter::send_groups(const std::vector<Sent>& groups, const Writer& write, bool asking,
-                                const Opened& opened, std::vector<Reply>& out) {
+void ClusterRouter::send_groups(const std::vector<Sent>& groups, const Writer& write, bool asking, const Opened& opened,
+                                std::vector<Reply>& out) {
   for (const Sent& s : groups) {
     std::vector<Reply> replies = send(s.node, s.calls, write, asking, opened);
     for (std::size_t k = 0; k < s.calls.size(); ++k) out[s.calls[k]] = std::move(replies[k]);
   }
 }
 
-void ClusterRouter::dispatch(const std::vector<std::size_t>& calls, const std::vector<int>& slots,
-                             const Writer& write, const Opened& opened, std::vector<Reply>& out,
-                             std::vector<Sent>& sent) {
+void ClusterRouter::dispatch(const std::vector<std::size_t>& calls, const std::vector<int>& slots, const Writer& write,
+                             const Opened& opened, std::vector<Reply>& out, std::vector<Sent>& sent) {
   sent.clear();
   for (std::size_t i : calls) {
     const NodeAddress* owner = route(slots[i]);

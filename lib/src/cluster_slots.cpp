@@ -30,8 +30,8 @@ bool iequals(std::string_view a, std::string_view b) {
 
 // Commands whose first argument is not a key: the ones this library and
 // its callers send unkeyed. Anything else is routed by argv[1].
-constexpr std::string_view kKeyless[] = {"TIME", "PING", "INFO", "CONFIG", "CLUSTER", "SCRIPT", "CLIENT",
-                                         "MODULE", "WAIT", "DBSIZE", "ECHO", "HELLO", "COMMAND", "ROLE"};
+constexpr std::string_view kKeyless[] = {"TIME",   "PING", "INFO",   "CONFIG", "CLUSTER", "SCRIPT",  "CLIENT",
+                                         "MODULE", "WAIT", "DBSIZE", "ECHO",   "HELLO",   "COMMAND", "ROLE"};
 
 bool parse_int(std::string_view s, int& out) {
   return std::from_chars(s.data(), s.data() + s.size(), out).ec == std::errc() && !s.empty();

@@ -40,8 +40,7 @@ Reply convert(const redisReply* r) {
       out.elements.reserve(r->elements);
       for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
       break;
-    default:
-      out.type = Reply::Type::Nil;
+    default: out.type = Reply::Type::Nil;
   }
   return out;
 }

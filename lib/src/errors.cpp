@@ -27,9 +27,7 @@ bool transient(ErrorKind kind) noexcept {
 bool Error::transient() const noexcept { return echomq::transient(kind_); }
 
 namespace {
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 }  // namespace
 
 Error error_from_reply(std::string op, std::string_view text) {

@@ -118,8 +118,8 @@ void Executor::ensure_connected() {
       const std::string lost = cluster_->lost_node();
       cluster_->refresh();
       const std::vector<NodeAddress>& primaries = cluster_->map().primaries();
-      reached = std::none_of(primaries.begin(), primaries.end(),
-                             [&](const NodeAddress& n) { return n.name() == lost; });
+      reached =
+          std::none_of(primaries.begin(), primaries.end(), [&](const NodeAddress& n) { return n.name() == lost; });
     } else {
       looked_at_ = std::chrono::steady_clock::now();
       Connection c = Connection::open(options_);
@@ -184,7 +184,8 @@ void Executor::check_wire(const Reply& set_nx, const Reply& get) const {
     // A hash or a set where the wire identity belongs will not mend itself.
     throw Error(ErrorKind::Wire, "connect",
                 "EMQWIRE " + std::string(kVersionKey) + " is not a string holding '" + std::string(kWireVersion) +
-                    "' (" + get.str.substr(0, 80) + "): this server holds another program's data; use a separate "
+                    "' (" + get.str.substr(0, 80) +
+                    "): this server holds another program's data; use a separate "
                     "database");
   }
   if (get.type == Reply::Type::String && get.str != kWireVersion) {

@@ -16,9 +16,12 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 
 void check_node(const FlowNode& n, const std::string& path) {
   auto bad = [&](const std::string& what) { throw Error(ErrorKind::Invalid, "flow", path + ": " + what); };
-  if (!valid_queue_name(n.queue)) bad("queue '" + n.queue.substr(0, 80) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
-  if (n.lane < kMinLane || n.lane > kMaxLane) bad("lane " + std::to_string(n.lane) + " is out of range: use -1000..1000");
-  if (!n.id.empty() && !valid_job_id(n.id)) bad("id '" + n.id.substr(0, 80) + "' is not a job id: JOB_ then 1-128 bytes of [0-9A-Za-z_.:-]");
+  if (!valid_queue_name(n.queue))
+    bad("queue '" + n.queue.substr(0, 80) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
+  if (n.lane < kMinLane || n.lane > kMaxLane)
+    bad("lane " + std::to_string(n.lane) + " is out of range: use -1000..1000");
+  if (!n.id.empty() && !valid_job_id(n.id))
+    bad("id '" + n.id.substr(0, 80) + "' is not a job id: JOB_ then 1-128 bytes of [0-9A-Za-z_.:-]");
   if (n.on_child_failure != "fail" && n.on_child_failure != "wait" && n.on_child_failure != "ignore") {
     bad("on_child_failure '" + n.on_child_failure.substr(0, 40) + "' must be fail, wait or ignore");
   }

@@ -52,15 +52,18 @@ std::string cancel_refusal(Executor& x, const QueueKeys& q, std::string_view id)
   const Reply state = x.command({"HGET", q.row(id), "state"});
   const std::string what = std::string(id);
   if (state.type == Reply::Type::String && state.str == "waiting") {
-    return what + " is a parent waiting for its children and was not cancelled: cancel or finish its children "
-                  "first (it then runs, or dies by its on_child_failure)";
+    return what +
+           " is a parent waiting for its children and was not cancelled: cancel or finish its children "
+           "first (it then runs, or dies by its on_child_failure)";
   }
   if (state.type == Reply::Type::String && state.str == "completed") {
-    return what + " is a completed child whose parent has not been told yet and was not cancelled: it leaves "
-                  "once a daemon running its queue delivers the news";
+    return what +
+           " is a completed child whose parent has not been told yet and was not cancelled: it leaves "
+           "once a daemon running its queue delivers the news";
   }
-  return what + " is running (active) and was not cancelled; a running job cannot be taken from its worker: "
-                "wait for it to end, then cancel it if it is retried";
+  return what +
+         " is running (active) and was not cancelled; a running job cannot be taken from its worker: "
+         "wait for it to end, then cancel it if it is retried";
 }
 
 std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {

@@ -7,8 +7,7 @@ namespace echomq {
 
 namespace {
 bool name_byte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 std::string queue_key(std::string_view queue, std::string_view type) {
@@ -29,8 +28,9 @@ bool valid_queue_name(std::string_view name) {
 
 void check_queue_name(std::string_view name) {
   if (valid_queue_name(name)) return;
-  throw Error(ErrorKind::Invalid, "queue name",
-              "'" + std::string(name.substr(0, 80)) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
+  throw Error(
+      ErrorKind::Invalid, "queue name",
+      "'" + std::string(name.substr(0, 80)) + "' is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -");
 }
 
 QueueKeys::QueueKeys(std::string_view q)

@@ -91,8 +91,8 @@ LimitStatus limit_status(const LimitFields& f, std::int64_t active, std::int64_t
     return s;
   }
   if (s.limits->max_active && active >= *s.limits->max_active) {
-    s.held_back = "max_active " + std::to_string(*s.limits->max_active) + " reached (" + std::to_string(active) +
-                  " active)";
+    s.held_back =
+        "max_active " + std::to_string(*s.limits->max_active) + " reached (" + std::to_string(active) + " active)";
   }
   if (const std::optional<std::int64_t> credit = f.credit_at(now_ms)) {
     const RateLimit& r = *s.limits->rate;
@@ -123,8 +123,8 @@ std::vector<Command> limits_write(const QueueKeys& q, const QueueLimits& was, co
     del.push_back("max_active");
   }
   if (want.rate) {
-    set.insert(set.end(), {"rate_max", std::to_string(want.rate->max), "rate_window_ms",
-                           std::to_string(want.rate->window_ms)});
+    set.insert(set.end(),
+               {"rate_max", std::to_string(want.rate->max), "rate_window_ms", std::to_string(want.rate->window_ms)});
   } else {
     del.insert(del.end(), {"rate_max", "rate_window_ms"});
   }

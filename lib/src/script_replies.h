@@ -18,7 +18,8 @@ inline void throw_if_error(const Reply& r, const char* op) {
 inline std::int64_t integer_of(const Reply& r, const char* op) {
   throw_if_error(r, op);
   if (r.type != Reply::Type::Integer) {
-    throw Error(ErrorKind::Protocol, op, "expected an integer reply; is lua/" + std::string(op) + ".lua the emq/1 one?");
+    throw Error(ErrorKind::Protocol, op,
+                "expected an integer reply; is lua/" + std::string(op) + ".lua the emq/1 one?");
   }
   return r.integer;
 }

@@ -83,8 +83,9 @@ std::string check_key_file(const std::string& path, const std::string& cert_file
     const std::string reason = openssl_reason();
     if (reason.find("bad decrypt") != std::string::npos || reason.find("bad password") != std::string::npos ||
         reason.find("interrupted or cancelled") != std::string::npos) {
-      return path + " is encrypted; emqd cannot ask for a passphrase: store the key without one "
-                    "(openssl pkey -in KEY -out KEY.plain), readable by emqd's user only";
+      return path +
+             " is encrypted; emqd cannot ask for a passphrase: store the key without one "
+             "(openssl pkey -in KEY -out KEY.plain), readable by emqd's user only";
     }
     return path + " is not a PEM private key (" + reason + "; expected -----BEGIN PRIVATE KEY-----)";
   }
@@ -98,12 +99,11 @@ std::string check_key_file(const std::string& path, const std::string& cert_file
 }
 
 std::string key_file_exposure(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return "";
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return "the TLS key file " + path + " has mode " + mode +
-         ": users other than its owner may read it; chmod 600 it";
+  return "the TLS key file " + path + " has mode " + mode + ": users other than its owner may read it; chmod 600 it";
 }
 
 }  // namespace echomq

@@ -117,8 +117,7 @@ std::string alert_hint(int reason, const TlsOptions& t) {
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
       if (!have_cert) {
-        return "; the server wants a client certificate: set " + t.settings.cert_file + " and " +
-               t.settings.key_file;
+        return "; the server wants a client certificate: set " + t.settings.cert_file + " and " + t.settings.key_file;
       }
       return "";
     case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
@@ -159,8 +158,7 @@ std::string verify_hint(long result, const TlsOptions& t, const std::string& nam
     case X509_V_ERR_CERT_NOT_YET_VALID:
     case X509_V_ERR_CRL_HAS_EXPIRED:
       return "renew the server's certificate (or, if it is in date, set this machine's clock right)";
-    default:
-      return "check the server's certificate and " + t.settings.ca_file;
+    default: return "check the server's certificate and " + t.settings.ca_file;
   }
 }
 
@@ -180,8 +178,9 @@ std::string verify_hint(long result, const TlsOptions& t, const std::string& nam
     throw Error(ErrorKind::Io, "tls", head + std::strerror(sys_errno));
   }
   throw Error(ErrorKind::Io, "tls",
-              head + "the server closed the connection; is that its TLS port (tls-port)? A plaintext port takes "
-                     "valkey://");
+              head +
+                  "the server closed the connection; is that its TLS port (tls-port)? A plaintext port takes "
+                  "valkey://");
 }
 
 // --- the context: trust, identity, version --------------------------------
@@ -198,7 +197,8 @@ CtxPtr make_context(const TlsOptions& t) {
   SSL_CTX_set_read_ahead(ctx.get(), 1);
   if (t.ca_file.empty()) {
     if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
-      unusable("the system's CA store", take_openssl_reason() + "; install ca-certificates or set " + t.settings.ca_file);
+      unusable("the system's CA store",
+               take_openssl_reason() + "; install ca-certificates or set " + t.settings.ca_file);
     }
   } else if (SSL_CTX_load_verify_locations(ctx.get(), t.ca_file.c_str(), nullptr) != 1) {
     ERR_clear_error();
@@ -339,8 +339,8 @@ class TlsTransport final : public Transport {
     const std::string reason = take_openssl_reason(&code);
     if (err == SSL_ERROR_ZERO_RETURN || code == SSL_R_UNEXPECTED_EOF_WHILE_READING || state_.eof) {
       if (code != 0 && code != SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-        throw Error(ErrorKind::Io, "tls", "the server at " + address_ + " ended the TLS session: " + reason +
-                                              alert_hint(code, tls_));
+        throw Error(ErrorKind::Io, "tls",
+                    "the server at " + address_ + " ended the TLS session: " + reason + alert_hint(code, tls_));
       }
       throw_closed(op, address_);
     }
@@ -349,7 +349,8 @@ class TlsTransport final : public Transport {
     if (err == SSL_ERROR_SYSCALL && reason.empty()) throw_socket_error(op, sys_errno != 0 ? sys_errno : EIO, address_);
     // An alert from the server (a client certificate it wants or refuses,
     // which TLS 1.3 sends after the handshake): a TLS matter, op "tls".
-    throw Error(ErrorKind::Io, "tls", "lost the TLS connection to " + address_ + ": " + reason + alert_hint(code, tls_));
+    throw Error(ErrorKind::Io, "tls",
+                "lost the TLS connection to " + address_ + ": " + reason + alert_hint(code, tls_));
   }
 
   Socket socket_;

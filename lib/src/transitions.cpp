@@ -15,13 +15,13 @@ void check_lane(int lane) {
 }
 }  // namespace
 
-ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload,
-                        const EnqueueOptions& o) {
+ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload, const EnqueueOptions& o) {
   check_lane(o.lane);
   check_job_id(id);  // a new id is minted or taken from a user: the full form
   std::string row = q.row(id);
   if (o.due_ms) {
-    return {Script::EnqueueAt, {std::move(row), q.delayed},
+    return {Script::EnqueueAt,
+            {std::move(row), q.delayed},
             {std::string(id), std::string(payload), num(*o.due_ms), num(o.lane)}};
   }
   if (o.lane != 0) {
@@ -112,9 +112,8 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
 
 ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result,
                          FlowMode mode) {
-  ScriptCall call{Script::Complete,
-                  {q.row(l.id), q.active, q.stats},
-                  {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
+  ScriptCall call{
+      Script::Complete, {q.row(l.id), q.active, q.stats}, {l.id, num(l.epoch), num(keep_ms), std::string(result)}};
   if (mode == FlowMode::Flow) {
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});

@@ -49,8 +49,7 @@ void make_blocking(int fd, std::chrono::milliseconds command_timeout, const std:
          ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0;
   }
   if (!ok) {
-    throw Error(ErrorKind::Io, "connect",
-                "cannot set the command timeout on " + address + ": " + std::strerror(errno));
+    throw Error(ErrorKind::Io, "connect", "cannot set the command timeout on " + address + ": " + std::strerror(errno));
   }
 }
 

@@ -16,8 +16,9 @@ Socket connect_unix(const ConnectionOptions& o) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (o.unix_path.size() >= sizeof addr.sun_path) {
-    throw_unreachable(o, false, "the socket path is longer than " + std::to_string(sizeof addr.sun_path - 1) +
-                                    " bytes; use a shorter one");
+    throw_unreachable(
+        o, false,
+        "the socket path is longer than " + std::to_string(sizeof addr.sun_path - 1) + " bytes; use a shorter one");
   }
   std::memcpy(addr.sun_path, o.unix_path.data(), o.unix_path.size());
 

@@ -82,7 +82,8 @@ std::string_view take_userinfo(std::string_view url, std::string_view rest, Conn
 std::string ConnectionOptions::redacted() const {
   std::string user = username.empty() ? "" : username + "@";
   if (!unix_path.empty()) return "unix://" + user + unix_path + "?db=" + std::to_string(db);
-  return std::string(tls.enabled ? "valkeys://" : "valkey://") + user + host + ":" + std::to_string(port) + "/" + std::to_string(db);
+  return std::string(tls.enabled ? "valkeys://" : "valkey://") + user + host + ":" + std::to_string(port) + "/" +
+         std::to_string(db);
 }
 
 ConnectionOptions parse_url(std::string_view url) {

@@ -97,9 +97,13 @@ TEST_F(PasswordCli, EmqPasswordLogsInAndIsNeverShown) {
   EmqResult r = run_emq({"enqueue", "secure", "x", "--id", "JOB_pw"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_no_secret(r, kPassword);
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"stats"}, {"stats", "--json"}, {"inspect", "secure", "JOB_pw", "--json"}, {"inspect", "secure", "JOB_no"},
-           {"dead", "list", "secure"}, {"--help"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"stats"},
+                                             {"stats", "--json"},
+                                             {"inspect", "secure", "JOB_pw", "--json"},
+                                             {"inspect", "secure", "JOB_no"},
+                                             {"dead", "list", "secure"},
+                                             {"--help"}}) {
     r = run_emq(args, env);
     EXPECT_LE(r.exit_code, 1) << args[0] << ": " << r.err;
     expect_no_secret(r, kPassword);
@@ -125,7 +129,8 @@ TEST_F(PasswordCli, WrongPasswordIsExit3AndNotShown) {
 
 TEST_F(PasswordCli, UrlPasswordWorksAndEmqPasswordWinsOverIt) {
   const std::string port = std::to_string(server_->port());
-  EmqResult r = run_emq({"stats", "q"}, {{"EMQ_URL", "valkey://:" + std::string(kPassword) + "@127.0.0.1:" + port + "/0"}});
+  EmqResult r =
+      run_emq({"stats", "q"}, {{"EMQ_URL", "valkey://:" + std::string(kPassword) + "@127.0.0.1:" + port + "/0"}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   expect_no_secret(r, kPassword);
 

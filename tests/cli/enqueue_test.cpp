@@ -20,9 +20,7 @@ class EnqueueCli : public CliTest {
     auto it = row->fields.find(name);
     return it == row->fields.end() ? "<absent>" : it->second;
   }
-  std::string score(const std::string& set, const std::string& id) {
-    return x().command({"ZSCORE", set, id}).str;
-  }
+  std::string score(const std::string& set, const std::string& id) { return x().command({"ZSCORE", set, id}).str; }
 };
 
 TEST_F(EnqueueCli, PrintsMintedIdAndWritesTheRow) {
@@ -129,15 +127,15 @@ TEST_F(EnqueueCli, RefusesBadArgumentsWithExit2BeforeTouchingTheServer) {
       {"enqueue", "bad{queue}", "x"},
       {"enqueue", "has space", "x"},
       {"enqueue", std::string(65, 'q'), "x"},
-      {"enqueue", queue(), "x", "--id", "order-1"},      // not JOB-namespaced
-      {"enqueue", queue(), "x", "--id", "JOB_a/b"},      // a byte ids may not hold
-      {"enqueue", queue(), "x", "--id", "JOB_"},         // empty after the brand
+      {"enqueue", queue(), "x", "--id", "order-1"},  // not JOB-namespaced
+      {"enqueue", queue(), "x", "--id", "JOB_a/b"},  // a byte ids may not hold
+      {"enqueue", queue(), "x", "--id", "JOB_"},     // empty after the brand
       {"enqueue", queue(), "x", "--lane", "1001"},
       {"enqueue", queue(), "x", "--lane", "-1001"},
       {"enqueue", queue(), "x", "--lane", "low"},
       {"enqueue", queue(), "x", "--delay-ms", "-1"},
       {"enqueue", queue(), "x", "--at", "tomorrow"},
-      {"enqueue", queue(), "x", "--at", "2031-05-06T07:08:09"},  // no zone
+      {"enqueue", queue(), "x", "--at", "2031-05-06T07:08:09"},   // no zone
       {"enqueue", queue(), "x", "--at", "2031-02-29T00:00:00Z"},  // no such day
       {"enqueue", queue(), "x", "--at", "2031-05-06T07:08:09Z", "--delay-ms", "5"},
       {"enqueue", queue(), "x", "--ndjson", "-"},

@@ -20,8 +20,10 @@ class FlowCli : public CliTest {
 
   std::string tree() const {
     return R"({"queue":")" + queue() + R"(","payload":"sheet","on_child_failure":"ignore","children":[
-      {"queue":")" + sub("k") + R"(","payload":"a.png"},
-      {"queue":")" + sub("k") + R"(","payload":{"n":2},"lane":-5}]})";
+      {"queue":")" +
+           sub("k") + R"(","payload":"a.png"},
+      {"queue":")" +
+           sub("k") + R"(","payload":{"n":2},"lane":-5}]})";
   }
 
   // Completes every job of queue q in Flow mode and tells the parents.
@@ -87,8 +89,8 @@ TEST_F(FlowCli, EnqueueJsonPrintsTheIdsAsATree) {
 }
 
 TEST_F(FlowCli, ABadTreeIsRefusedWholeNamingTheNode) {
-  const std::string bad = R"({"queue":")" + queue() + R"(","children":[{"queue":")" + sub("k") +
-                          R"(","children":[{"queue":"no way"}]}]})";
+  const std::string bad =
+      R"({"queue":")" + queue() + R"(","children":[{"queue":")" + sub("k") + R"(","children":[{"queue":"no way"}]}]})";
   EmqResult r = emq({"flow", "enqueue", "-"}, bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("root.children[0].children[0]"), std::string::npos) << r.err;

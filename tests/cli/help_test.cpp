@@ -17,8 +17,8 @@ TEST(HelpCli, VersionNamesTheToolAndTheWire) {
 TEST(HelpCli, HelpListsEveryCommandAndExitCode) {
   EmqResult r = run_emq({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* word : {"enqueue", "stats", "inspect", "dead", "pause", "resume", "cancel", "jobs", "purge",
-                           "wait", "queues", "forget", "EMQ_URL", "EMQ_PASSWORD", "--url", "Exit codes"}) {
+  for (const char* word : {"enqueue", "stats", "inspect", "dead", "pause", "resume", "cancel", "jobs", "purge", "wait",
+                           "queues", "forget", "EMQ_URL", "EMQ_PASSWORD", "--url", "Exit codes"}) {
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   }
   for (const char* code : {"  0  ", "  1  ", "  2  ", "  3  ", "  4  ", "  5  "}) {
@@ -91,8 +91,7 @@ TEST(UsageCli, ANumberOutOfRangeIsRefusedForEveryNumericOption) {
     const std::string& option = args[args.size() - 2];
     EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
     EXPECT_EQ(r.out, "");
-    EXPECT_NE(r.err.find(option + " " + args.back().substr(0, 40) + " is out of range"), std::string::npos)
-        << r.err;
+    EXPECT_NE(r.err.find(option + " " + args.back().substr(0, 40) + " is out of range"), std::string::npos) << r.err;
   }
 }
 

@@ -53,12 +53,10 @@ TEST_F(InspectCli, JsonShowsEveryField) {
   EmqResult r = emq({"inspect", queue(), "JOB_j1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  nlohmann::json want = {{"queue", queue()},      {"id", "JOB_j1"},
-                         {"state", "pending"},    {"attempts", 1},
-                         {"lease_epoch", 1},      {"failures", 1},
-                         {"lane", 5},             {"error", "boom: exit 1"},
-                         {"payload", "{\"to\":\"a@example.com\"}"}, {"result", nullptr},
-                         {"payload_bytes", 22}};
+  nlohmann::json want = {{"queue", queue()},  {"id", "JOB_j1"},          {"state", "pending"},
+                         {"attempts", 1},     {"lease_epoch", 1},        {"failures", 1},
+                         {"lane", 5},         {"error", "boom: exit 1"}, {"payload", "{\"to\":\"a@example.com\"}"},
+                         {"result", nullptr}, {"payload_bytes", 22}};
   EXPECT_EQ(j, want) << j.dump(2);
 }
 

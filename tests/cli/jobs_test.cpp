@@ -60,8 +60,7 @@ TEST_F(JobsCli, PendingIsListedInClaimOrderLaneThenId) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
-  EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"ID", "LANE", "ATTEMPTS", "FAILURES", "PAYLOAD", "ERROR"}));
+  EXPECT_EQ(cells_of(lines[0]), (std::vector<std::string>{"ID", "LANE", "ATTEMPTS", "FAILURES", "PAYLOAD", "ERROR"}));
   EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"JOB_a", "0", "0", "0", "{\"n\":1}", "-"}));
 }
 

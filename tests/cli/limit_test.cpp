@@ -58,11 +58,8 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
 }
 
 TEST_F(LimitCli, BadValuesAreUsageErrorsAndABrokenLimitIsShown) {
-  for (const auto& bad : std::vector<std::vector<std::string>>{{"--max-active", "0"},
-                                                              {"--max-active", "many"},
-                                                              {"--rate", "5"},
-                                                              {"--rate", "5/2d"},
-                                                              {"--rate", "0/1s"}}) {
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--max-active", "0"}, {"--max-active", "many"}, {"--rate", "5"}, {"--rate", "5/2d"}, {"--rate", "0/1s"}}) {
     EmqResult r = emq({"limit", queue(), bad[0], bad[1]});
     EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1];
     EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;

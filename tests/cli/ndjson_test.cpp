@@ -56,19 +56,19 @@ TEST_F(NdjsonCli, EachLineIsAJobAndEachIdIsPrintedInOrder) {
 TEST_F(NdjsonCli, ABadLineIsNamedAndNothingIsEnqueued) {
   std::string input;
   for (int i = 0; i < 1500; ++i) input += "{\"payload\": \"ok\"}\n";
-  input += "{\"payload\": \"x\", \"lane\": 5000}\n";           // line 1501
-  input += "{\"payload\": \"y\", \"priority\": 1}\n";          // line 1502
-  input += "{\"payload\": \"z\"\n";                            // line 1503
-  input += "{\"payload_b64\": \"not base64!\"}\n";             // line 1504
-  input += "{\"id\": \"JOB_x\"}\n";                            // line 1505
+  input += "{\"payload\": \"x\", \"lane\": 5000}\n";   // line 1501
+  input += "{\"payload\": \"y\", \"priority\": 1}\n";  // line 1502
+  input += "{\"payload\": \"z\"\n";                    // line 1503
+  input += "{\"payload_b64\": \"not base64!\"}\n";     // line 1504
+  input += "{\"id\": \"JOB_x\"}\n";                    // line 1505
   input += "{\"payload\": \"ok\"}\n";
   EmqResult r = emq({"enqueue", queue(), "--ndjson", "-"}, input);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.out, "");
-  for (const char* want : {"stdin:1501: \"lane\" must be an integer in -1000..1000",
-                           "stdin:1502: unknown key \"priority\"", "stdin:1503: not JSON",
-                           "stdin:1504: \"payload_b64\" is not base64", "stdin:1505: give exactly one of",
-                           "5 bad line(s) in stdin; nothing was enqueued"}) {
+  for (const char* want :
+       {"stdin:1501: \"lane\" must be an integer in -1000..1000", "stdin:1502: unknown key \"priority\"",
+        "stdin:1503: not JSON", "stdin:1504: \"payload_b64\" is not base64", "stdin:1505: give exactly one of",
+        "5 bad line(s) in stdin; nothing was enqueued"}) {
     EXPECT_NE(r.err.find(want), std::string::npos) << want << " in\n" << r.err;
   }
   EXPECT_EQ(stats(x(), keys()).pending, 0) << "the good lines before the bad one were not sent either";

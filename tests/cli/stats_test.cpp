@@ -38,8 +38,8 @@ TEST_F(StatsCli, TableShowsDepthsPausedAndCounters) {
   std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
   EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"QUEUE", "PAUSED", "PENDING", "ACTIVE", "DELAYED", "DEAD", "CLAIMED",
-                                      "COMPLETED", "RETRIED", "DIED", "REAPED", "RELEASED"}));
+            (std::vector<std::string>{"QUEUE", "PAUSED", "PENDING", "ACTIVE", "DELAYED", "DEAD", "CLAIMED", "COMPLETED",
+                                      "RETRIED", "DIED", "REAPED", "RELEASED"}));
   EXPECT_EQ(cells_of(lines[1]),
             (std::vector<std::string>{queue(), "yes", "2", "1", "1", "1", "2", "0", "0", "1", "0", "0"}));
   // Aligned: each number ends where its header ends.
@@ -53,14 +53,14 @@ TEST_F(StatsCli, JsonHasStableFields) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());
   ASSERT_EQ(j.size(), 1u);
-  nlohmann::json want = {{"queue", queue()},
-                         {"paused", true},
-                         {"pending", 2},
-                         {"active", 1},
-                         {"delayed", 1},
-                         {"dead", 1},
-                         {"counters",
-                          {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}}};
+  nlohmann::json want = {
+      {"queue", queue()},
+      {"paused", true},
+      {"pending", 2},
+      {"active", 1},
+      {"delayed", 1},
+      {"dead", 1},
+      {"counters", {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}}};
   EXPECT_EQ(j[0], want) << j.dump(2);
 }
 

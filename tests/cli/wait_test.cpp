@@ -28,7 +28,11 @@ class WaitCli : public CliTest {
     auto f = std::async(std::launch::async, [this, args] { return emq(args); });
     // Ready once emq has read the row (its first HMGET), not merely once it
     // connected: a change landing before that first look is "no such job".
-    EXPECT_TRUE(wait_for([&] { return has_looked(server().cli({"CLIENT", "LIST"})); }, std::chrono::seconds(20)))
+    EXPECT_TRUE(wait_for(
+        [&] {
+          return has_looked(server().cli({"CLIENT", "LIST"}));
+        },
+        std::chrono::seconds(20)))
         << "emq wait never read the job's row";
     return f;
   }

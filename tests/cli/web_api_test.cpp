@@ -33,8 +33,8 @@ using json = nlohmann::json;
 // failure would leave it (state, attempts, payload, failures, error).
 void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std::string& payload,
                const std::string& error, std::int64_t died_ms) {
-  Reply r = x.command({"HSET", q.row(id), "state", "dead", "attempts", "5", "payload", payload, "failures", "5",
-                       "error", error});
+  Reply r = x.command(
+      {"HSET", q.row(id), "state", "dead", "attempts", "5", "payload", payload, "failures", "5", "error", error});
   ASSERT_FALSE(r.is_error()) << r.str;
   r = x.command({"ZADD", q.dead, std::to_string(died_ms), id});
   ASSERT_FALSE(r.is_error()) << r.str;
@@ -45,8 +45,8 @@ class WebApiTest : public CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    web_ = std::make_unique<EmqWeb>(std::vector<std::string>{"--listen", "127.0.0.1:0"},
-                                    Env{{"EMQ_URL", server().url()}});
+    web_ =
+        std::make_unique<EmqWeb>(std::vector<std::string>{"--listen", "127.0.0.1:0"}, Env{{"EMQ_URL", server().url()}});
     ASSERT_GT(web_->port(), 0) << web_->output();
   }
   void TearDown() override { web_.reset(); }
@@ -296,13 +296,26 @@ TEST_F(WebApiTest, ALoopbackPageAnswersOnlyToALoopbackHostNamingItsPort) {
   seed_dead(x(), keys(), "JOB_a", "secret payload", "e", 1);
   const std::string p = std::to_string(port());
   const std::string wrong_port = std::to_string(port() == 65535 ? 1 : port() + 1);
-  const std::vector<std::string> refused = {
-      "evil.example:" + p, "127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p,
-      "127.0.0.1:" + p + "@evil.com", "127.0.0.1:" + wrong_port, "localhost:" + wrong_port,
-      "127.0.0.1",  // no port is port 80
-      "localhost.evil.example:" + p, "127.1:" + p, "0x7f.0.0.1:" + p, "127.000.000.001:" + p,
-      "[::1].evil.example:" + p, "[::1]" + p, "[::2]:" + p, "::1:" + p, "127.0.0.1:" + p + ":" + p,
-      "127.0.0.1:" + p + "/x", "127.0.0.1:", ""};
+  const std::vector<std::string> refused = {"evil.example:" + p,
+                                            "127.0.0.1.evil.example:" + p,
+                                            "127.evil:" + p,
+                                            "127.0.0.1@evil.com:" + p,
+                                            "127.0.0.1:" + p + "@evil.com",
+                                            "127.0.0.1:" + wrong_port,
+                                            "localhost:" + wrong_port,
+                                            "127.0.0.1",  // no port is port 80
+                                            "localhost.evil.example:" + p,
+                                            "127.1:" + p,
+                                            "0x7f.0.0.1:" + p,
+                                            "127.000.000.001:" + p,
+                                            "[::1].evil.example:" + p,
+                                            "[::1]" + p,
+                                            "[::2]:" + p,
+                                            "::1:" + p,
+                                            "127.0.0.1:" + p + ":" + p,
+                                            "127.0.0.1:" + p + "/x",
+                                            "127.0.0.1:",
+                                            ""};
   for (const std::string& host : refused) {
     for (const std::string& path : every_get_path(queue())) {
       const HttpAnswer a = with_host(port(), "GET", path, host);
@@ -311,8 +324,8 @@ TEST_F(WebApiTest, ALoopbackPageAnswersOnlyToALoopbackHostNamingItsPort) {
       EXPECT_EQ(a.body.find("secret payload"), std::string::npos) << host;
     }
   }
-  const std::vector<std::string> served = {"127.0.0.1:" + p, "localhost:" + p, "LocalHost:" + p, "127.9.8.7:" + p,
-                                           "[::1]:" + p, "[0:0:0:0:0:0:0:1]:" + p};
+  const std::vector<std::string> served = {"127.0.0.1:" + p, "localhost:" + p, "LocalHost:" + p,
+                                           "127.9.8.7:" + p, "[::1]:" + p,     "[0:0:0:0:0:0:0:1]:" + p};
   for (const std::string& host : served) {
     for (const std::string& path : every_get_path(queue())) {
       EXPECT_EQ(with_host(port(), "GET", path, host).status, 200) << "Host '" << host << "' GET " << path;
@@ -335,8 +348,9 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
   for (const std::string& host :
        std::vector<std::string>{"127.0.0.1.evil.example:" + p, "127.evil:" + p, "127.0.0.1@evil.com:" + p}) {
     for (const std::string& path : actions) {
-      const HttpAnswer a = with_host(port(), "POST", path, host,
-                                     {{"X-EMQ-Token", token}, {"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}});
+      const HttpAnswer a =
+          with_host(port(), "POST", path, host,
+                    {{"X-EMQ-Token", token}, {"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}});
       EXPECT_EQ(a.status, 403) << host << " POST " << path;
     }
   }
@@ -344,9 +358,9 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
   // the server listens on 127.0.0.1 only, so no page of 127.0.0.2 or
   // [::1] is its own.
   for (const std::string& host : std::vector<std::string>{"127.0.0.2:" + p, "[::1]:" + p, "127.0.0.1:" + p}) {
-    for (const std::string& origin : std::vector<std::string>{"http://127.0.0.2:" + p, "http://[::1]:" + p,
-                                                              "http://127.0.0.1:1",
-                                                              "http://127.0.0.1.evil.example:" + p, "null"}) {
+    for (const std::string& origin :
+         std::vector<std::string>{"http://127.0.0.2:" + p, "http://[::1]:" + p, "http://127.0.0.1:1",
+                                  "http://127.0.0.1.evil.example:" + p, "null"}) {
       for (const std::string& path : actions) {
         const HttpAnswer a = with_host(port(), "POST", path, host, {{"X-EMQ-Token", token}, {"Origin", origin}});
         EXPECT_EQ(a.status, 403) << host << " Origin " << origin << " POST " << path;
@@ -356,8 +370,8 @@ TEST_F(WebApiTest, AnActionNeedsALoopbackHostAndAnOriginThisServerServes) {
   EXPECT_TRUE(untouched()) << "no refused action changed anything";
   // The served origins: the address listened on, and localhost for it.
   for (const std::string& origin : std::vector<std::string>{"http://127.0.0.1:" + p, "http://localhost:" + p}) {
-    const HttpAnswer a = with_host(port(), "POST", qpath() + "/pause", "localhost:" + p,
-                                   {{"X-EMQ-Token", token}, {"Origin", origin}});
+    const HttpAnswer a =
+        with_host(port(), "POST", qpath() + "/pause", "localhost:" + p, {{"X-EMQ-Token", token}, {"Origin", origin}});
     EXPECT_EQ(a.status, 200) << origin << ": " << a.body;
   }
   EXPECT_TRUE(stats(x(), keys()).paused);
@@ -400,8 +414,8 @@ TEST_F(WebApiTest, ReadOnlyHasNoTokenAndRefusesActions) {
   EXPECT_EQ(token_of(ro.port()), "");
   EXPECT_EQ(body_of(request(ro.port(), "GET", "/api/queues"))["read_only"], true);
   const std::string origin = "http://127.0.0.1:" + std::to_string(ro.port());
-  const HttpAnswer a = request(ro.port(), "POST", qpath() + "/pause",
-                               {{"X-EMQ-Token", token_of(port())}, {"Origin", origin}});
+  const HttpAnswer a =
+      request(ro.port(), "POST", qpath() + "/pause", {{"X-EMQ-Token", token_of(port())}, {"Origin", origin}});
   EXPECT_EQ(a.status, 403);
   EXPECT_NE(body_of(a)["error"].get<std::string>().find("read-only"), std::string::npos);
   EXPECT_FALSE(stats(x(), keys()).paused);
@@ -428,12 +442,15 @@ TEST_F(WebApiTest, WithAPasswordEveryRequestNeedsBasicAuth) {
   // A second failure makes this client wait 100 ms before its next attempt is checked.
   EXPECT_EQ(request(p, "GET", "/api/queues", {{"Authorization", "Basic !!!"}}).status, 401);
   const std::string good = "Basic " + base64_encode("emq:" + password);
-  EXPECT_TRUE(wait_for([&] { return request(p, "GET", "/api/queues", {{"Authorization", good}}).status == 200; },
-                       std::chrono::seconds(10)));
+  EXPECT_TRUE(wait_for(
+      [&] {
+        return request(p, "GET", "/api/queues", {{"Authorization", good}}).status == 200;
+      },
+      std::chrono::seconds(10)));
   // With the password, the Host may be any name the operator serves it by.
-  EXPECT_EQ(http_request(p, "GET /api/queues HTTP/1.1\r\nHost: emq.internal\r\nAuthorization: " + good + "\r\n\r\n")
-                .status,
-            200);
+  EXPECT_EQ(
+      http_request(p, "GET /api/queues HTTP/1.1\r\nHost: emq.internal\r\nAuthorization: " + good + "\r\n\r\n").status,
+      200);
   guarded.stop();
   EXPECT_EQ(guarded.output().find(password), std::string::npos) << "the password never reaches the output";
 }
@@ -610,9 +627,10 @@ TEST_F(WebApiTest, AQueueShowsItsLimitsAndWhenRealClaimsHoldItBack) {
 TEST_F(WebApiTest, AScheduleShowsItsDefinitionFiresAndTheLastFiresJob) {
   const std::string name = "nightly.report";
   // As a daemon publishes it (scheduler.cpp, schedule_definition).
-  ASSERT_FALSE(x().command({"HSET", keys().schedules, name,
-                            R"({"every_ms":60000,"timezone":"UTC","lane":0,"overlap":"allow","misfire_grace_ms":5000})"})
-                   .is_error());
+  ASSERT_FALSE(
+      x().command({"HSET", keys().schedules, name,
+                   R"({"every_ms":60000,"timezone":"UTC","lane":0,"overlap":"allow","misfire_grace_ms":5000})"})
+          .is_error());
   const std::int64_t now = x().server_time_ms();
   const std::int64_t fire = now - now % 60000;
   const std::string id = mint_job_id();
@@ -710,9 +728,9 @@ TEST_F(WebApiTest, AJobNamesItsParentAndAParentItsChildrenAndOrphans) {
   const QueueKeys kq(kids);
   const std::vector<ClaimedJob> other = claim(x(), kq, {30000, 1, 0});
   ASSERT_EQ(other.size(), 1u);
-  ASSERT_EQ(decode_complete(x().eval(complete_call(kq, {other[0].id, other[0].lease_epoch}, 60000, "done",
-                                                   FlowMode::Plain))),
-            CompleteResult::Completed);
+  ASSERT_EQ(
+      decode_complete(x().eval(complete_call(kq, {other[0].id, other[0].lease_epoch}, 60000, "done", FlowMode::Plain))),
+      CompleteResult::Completed);
   p = body_of(get(qpath() + "/jobs/" + ids.id));
   EXPECT_EQ(p["orphans"], 2) << p;
   for (const json& k : p["children"]) {
@@ -738,8 +756,8 @@ TEST(WebApiOutage, ServerDownIs503ThenRecovers) {
   EXPECT_EQ(down.status, 503) << down.body;
   EXPECT_EQ(json::parse(down.body)["server_unreachable"], true);
   server.start();
-  EXPECT_TRUE(wait_for([&] { return request(web.port(), "GET", "/api/queues").status == 200; },
-                       std::chrono::seconds(10)));
+  EXPECT_TRUE(
+      wait_for([&] { return request(web.port(), "GET", "/api/queues").status == 200; }, std::chrono::seconds(10)));
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ class ClusterTest : public ::testing::Test {
   static std::string ledger_queue(const std::string& name, int concurrency, std::int64_t lease_ms,
                                   const std::string& ledger, const std::string& then = ":",
                                   const std::string& more = "") {
-    return "  - name: " + name + "\n    concurrency: " + std::to_string(concurrency) + "\n    lease_ms: " +
-           std::to_string(lease_ms) + "\n" + more + "    handler:\n      type: exec\n" +
+    return "  - name: " + name + "\n    concurrency: " + std::to_string(concurrency) +
+           "\n    lease_ms: " + std::to_string(lease_ms) + "\n" + more + "    handler:\n      type: exec\n" +
            ledger_handler_yaml(ledger, "d", then);
   }
 

@@ -81,8 +81,8 @@ TEST_F(ClusterFailover, PrimaryKilledMidRunLosesNothingReplicated) {
     EXPECT_NE(page.find("emq_valkey_up 0"), std::string::npos);
     ASSERT_EQ(cluster.node(replica).cli({"CLUSTER", "FAILOVER", "TAKEOVER"}), "OK\n");
   }
-  ASSERT_TRUE(wait_for([&] { return info_field(cluster.node(replica), "replication", "role") == "master"; },
-                       seconds(10)));
+  ASSERT_TRUE(
+      wait_for([&] { return info_field(cluster.node(replica), "replication", "role") == "master"; }, seconds(10)));
   ASSERT_NO_THROW(cluster.wait_ok());
 
   // Each job completes once in the history the new primary keeps.
@@ -153,7 +153,9 @@ TEST_F(ClusterFailover, AShardDownWithoutFailoverIsOneLineAndRetriesAtTheAnnounc
   const std::string line = "queue=" + name + " server trouble";
   ASSERT_TRUE(d.wait_log(line, seconds(30))) << d.log();
   ASSERT_TRUE(wait_for(
-      [&] { return cluster.node(0).cli({"CLUSTER", "INFO"}).find("cluster_state:fail") != std::string::npos; },
+      [&] {
+        return cluster.node(0).cli({"CLUSTER", "INFO"}).find("cluster_state:fail") != std::string::npos;
+      },
       seconds(30)));
   // The spell itself: no second line while it lasts (there was one every
   // 100-200 ms).
@@ -178,10 +180,10 @@ TEST_F(ClusterFailover, AShardDownWithoutFailoverIsOneLineAndRetriesAtTheAnnounc
   // The shard came back answering CLUSTERDOWN for a while: that change of
   // the server's answer may be one more line.
   EXPECT_LE(occurrences(log, line), 2u) << log;
-  report_figures("a shard down without failover",
-                 "failed_attempts=" + std::to_string(attempts) + " in " + std::to_string(spell.count()) +
-                     " s, allowed=" + std::to_string(attempts_allowed(spell)) +
-                     " trouble_lines=" + std::to_string(occurrences(log, line)));
+  report_figures("a shard down without failover", "failed_attempts=" + std::to_string(attempts) + " in " +
+                                                      std::to_string(spell.count()) +
+                                                      " s, allowed=" + std::to_string(attempts_allowed(spell)) +
+                                                      " trouble_lines=" + std::to_string(occurrences(log, line)));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

@@ -47,9 +47,12 @@ TEST_F(ClusterFlows, AThreeLevelTreeOnThreeShardsCompletesBottomUpWithEveryResul
   ASSERT_TRUE(d.wait_ready()) << d.log();
 
   const std::string tree = R"({"queue":")" + root_q + R"(","payload":"sheet","children":[
-      {"queue":")" + mid_q + R"(","payload":"m1","children":[
-        {"queue":")" + leaf_q + R"(","payload":"a"},{"queue":")" + leaf_q + R"(","payload":"b"}]},
-      {"queue":")" + mid_q + R"(","payload":"m2","children":[{"queue":")" + leaf_q + R"(","payload":"c"}]}]})";
+      {"queue":")" + mid_q +
+                           R"(","payload":"m1","children":[
+        {"queue":")" + leaf_q +
+                           R"(","payload":"a"},{"queue":")" + leaf_q + R"(","payload":"b"}]},
+      {"queue":")" + mid_q +
+                           R"(","payload":"m2","children":[{"queue":")" + leaf_q + R"(","payload":"c"}]}]})";
   RunResult enq = run_program({emq_binary(), "flow", "enqueue", "-", "--json"}, tree, {"EMQ_URL=" + cluster.url(4)});
   ASSERT_EQ(enq.code, 0) << enq.err;
   const json ids = json::parse(enq.out);
@@ -66,7 +69,11 @@ TEST_F(ClusterFlows, AThreeLevelTreeOnThreeShardsCompletesBottomUpWithEveryResul
   }
 
   QueueKeys root(root_q);
-  ASSERT_TRUE(wait_for([&] { return x.command({"HGET", root.row(root_id), "state"}).str == "completed"; }, seconds(60)))
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return x.command({"HGET", root.row(root_id), "state"}).str == "completed";
+      },
+      seconds(60)))
       << d.log();
 
   // The root was given both mids, and each mid its leaves, with what each printed.

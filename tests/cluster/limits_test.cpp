@@ -22,9 +22,9 @@ class ClusterLimits : public ClusterTest {
     return c.command({"HGET", key, field});
   }
   static std::string capped_queue(const std::string& name, int max_active, const std::string& record) {
-    return "  - name: " + name + "\n    concurrency: 8\n    lease_ms: 30000\n    limits: { max_active: " +
-           std::to_string(max_active) + " }\n    handler:\n      type: exec\n" +
-           interval_handler_yaml(record, "sleep 0.3");
+    return "  - name: " + name +
+           "\n    concurrency: 8\n    lease_ms: 30000\n    limits: { max_active: " + std::to_string(max_active) +
+           " }\n    handler:\n      type: exec\n" + interval_handler_yaml(record, "sleep 0.3");
   }
   RunResult emq(std::size_t node, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {emq_binary()};

@@ -33,8 +33,8 @@ TEST_F(ClusterResharding, OneQueuesSlotMovesWhileItsJobsRun) {
   const std::size_t ran_during = read_ledger(ledger_path()).lines - ran_before;
   EXPECT_EQ(cluster.owner_of(slot), 2u);
   // The wakeup follows the queue to its new owner.
-  EXPECT_TRUE(d.wait_log("wakeup: listening on cluster node 127.0.0.1:" + std::to_string(cluster.node(2).port()),
-                         seconds(10)))
+  EXPECT_TRUE(
+      d.wait_log("wakeup: listening on cluster node 127.0.0.1:" + std::to_string(cluster.node(2).port()), seconds(10)))
       << d.log();
 
   ASSERT_TRUE(all_completed(name, kJobs, seconds(90))) << d.log();
@@ -57,9 +57,9 @@ TEST_F(ClusterResharding, OneQueuesSlotMovesWhileItsJobsRun) {
   EXPECT_EQ(complete(x, q, Lease{again[0].id, again[0].lease_epoch}, 0, "ok"), CompleteResult::Completed);
 
   report_figures("live resharding of one queue's slot",
-                 "jobs=" + std::to_string(kJobs) + " slot=" + std::to_string(slot) + " pending_at_start=" +
-                     std::to_string(pending_at_start) + " batches=" + std::to_string(batches) + " move_s=" +
-                     std::to_string(move_s) + " ran_during_move=" + std::to_string(ran_during) +
+                 "jobs=" + std::to_string(kJobs) + " slot=" + std::to_string(slot) +
+                     " pending_at_start=" + std::to_string(pending_at_start) + " batches=" + std::to_string(batches) +
+                     " move_s=" + std::to_string(move_s) + " ran_during_move=" + std::to_string(ran_during) +
                      " ran_twice=" + std::to_string(c.rerun()) + " lost=0 left_in_sets=0");
 }
 

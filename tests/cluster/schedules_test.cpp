@@ -28,15 +28,16 @@ class ClusterSchedules : public ClusterTest {
 
 TEST_F(ClusterSchedules, TwoDaemonsFireOneJobPerTickOnTheQueuesShard) {
   const std::string ticks = queue_on(2, "ticks"), work = queue_on(0, "work");
-  const std::string rest = "  - name: " + work + "\n    handler: { type: exec, command: [/bin/true] }\n"
-                           "schedules:\n  - { name: beat, queue: " + ticks + ", every: 1s }\n";
+  const std::string rest = "  - name: " + work +
+                           "\n    handler: { type: exec, command: [/bin/true] }\n"
+                           "schedules:\n  - { name: beat, queue: " +
+                           ticks + ", every: 1s }\n";
   // Neither daemon is pointed at the queue's shard.
   EmqdProcess a(config_head(0) + rest);
   EmqdProcess b(config_head(4) + rest);
   ASSERT_TRUE(a.wait_ready()) << a.log();
   ASSERT_TRUE(b.wait_ready()) << b.log();
-  ASSERT_TRUE(wait_for([&] { return scheduled_rows(ticks, "beat").size() >= 8; }, seconds(60)))
-      << a.log() << b.log();
+  ASSERT_TRUE(wait_for([&] { return scheduled_rows(ticks, "beat").size() >= 8; }, seconds(60))) << a.log() << b.log();
   a.signal(SIGTERM);
   b.signal(SIGTERM);
   ASSERT_EQ(a.wait_exit(seconds(30)), 0) << a.log();
@@ -54,9 +55,9 @@ TEST_F(ClusterSchedules, TwoDaemonsFireOneJobPerTickOnTheQueuesShard) {
             std::to_string(fires.rbegin()->first) + ":" + fires.rbegin()->second);
   EXPECT_EQ(shard.command({"HEXISTS", QueueKeys(ticks).schedules, "beat"}).integer, 1) << "the definition, published";
   report_figures("cluster every: 1s, 2 daemons", "ticks=" + std::to_string(fires.size()) +
-                                                     " rows=" + std::to_string(rows.size()) + " fired_by_a=" +
-                                                     std::to_string(fires_logged(a.log()).size()) + " fired_by_b=" +
-                                                     std::to_string(fires_logged(b.log()).size()));
+                                                     " rows=" + std::to_string(rows.size()) +
+                                                     " fired_by_a=" + std::to_string(fires_logged(a.log()).size()) +
+                                                     " fired_by_b=" + std::to_string(fires_logged(b.log()).size()));
 }
 
 }  // namespace

@@ -36,10 +36,10 @@ TEST_F(ClusterShards, QueuesOnAllThreeShardsRunToCompletionEnqueuedByRedisPyAndE
   std::map<std::string, std::vector<std::string>> ids;
   for (std::size_t i = 0; i < queues.size(); ++i) {
     // redis-py finds the queue's node by itself, from node i's address.
-    RunResult py = run_program({kPython, std::string(EMQ_SOURCE_DIR) + "/tests/cluster/enqueue_redis_py.py",
-                                "127.0.0.1", std::to_string(cluster.node(i).port()),
-                                std::string(EMQ_SOURCE_DIR) + "/lua/enqueue.lua", queues[i],
-                                std::to_string(kPerClient)});
+    RunResult py =
+        run_program({kPython, std::string(EMQ_SOURCE_DIR) + "/tests/cluster/enqueue_redis_py.py", "127.0.0.1",
+                     std::to_string(cluster.node(i).port()), std::string(EMQ_SOURCE_DIR) + "/lua/enqueue.lua",
+                     queues[i], std::to_string(kPerClient)});
     ASSERT_EQ(py.code, 0) << py.err;
     ids[queues[i]] = lines_of(py.out);
     ASSERT_EQ(ids[queues[i]].size(), static_cast<std::size_t>(kPerClient));

@@ -31,8 +31,8 @@ TEST(ClusterTls, EveryShardRunsOverTlsFromOneNodesUrl) {
   for (const Reply& r : x.eval_batch(batch)) ASSERT_EQ(decode_enqueue(r), EnqueueResult::Enqueued);
 
   const std::string ledger = cluster.node(0).dir() + "/ledger.txt";
-  std::string yaml = "valkey:\n  url: " + cluster.url(2) + "\n  keyspace_events: true\n  tls:\n    ca_file: " +
-                     pki.ca() +
+  std::string yaml = "valkey:\n  url: " + cluster.url(2) +
+                     "\n  keyspace_events: true\n  tls:\n    ca_file: " + pki.ca() +
                      "\nmetrics:\n  listen: \"\"\nlog:\n  level: info\nshutdown:\n  drain_timeout_s: 5\nqueues:\n";
   for (const std::string& q : queues) {
     yaml += "  - name: " + q + "\n    concurrency: 2\n    handler:\n      type: exec\n" +

@@ -46,11 +46,10 @@ TEST_F(ClusterWeb, TheOverviewListsEveryShardAndARetryLandsOnTheQueuesPrimary) {
   ASSERT_EQ(dead["jobs"].size(), 1u) << dead.dump();
   EXPECT_EQ(dead["jobs"][0]["id"], got[0].id);
 
-  const HttpAnswer retried =
-      request(web.port(), "POST", qpath + "/jobs/" + url_encode(got[0].id) + "/retry",
-              {{"X-EMQ-Token", token_of(web.port())},
-               {"Origin", "http://127.0.0.1:" + std::to_string(web.port())},
-               {"Sec-Fetch-Site", "same-origin"}});
+  const HttpAnswer retried = request(web.port(), "POST", qpath + "/jobs/" + url_encode(got[0].id) + "/retry",
+                                     {{"X-EMQ-Token", token_of(web.port())},
+                                      {"Origin", "http://127.0.0.1:" + std::to_string(web.port())},
+                                      {"Sec-Fetch-Site", "same-origin"}});
   EXPECT_EQ(retried.status, 200) << retried.body;
   QueueStats s = stats(x, last);
   EXPECT_EQ(s.dead, 0);

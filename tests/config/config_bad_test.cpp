@@ -90,7 +90,8 @@ const BadCase kBadCases[] = {
     {"password_env_and_file.yaml", 4, "valkey.password_file", "give password_env or password_file, not both"},
     {"url_password_and_env.yaml", 4, "valkey.password_env", "the url already holds a password"},
     {"embedded_with_password.yaml", 4, "valkey.password_file", "url: embedded runs a private server with no users"},
-    {"bad_url.yaml", 3, "valkey.url", "unknown scheme; use valkey://, redis://, valkeys:// or rediss:// (TLS), or unix://"},
+    {"bad_url.yaml", 3, "valkey.url",
+     "unknown scheme; use valkey://, redis://, valkeys:// or rediss:// (TLS), or unix://"},
     {"url_bad_port.yaml", 3, "valkey.url", "port must be in 1..65535"},
     {"url_without_scheme.yaml", 3, "valkey.url", "expected valkey://[user[:password]@]host[:port][/db]"},
     // log and metrics

@@ -90,7 +90,9 @@ TEST(Describe, EmbeddedServerAndDefaults) {
       << text;
   EXPECT_NE(text.find("metrics         off\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  timeout       none (the lease still fences the job)\n"
-                      "  cwd           " + configs_dir() + "/good\n"
+                      "  cwd           " +
+                      configs_dir() +
+                      "/good\n"
                       "  env           scrubbed (EMQ_*, PATH, LANG)\n"
                       "  output        up to 1048576 bytes\n"
                       "  permanent     exit 65 (dead at once)\n"),
@@ -100,13 +102,13 @@ TEST(Describe, EmbeddedServerAndDefaults) {
 
 TEST(Describe, SchedulesShowTheirRuleAndGraceButNotTheirPayload) {
   TempDir dir;
-  const std::string path = dir.write(
-      "s.yaml",
-      "queues:\n  - { name: mail, handler: { type: exec, command: [/bin/cat] } }\n"
-      "schedules:\n"
-      "  - { name: nightly, queue: mail, cron: \"30 2 * * *\", timezone: Europe/Berlin, overlap: skip,\n"
-      "      payload: \"token=s3cret\", lane: -5 }\n"
-      "  - { name: beat, queue: mail, every: 90s, misfire_grace: 5s }\n");
+  const std::string path =
+      dir.write("s.yaml",
+                "queues:\n  - { name: mail, handler: { type: exec, command: [/bin/cat] } }\n"
+                "schedules:\n"
+                "  - { name: nightly, queue: mail, cron: \"30 2 * * *\", timezone: Europe/Berlin, overlap: skip,\n"
+                "      payload: \"token=s3cret\", lane: -5 }\n"
+                "  - { name: beat, queue: mail, every: 90s, misfire_grace: 5s }\n");
   const std::string text = describe(load_config(path));
   EXPECT_NE(text.find("\nschedule        nightly on mail\n"
                       "  when          cron \"30 2 * * *\" in Europe/Berlin\n"

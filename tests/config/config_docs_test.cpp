@@ -158,10 +158,10 @@ std::string number_text(double v) {
 // key the types that read it.
 TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
   const std::string text = read_text(kDocs);
-  const std::map<ValueType, std::string> type_words = {
-      {ValueType::Mapping, "mapping"}, {ValueType::Section, "mapping"}, {ValueType::Integer, "integer"},
-      {ValueType::Number, "number"},   {ValueType::Boolean, "boolean"}, {ValueType::Word, "string"},
-      {ValueType::String, "string"}};
+  const std::map<ValueType, std::string> type_words = {{ValueType::Mapping, "mapping"}, {ValueType::Section, "mapping"},
+                                                       {ValueType::Integer, "integer"}, {ValueType::Number, "number"},
+                                                       {ValueType::Boolean, "boolean"}, {ValueType::Word, "string"},
+                                                       {ValueType::String, "string"}};
   for (const KeySpec& k : config_schema()) {
     std::vector<std::string> keys;
     if (k.places & kTop) keys.push_back(k.path);
@@ -253,12 +253,12 @@ TEST(Schema, StatesTheDefaultsTheLoaderGives) {
 // Each --check-config label of the schema is a row of the summary.
 TEST(Schema, EveryLabelIsARowOfTheCheckConfigSummary) {
   TempDir dir;
-  const std::string path = dir.write(
-      "all.yaml",
-      "valkey: { url: valkeys://cache.example:6380/0 }\ndefaults: { prefetch: 2 }\nqueues:\n"
-      "  - { name: e, handler: { type: exec, command: [/bin/cat] } }\n"
-      "  - { name: p, handler: { type: pool, command: [/bin/cat] } }\n"
-      "schedules:\n  - { name: beat, queue: e, every: 1s }\n");
+  const std::string path =
+      dir.write("all.yaml",
+                "valkey: { url: valkeys://cache.example:6380/0 }\ndefaults: { prefetch: 2 }\nqueues:\n"
+                "  - { name: e, handler: { type: exec, command: [/bin/cat] } }\n"
+                "  - { name: p, handler: { type: pool, command: [/bin/cat] } }\n"
+                "schedules:\n  - { name: beat, queue: e, every: 1s }\n");
   const std::string summary = describe(load_config(path));
   for (const KeySpec& k : config_schema()) {
     if (k.label.empty() || k.path == "config") continue;  // a plugin queue needs a real library

@@ -11,11 +11,11 @@ constexpr const char* kHandler = "    handler: { type: exec, command: [/bin/cat]
 
 TEST(ConfigLimits, PerQueueOverDefaultsReplacedWholeAndAbsentIsNone) {
   TempDir dir;
-  const Config c = load_config(dir.write(
-      "limits.yaml", std::string("defaults:\n  limits: { max_active: 7 }\nqueues:\n") +
-                         "  - name: partner\n    limits:\n      rate: { max: 100, per: 1s }\n" + kHandler +
-                         "  - name: inherits\n" + kHandler + "  - name: slow\n    limits: { rate: { max: 3, per: 2h } }\n" +
-                         kHandler));
+  const Config c = load_config(
+      dir.write("limits.yaml", std::string("defaults:\n  limits: { max_active: 7 }\nqueues:\n") +
+                                   "  - name: partner\n    limits:\n      rate: { max: 100, per: 1s }\n" + kHandler +
+                                   "  - name: inherits\n" + kHandler +
+                                   "  - name: slow\n    limits: { rate: { max: 3, per: 2h } }\n" + kHandler));
   ASSERT_EQ(c.queues.size(), 3u);
   ASSERT_TRUE(c.queues[0].limits);
   EXPECT_FALSE(c.queues[0].limits->max_active) << "a queue's limits replace the defaults' whole";
@@ -34,7 +34,8 @@ TEST(ConfigLimits, BadLimitsAreNamedWithTheirLine) {
                            "      max_active: 0\n"                     // line 4
                            "      rate: { max: 10, per: 1 second }\n"  // line 5
                            "      burst: 3\n" +                        // line 6
-                           kHandler + "  - name: r\n    limits: { rate: { max: 10 } }\n" + kHandler +
+                           kHandler +
+                           "  - name: r\n    limits: { rate: { max: 10 } }\n" + kHandler +
                            "  - name: s\n    limits: { rate: { max: 2000000, per: 25h } }\n" + kHandler;
   const std::string errors = joined(load_errors(dir.write("bad.yaml", text)));
   EXPECT_NE(errors.find(":4: queues[0].limits.max_active"), std::string::npos) << errors;

@@ -35,8 +35,8 @@ const BadSchedule kBad[] = {
     {"cron_and_every", "  - name: a\n    queue: q\n    cron: \"@daily\"\n    every: 1h\n", 8, "schedules[0].every",
      "a schedule has cron or every, not both"},
     {"neither", "  - name: a\n    queue: q\n", 5, "schedules[0].cron", "missing; expected cron:"},
-    {"grace_out_of_range", "  - { name: a, queue: q, every: 1m, misfire_grace: 8d }\n", 5,
-     "schedules[0].misfire_grace", "expected 0s to 7d, got 8d"},
+    {"grace_out_of_range", "  - { name: a, queue: q, every: 1m, misfire_grace: 8d }\n", 5, "schedules[0].misfire_grace",
+     "expected 0s to 7d, got 8d"},
     {"grace_not_a_duration", "  - { name: a, queue: q, every: 1m, misfire_grace: soon }\n", 5,
      "schedules[0].misfire_grace", "expected a duration such as 500ms, 30s"},
     {"every_too_short", "  - { name: a, queue: q, every: 10ms }\n", 5, "schedules[0].every",
@@ -59,8 +59,8 @@ TEST_P(BadScheduleConfig, ReportsOneErrorAtItsLineAndKey) {
   ASSERT_EQ(errors.size(), 1u) << joined(errors);
   const std::string prefix = path + ":" + std::to_string(c.line) + ": " + c.key + ": ";
   EXPECT_EQ(errors[0].substr(0, prefix.size()), prefix) << errors[0];
-  EXPECT_NE(errors[0].find(c.fragment, prefix.size()), std::string::npos) << errors[0] << "\n  should say: "
-                                                                           << c.fragment;
+  EXPECT_NE(errors[0].find(c.fragment, prefix.size()), std::string::npos)
+      << errors[0] << "\n  should say: " << c.fragment;
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, BadScheduleConfig, ::testing::ValuesIn(kBad),

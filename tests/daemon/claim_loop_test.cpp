@@ -111,15 +111,17 @@ TEST_F(ClaimLoopTest, FailedOutcomesRetryAfterTheBackoffOrDie) {
   handler.open();
   ClaimLoop loop(q, server.options(), handler, metrics);
   loop.start();
-  ASSERT_TRUE(test::wait_for([&] {
-    const QueueStats s = now(keys);
-    return s.delayed == 1 && s.dead == 1;
-  }, seconds(20)));
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const QueueStats s = now(keys);
+        return s.delayed == 1 && s.dead == 1;
+      },
+      seconds(20)));
   EXPECT_EQ(inspect(x, keys, dead[0])->fields.at("error"), "bad input");
   // The counters follow once the loop has booked the replies.
-  EXPECT_TRUE(test::wait_for([&] {
-    return metrics.queue("q").failed_dead->Value() == 1 && metrics.queue("q").failed_retry->Value() == 1;
-  }, seconds(5)));
+  EXPECT_TRUE(test::wait_for(
+      [&] { return metrics.queue("q").failed_dead->Value() == 1 && metrics.queue("q").failed_retry->Value() == 1; },
+      seconds(5)));
 }
 
 TEST_F(ClaimLoopTest, BlockedJobsEachGetTheirOwnSlotThroughChainedWakeUps) {
@@ -165,8 +167,8 @@ TEST_F(ClaimLoopTest, WithPrefetchTheLoopRefillsAWholePrefetchInOneClaim) {
   auto leases_after = [&](int finished) {
     handler.let_one();
     EXPECT_TRUE(test::wait_for([&] { return now(keys).counters["completed"] == finished; }, seconds(5)));
-    EXPECT_TRUE(test::wait_for([&] { return handler.started().size() == static_cast<std::size_t>(finished + 1); },
-                               seconds(5)));
+    EXPECT_TRUE(
+        test::wait_for([&] { return handler.started().size() == static_cast<std::size_t>(finished + 1); }, seconds(5)));
     return now(keys).active;
   };
   // Two finished: their outcomes are recorded, no claim goes out yet.

@@ -116,10 +116,12 @@ TEST_F(LeaseRenewerTest, ALostLeaseStopsItsHandlerAndItsOutcomeIsDiscarded) {
   // Another worker's reaper takes the lease: its deadline moved to the past.
   server.cli({"ZADD", keys.active, "1", id});
   ASSERT_EQ(reap(x, keys, 5, 100).requeued, 1);
-  ASSERT_TRUE(test::wait_for([&] {
-    handler.poke();
-    return handler.finished() == 1;
-  }, seconds(10)));
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        handler.poke();
+        return handler.finished() == 1;
+      },
+      seconds(10)));
   EXPECT_TRUE(test::wait_for([&] { return metrics.queue("r").lease_lost->Value() == 1; }, seconds(5)));
   EXPECT_TRUE(test::wait_for([&] { return loop.leased_count() == 0; }, seconds(5)));
   // Not failed, released or completed by this run: the reaper's requeue

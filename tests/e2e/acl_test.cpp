@@ -81,13 +81,15 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
 
   // lease_ms 1000 and a 1.5 s job: the renewer extends its lease.
   const std::string runs = server.dir() + "/bad-runs";
-  EmqdProcess d("valkey:\n  url: " + user_url() + "\n  password_env: EMQ_VALKEY_PASSWORD\n  keyspace_events: true\n"
-                "metrics:\n  listen: \"\"\nlog:\n  level: debug\nreaper:\n  interval_ms: 100\n"
-                "queues:\n"
-                "  - name: work\n    lease_ms: 1000\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"sleep 1.5; cat\"]\n"
-                "  - name: bad\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo run >> " + runs + "; echo no good >&2; exit 65\"]\n",
+  EmqdProcess d("valkey:\n  url: " + user_url() +
+                    "\n  password_env: EMQ_VALKEY_PASSWORD\n  keyspace_events: true\n"
+                    "metrics:\n  listen: \"\"\nlog:\n  level: debug\nreaper:\n  interval_ms: 100\n"
+                    "queues:\n"
+                    "  - name: work\n    lease_ms: 1000\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
+                    "      command: [\"/bin/sh\", \"-c\", \"sleep 1.5; cat\"]\n"
+                    "  - name: bad\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
+                    "      command: [\"/bin/sh\", \"-c\", \"echo run >> " +
+                    runs + "; echo no good >&2; exit 65\"]\n",
                 {}, {"EMQ_VALKEY_PASSWORD=" + kPassword});
   ASSERT_TRUE(d.wait_ready()) << d.log();
   EXPECT_NE(d.log().find(native() ? "executor native" : "executor scripted"), std::string::npos) << d.log();
@@ -98,9 +100,14 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   RunResult died = emq({"wait", "bad", bad_id, "--timeout", "30"});
   EXPECT_EQ(died.code, 1) << died.err;
 
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"stats"}, {"stats", "work", "--json"}, {"queues"}, {"inspect", "work", work_id},
-           {"jobs", "bad", "--state", "dead"}, {"dead", "list", "bad"}, {"pause", "work"}, {"resume", "work"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"stats"},
+                                                                                    {"stats", "work", "--json"},
+                                                                                    {"queues"},
+                                                                                    {"inspect", "work", work_id},
+                                                                                    {"jobs", "bad", "--state", "dead"},
+                                                                                    {"dead", "list", "bad"},
+                                                                                    {"pause", "work"},
+                                                                                    {"resume", "work"}}) {
     RunResult r = emq(args);
     EXPECT_EQ(r.code, 0) << "emq " << args[0] << ": " << r.err;
   }
@@ -108,8 +115,11 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   EXPECT_EQ(retried.code, 0) << retried.err;
   // It runs again, and dies again: the claim after a retry, through the user.
   const std::string row = QueueKeys("bad").row(bad_id);
-  ASSERT_TRUE(wait_for([&] { return read_ledger(runs).lines == 2 && server.cli({"HGET", row, "state"}) == "dead\n"; },
-                       seconds(30)))
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return read_ledger(runs).lines == 2 && server.cli({"HGET", row, "state"}) == "dead\n";
+      },
+      seconds(30)))
       << server.cli({"HGET", row, "state"}) << d.log();
 
   d.signal(SIGTERM);
@@ -118,8 +128,9 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   EXPECT_EQ(acl_log(), "") << "the server refused a command the page does not grant";
 
   // And the log check can fail: a refused command is in it.
-  RunResult flush = run_program({"/bin/bash", "-c", "valkey-cli -s " + server.socket_path() +
-                                                        " --user emq --pass " + kPassword + " FLUSHALL 2>/dev/null"});
+  RunResult flush = run_program(
+      {"/bin/bash", "-c",
+       "valkey-cli -s " + server.socket_path() + " --user emq --pass " + kPassword + " FLUSHALL 2>/dev/null"});
   EXPECT_NE(flush.out.find("NOPERM"), std::string::npos) << flush.out << flush.err;
   EXPECT_NE(acl_log(), "");
 }

@@ -49,7 +49,8 @@ class ExamplesTest : public E2E {
   std::string config() {
     std::string yaml = config_head(server);
     for (const Example& e : examples()) {
-      yaml += "  - name: " + e.queue + "\n    max_attempts: 3\n    keep_completed_s: 300\n"
+      yaml += "  - name: " + e.queue +
+              "\n    max_attempts: 3\n    keep_completed_s: 300\n"
               "    backoff: { initial_ms: 50, multiplier: 1.0, max_ms: 50, jitter: 0 }\n    handler:\n" +
               e.handler_yaml;
     }
@@ -58,10 +59,12 @@ class ExamplesTest : public E2E {
   // The row once the job has completed or died.
   std::map<std::string, std::string> ended(const std::string& queue, const std::string& id) {
     std::map<std::string, std::string> r;
-    wait_for([&] {
-      r = row(queue, id);
-      return r["state"] == "completed" || r["state"] == "dead";
-    }, seconds(30));
+    wait_for(
+        [&] {
+          r = row(queue, id);
+          return r["state"] == "completed" || r["state"] == "dead";
+        },
+        seconds(30));
     return r;
   }
 };

@@ -102,8 +102,8 @@ TEST_F(ExitPaths, TimeoutKillsTheProcessGroupEvenWhenItIgnoresTerm) {
   EmqdProcess d(config_head(server) +
                 "  - name: slow\n    max_attempts: 1\n    handler:\n      type: exec\n"
                 "      timeout_s: 1\n      kill_grace_s: 1\n"
-                "      command: [\"/bin/sh\", \"-c\", \"trap '' TERM; echo $$ > " + pidfile +
-                "; sh -c \\\"trap '' TERM; sleep 60\\\" & sleep 60\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"trap '' TERM; echo $$ > " +
+                pidfile + "; sh -c \\\"trap '' TERM; sleep 60\\\" & sleep 60\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   const auto began = std::chrono::steady_clock::now();
   std::string id = put("slow", "x");

@@ -24,7 +24,8 @@ class Flows : public E2E {
            "\n    handler:\n      type: pool\n      command: [\"python3\", \"" EMQ_TEST_HANDLERS "/flow_pool.py\"]\n";
   }
   static std::string exec_queue(const std::string& name) {
-    return "  - name: " + name + "\n    concurrency: 2\n    handler:\n      type: exec\n      command: [\"" EMQ_TEST_HANDLERS
+    return "  - name: " + name +
+           "\n    concurrency: 2\n    handler:\n      type: exec\n      command: [\"" EMQ_TEST_HANDLERS
            "/flow_exec.sh\"]\n";
   }
   std::int64_t zcard(const std::string& key) { return x.command({"ZCARD", key}).integer; }
@@ -130,8 +131,7 @@ TEST_F(FlowPolicies, IgnoreRunsTheParentWithTheDeadChildsError) {
 TEST_F(FlowPolicies, WaitHoldsTheParentUntilTheDeadChildIsRetriedAndCompletes) {
   FlowJob f = two_children("wait");
   QueueKeys root("fp-root"), kid("fp-kid");
-  ASSERT_TRUE(wait_for([&] { return x.command({"HLEN", root.results(f.id)}).integer == 2; }, seconds(30)))
-      << d_->log();
+  ASSERT_TRUE(wait_for([&] { return x.command({"HLEN", root.results(f.id)}).integer == 2; }, seconds(30))) << d_->log();
   EXPECT_EQ(state(f), "waiting") << "a dead child under wait holds its parent";
   // The operator mends the child's input and retries it from dead.
   x.command({"HSET", kid.row(f.children[1].id), "payload", "mended"});
@@ -166,8 +166,8 @@ TEST_F(Flows, AChildCompletedTwiceCountsOnce) {
   // The first worker's late answer, and a repeated drain, change nothing.
   EXPECT_EQ(decode_complete(x.eval(complete_call(kid, {mine[0].id, mine[0].lease_epoch}, 0, "late", FlowMode::Flow))),
             CompleteResult::LeaseLost);
-  EXPECT_EQ(decode_child_done(x.eval(child_done_call(QueueKeys("fp-root"), f.id, kid.ref(mine[0].id),
-                                                     ChildOutcome::Completed, "late"))),
+  EXPECT_EQ(decode_child_done(x.eval(
+                child_done_call(QueueKeys("fp-root"), f.id, kid.ref(mine[0].id), ChildOutcome::Completed, "late"))),
             ChildDoneResult::NotInDeps);
   EXPECT_EQ(completed("fp-root"), 1);
   EXPECT_EQ(stats_of("fp-kid").counters["reaped"], 1);
@@ -192,7 +192,8 @@ TEST_F(FlowPolicies, AChildCompletedByAFlowUnawareSpeakerShowsAsAnOrphan) {
 }
 
 TEST_F(Flows, APluginWithTheFlowsEntryPointGetsItsChildrensResults) {
-  EmqdProcess d(config_head(server) + "  - name: fpl-root\n    keep_completed_s: 600\n    handler:\n      type: plugin\n"
+  EmqdProcess d(config_head(server) +
+                "  - name: fpl-root\n    keep_completed_s: 600\n    handler:\n      type: plugin\n"
                 "      path: " EMQ_LIB_DIR "/test-plugins/libflow_parent.so\n" +
                 pool_queue("fpl-kid"));
   ASSERT_TRUE(d.wait_ready()) << d.log();

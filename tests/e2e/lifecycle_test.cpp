@@ -12,8 +12,7 @@ namespace {
 class Lifecycle : public E2E {};
 
 TEST_F(Lifecycle, RenewalKeepsAThreeSecondJobAliveOnAOneSecondLease) {
-  EmqdProcess d(config_head(server) +
-                "  - name: long\n    lease_ms: 1000\n    handler:\n      type: exec\n" +
+  EmqdProcess d(config_head(server) + "  - name: long\n    lease_ms: 1000\n    handler:\n      type: exec\n" +
                 ledger_handler_yaml(ledger_path(), "a", "sleep 3"));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   put("long", "x");
@@ -29,15 +28,18 @@ TEST_F(Lifecycle, ALostLeaseStopsTheHandlerAndItsAnswerIsDiscarded) {
   const std::string pidfile = server.dir() + "/pid";
   EmqdProcess d(config_head(server) +
                 "  - name: stolen\n    lease_ms: 900\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo $$ > " + pidfile + "; sleep 30; echo late\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $$ > " +
+                pidfile + "; sleep 30; echo late\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   std::string id = put("stolen", "x");
   // The shell creates the file before it writes the pid: wait for the pid.
   pid_t pid = 0;
-  ASSERT_TRUE(wait_for([&] {
-    std::ifstream(pidfile) >> pid;
-    return pid > 0 && stats_of("stolen").active == 1;
-  }, seconds(10)));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::ifstream(pidfile) >> pid;
+        return pid > 0 && stats_of("stolen").active == 1;
+      },
+      seconds(10)));
 
   // Another worker's reaper takes the lease: pause so nobody re-claims it,
   // expire the lease, reap.
@@ -105,7 +107,8 @@ TEST_F(Lifecycle, SigtermReleasesWhatDoesNotFinishWithinTheDrain) {
   const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: drain\n    concurrency: 2\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 60\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " +
+                started + "; exec sleep 60\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   std::string id = put("drain", "x");
   ASSERT_TRUE(wait_for([&] { return read_ledger(started).distinct() == 1; }, seconds(10))) << d.log();
@@ -129,7 +132,8 @@ TEST_F(Lifecycle, SigtermLetsARunningJobFinish) {
   const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: drain\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 1\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " +
+                started + "; exec sleep 1\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   put("drain", "x");
   put("drain", "y");
@@ -150,7 +154,8 @@ TEST_F(Lifecycle, PrefetchHoldsConcurrencyPlusPrefetchAndTheDrainReleasesWhatDid
   const std::string started = server.dir() + "/started.txt";
   EmqdProcess d(config_head(server) +
                 "  - name: ahead\n    concurrency: 1\n    prefetch: 2\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started + "; exec sleep 4\"]\n");
+                "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " +
+                started + "; exec sleep 4\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   for (int i = 0; i < 6; ++i) put("ahead", std::to_string(i));
   std::int64_t most_active = 0;
@@ -186,8 +191,9 @@ TEST_F(Lifecycle, ServerStoppedAndRestartedMidRunLosesNothing) {
   Executor dx(durable.options());
   const int kJobs = 300;
   for (int i = 0; i < kJobs; ++i) enqueue(dx, QueueKeys("restart"), mint_job_id(), std::to_string(i));
-  EmqdProcess d(config_head(durable) + "  - name: restart\n    concurrency: 4\n    lease_ms: 5000\n"
-                                       "    handler:\n      type: exec\n" +
+  EmqdProcess d(config_head(durable) +
+                "  - name: restart\n    concurrency: 4\n    lease_ms: 5000\n"
+                "    handler:\n      type: exec\n" +
                 ledger_handler_yaml(durable.dir() + "/ledger.txt", "a", "sleep 0.01"));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   ASSERT_TRUE(wait_for([&] { return stats(dx, QueueKeys("restart")).counters["completed"] >= 50; }, seconds(30)));

@@ -12,8 +12,9 @@ namespace {
 class Signals : public E2E {
  protected:
   std::string cat_queue() {
-    return config_head(server) + "  - name: q\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
-                                 "      command: [\"/bin/cat\"]\n";
+    return config_head(server) +
+           "  - name: q\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
+           "      command: [\"/bin/cat\"]\n";
   }
 };
 
@@ -25,8 +26,9 @@ TEST_F(Signals, IgnoredSignalsDuringTheStartupWaitLeaveItWaiting) {
   for (const auto& [sig, name] : {std::pair{SIGHUP, "received SIGHUP"}, std::pair{SIGUSR1, "received SIGUSR1"},
                                   std::pair{SIGUSR2, "received SIGUSR2"}}) {
     d.signal(sig);
-    ASSERT_TRUE(d.wait_log(name, seconds(10))) << "no log line for " << name << "; exit "
-                                                << d.wait_exit(milliseconds(0)).value_or(-1) << "\n" << d.log();
+    ASSERT_TRUE(d.wait_log(name, seconds(10)))
+        << "no log line for " << name << "; exit " << d.wait_exit(milliseconds(0)).value_or(-1) << "\n"
+        << d.log();
     ASSERT_TRUE(d.running()) << name << " stopped emqd while it waited for the server:\n" << d.log();
   }
   // Still waiting, not merely alive: once the server answers, it runs jobs.
@@ -57,8 +59,10 @@ INSTANTIATE_TEST_SUITE_P(TermAndInt, StopSignals, ::testing::Values(SIGTERM, SIG
 // still gets its drain time and completes rather than being released.
 TEST_F(Signals, SighupDuringTheDrainDoesNotCutItShort) {
   const std::string started = server.dir() + "/started";
-  EmqdProcess d(config_head(server) + "  - name: q\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
-                "      command: [\"/bin/sh\", \"-c\", \"echo > " + started + "; sleep 2; cat\"]\n");
+  EmqdProcess d(config_head(server) +
+                "  - name: q\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
+                "      command: [\"/bin/sh\", \"-c\", \"echo > " +
+                started + "; sleep 2; cat\"]\n");
   ASSERT_TRUE(d.wait_ready()) << d.log();
   const std::string id = put("q", "drained");
   ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(started); }, seconds(10))) << d.log();

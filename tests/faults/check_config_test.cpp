@@ -59,9 +59,9 @@ TEST(CheckConfigCorpus, EveryBadFileIsRefusedWithExitTwoNamingFileLineAndKey) {
       ++errors_seen;
     }
   }
-  report_figures("emqd --check-config on the bad corpus",
-                 "files=" + std::to_string(files.size()) + " exit2=all errors=" + std::to_string(errors_seen) +
-                     " crashes=0");
+  report_figures(
+      "emqd --check-config on the bad corpus",
+      "files=" + std::to_string(files.size()) + " exit2=all errors=" + std::to_string(errors_seen) + " crashes=0");
 }
 
 // A config file in a fresh directory, for the cases that depend on the host
@@ -111,7 +111,8 @@ TEST(CheckConfig, EmbeddedWithoutValkeyServerOnPathIsRefusedSayingHowToInstall) 
 // generous, the point is that it ends with the refusal.
 TEST(CheckConfig, NestedAliasesAreRefusedAtOnceNamingFileLineAndKey) {
   const std::string path = std::string(EMQ_TEST_CONFIGS) + "/bad/alias_bomb.yaml";
-  RunResult r = run_program({"/usr/bin/timeout", "-s", "KILL", "60", emqd_binary(), "--check-config", "--config", path});
+  RunResult r =
+      run_program({"/usr/bin/timeout", "-s", "KILL", "60", emqd_binary(), "--check-config", "--config", path});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(path + ":10: queues[0].handler.config.b[0]: YAML aliases are not supported (*a here"),
             std::string::npos)

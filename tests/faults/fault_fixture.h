@@ -38,9 +38,8 @@ inline std::string fault_config_head(const std::string& url, const FaultSettings
          "  connect_timeout_ms: " + std::to_string(f.connect_timeout_ms) + "\n" +
          "  command_timeout_ms: " + std::to_string(f.command_timeout_ms) + "\n" + f.valkey_extra +
          "metrics:\n  listen: " + (f.metrics_port > 0 ? "127.0.0.1:" + std::to_string(f.metrics_port) : "\"\"") +
-         "\nlog:\n  level: " + f.log_level + "\n" +
-         "reaper:\n  interval_ms: " + std::to_string(f.reaper_interval_ms) + "\n" +
-         "shutdown:\n  drain_timeout_s: " + std::to_string(f.drain_timeout_s) + "\n" + "queues:\n";
+         "\nlog:\n  level: " + f.log_level + "\n" + "reaper:\n  interval_ms: " + std::to_string(f.reaper_interval_ms) +
+         "\n" + "shutdown:\n  drain_timeout_s: " + std::to_string(f.drain_timeout_s) + "\n" + "queues:\n";
 }
 
 // One queue whose exec handler writes the ledger line and then runs `then`.
@@ -85,9 +84,7 @@ inline std::string scrape(int port) {
   }
 }
 
-inline double metric(int port, const std::string& series) {
-  return sample_of(scrape(port), series).value_or(-1);
-}
+inline double metric(int port, const std::string& series) { return sample_of(scrape(port), series).value_or(-1); }
 
 // What /proc says about a live process.
 inline long rss_kib(pid_t pid) {

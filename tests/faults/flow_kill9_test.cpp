@@ -19,15 +19,16 @@ class FlowKill9 : public Faults {
   std::string flow_queue(const std::string& name, int concurrency) {
     return "  - name: " + name + "\n    concurrency: " + std::to_string(concurrency) +
            "\n    lease_ms: 1500\n    handler:\n      type: pool\n      command: [\"python3\", \"" EMQ_TEST_HANDLERS
-           "/flow_ledger.py\"]\n      env: { FLOW_LEDGER: \"" + ledger_path() + "\" }\n";
+           "/flow_ledger.py\"]\n      env: { FLOW_LEDGER: \"" +
+           ledger_path() + "\" }\n";
   }
   std::int64_t zcard(const std::string& key) { return x.command({"ZCARD", key}).integer; }
 };
 
 TEST_F(FlowKill9, TwoHundredFlowsOfTenChildrenSurviveRandomKills) {
   const int kFlows = 200, kChildren = 10, kKills = 8;
-  const std::string config = fault_config_head(server.url(), {}) + flow_queue("fk-parent", 4) +
-                             flow_queue("fk-child", 8);
+  const std::string config =
+      fault_config_head(server.url(), {}) + flow_queue("fk-parent", 4) + flow_queue("fk-child", 8);
   std::vector<FlowJob> flows;
   for (int f = 0; f < kFlows; ++f) {
     FlowNode root;

@@ -63,8 +63,8 @@ TEST_F(HandlerFaults, EachMisbehaviourEndsAsTheContractSaysWhileOtherJobsGoOn) {
     return r;
   };
   expect_dead("exit3.sh", "2", "exit code 3");
-  expect_dead("exit3.sh", "2", "transient trouble");   // the stderr tail
-  expect_dead("exit65.sh", "1", "bad payload");        // permanent: no retry
+  expect_dead("exit3.sh", "2", "transient trouble");  // the stderr tail
+  expect_dead("exit65.sh", "1", "bad payload");       // permanent: no retry
   expect_dead("crash_signal.sh", "2", "SIGSEGV");
   expect_dead("hang.sh", "2", "timed out");
   expect_dead("flood_stdout.sh", "2", "output exceeded max_output_bytes (4096)");

@@ -70,8 +70,7 @@ TEST_F(HostilePeerProcess, HostileStderrStaysOneEscapedTextLinePerEvent) {
   }
   const std::vector<std::string> logged = stderr_lines_of(log);
   ASSERT_EQ(logged.size(), 1u) << log;
-  EXPECT_NE(logged[0].find("red \\u001b[31mALERT\\u0007 bad \\xff\\xfe c1 \\u009b end\\r2030-01-01"),
-            std::string::npos)
+  EXPECT_NE(logged[0].find("red \\u001b[31mALERT\\u0007 bad \\xff\\xfe c1 \\u009b end\\r2030-01-01"), std::string::npos)
       << logged[0];
 }
 
@@ -104,8 +103,10 @@ TEST_F(HostilePeerProcess, HostileStderrStaysOneValidJsonObjectPerEvent) {
 std::string crashy_pool(const std::string& dir, const std::string& broken) {
   const std::string script = dir + "/crashy.sh";
   std::ofstream(script) << "#!/bin/sh\n"
-                           "if [ -e '" + broken + "' ]; then echo 'crashy: ImportError: no module app' >&2; exit 3; fi\n"
-                           "exec python3 " EMQ_TEST_HANDLERS "/pool_pid.py\n";
+                           "if [ -e '" +
+                               broken +
+                               "' ]; then echo 'crashy: ImportError: no module app' >&2; exit 3; fi\n"
+                               "exec python3 " EMQ_TEST_HANDLERS "/pool_pid.py\n";
   ::chmod(script.c_str(), 0755);
   return script;
 }
@@ -123,7 +124,8 @@ TEST_F(HostilePeerProcess, CrashLoopingPoolHoldsItsJobsPendingUntilAProcessComes
 
   auto d = start_ready(fault_config_head(server.url(), f) + "  - name: " + queue +
                        "\n    concurrency: 3\n    max_attempts: 3\n    handler:\n      type: pool\n"
-                       "      command: [\"" + crashy_pool(server.dir(), broken) + "\"]\n");
+                       "      command: [\"" +
+                       crashy_pool(server.dir(), broken) + "\"]\n");
   ASSERT_TRUE(d);
   // The crash loop goes on for a while: several replacements, each failing.
   ASSERT_TRUE(wait_for([&] { return metric(f.metrics_port, restarts) >= 6; }, seconds(30))) << d->log();
@@ -150,9 +152,10 @@ TEST_F(HostilePeerProcess, CrashLoopingPoolHoldsItsJobsPendingUntilAProcessComes
   EXPECT_EQ(metric(f.metrics_port, up), 1);
   EXPECT_EQ(http_get(f.metrics_port, "/healthz").status, 200);
   EXPECT_TRUE(d->wait_log("the handler is up again", seconds(1))) << d->log();
-  report_figures("crash-looping pool", "jobs=" + std::to_string(kJobs) + " dead=0 retried=" +
-                                           std::to_string(stats_of(queue).counters["retried"]) +
-                                           " released_uncounted=" + std::to_string(stats_of(queue).counters["released"]));
+  report_figures("crash-looping pool",
+                 "jobs=" + std::to_string(kJobs) +
+                     " dead=0 retried=" + std::to_string(stats_of(queue).counters["retried"]) +
+                     " released_uncounted=" + std::to_string(stats_of(queue).counters["released"]));
   d->signal(SIGTERM);
   EXPECT_EQ(d->wait_exit(seconds(20)), 0) << d->log();
 }

@@ -25,9 +25,8 @@ TEST_F(Kill9, OneOfTwoDaemonsKilledDuringFiveThousandJobsLosesNothing) {
   ASSERT_TRUE(survivor.wait_ready()) << survivor.log();
 
   // Kill it while both are busy, and only once it has run some jobs itself.
-  ASSERT_TRUE(wait_for(
-      [&] { return completed("crash") >= kJobs / 5 && ledger_lines_of(ledger_path(), "victim") > 0; },
-      seconds(120)));
+  ASSERT_TRUE(wait_for([&] { return completed("crash") >= kJobs / 5 && ledger_lines_of(ledger_path(), "victim") > 0; },
+                       seconds(120)));
   victim->signal(SIGKILL);
   ASSERT_EQ(victim->wait_exit(seconds(5)), 128 + SIGKILL);
   const std::int64_t done_at_kill = completed("crash");

@@ -45,8 +45,8 @@ TEST_F(Limits, ThreeDaemonsOfEightSlotsRunAtMostMaxActiveJobsAtOnce) {
   const int kJobs = 60;
   set_meta("capped", {"max_active", "5"});
   auto daemons = start_daemons(
-      3, "  - name: capped\n    concurrency: 8\n    limits: { max_active: 5 }\n    handler:\n      type: exec\n"
-         + interval_handler_yaml(record, "sleep 0.25"));
+      3, "  - name: capped\n    concurrency: 8\n    limits: { max_active: 5 }\n    handler:\n      type: exec\n" +
+             interval_handler_yaml(record, "sleep 0.25"));
   put_many("capped", kJobs);
   ASSERT_TRUE(all_completed(x, "capped", kJobs, seconds(120))) << daemons[0]->log();
   std::map<std::string, Interval> jobs = read_intervals(record);
@@ -54,14 +54,15 @@ TEST_F(Limits, ThreeDaemonsOfEightSlotsRunAtMostMaxActiveJobsAtOnce) {
   auto [most, mean] = overlap(jobs);
   EXPECT_LE(most, 5) << "max_active 5 across three daemons of 8 slots";
   EXPECT_GE(mean, 4.0) << "the five places should be taken most of the time while jobs wait";
-  report_figures("max_active 5, 3 daemons x 8 slots", "most_at_once=" + std::to_string(most) +
-                                                          " mean_while_pending=" + std::to_string(mean));
+  report_figures("max_active 5, 3 daemons x 8 slots",
+                 "most_at_once=" + std::to_string(most) + " mean_while_pending=" + std::to_string(mean));
 }
 
 TEST_F(Limits, ARateHoldsAcrossThreeDaemonsWithoutPolling) {
   set_meta("paced", {"rate_max", "50", "rate_window_ms", "1000"});
-  auto daemons = start_daemons(3, "  - name: paced\n    concurrency: 8\n    limits: { rate: { max: 50, per: 1s } }\n"
-                                  "    handler: { type: exec, command: [\"/bin/true\"] }\n");
+  auto daemons = start_daemons(3,
+                               "  - name: paced\n    concurrency: 8\n    limits: { rate: { max: 50, per: 1s } }\n"
+                               "    handler: { type: exec, command: [\"/bin/true\"] }\n");
   const std::int64_t hmget_before = calls_of("hmget");
   const std::int64_t began = server_ms();
   put_many("paced", 1000);
@@ -81,9 +82,9 @@ TEST_F(Limits, ARateHoldsAcrossThreeDaemonsWithoutPolling) {
   const double per_token = static_cast<double>(round_trips) / static_cast<double>(std::max<std::int64_t>(claimed, 1));
   // About one claim per daemon per token: each sleeps until the next one.
   EXPECT_LE(per_token, 4.0) << round_trips << " claims for " << claimed << " jobs: the daemons poll";
-  report_figures("rate 50/s, 3 daemons x 8 slots, 6 s",
-                 "claimed=" + std::to_string(claimed) + " bound=" + std::to_string(bound) +
-                     " claims_per_job=" + std::to_string(per_token));
+  report_figures("rate 50/s, 3 daemons x 8 slots, 6 s", "claimed=" + std::to_string(claimed) +
+                                                            " bound=" + std::to_string(bound) +
+                                                            " claims_per_job=" + std::to_string(per_token));
 }
 
 TEST_F(Limits, ABrokenLimitStopsTheQueueSaysSoAndResumesWhenMended) {

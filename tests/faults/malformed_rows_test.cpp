@@ -75,8 +75,7 @@ TEST_F(MalformedRows, AreSkippedOrSettledWithoutStoppingTheQueueOrLosingItsOther
           if (c.runs.count(id) == 0) return false;
         }
         QueueStats s = stats_of("bad");
-        return c.runs.count(no_payload) && c.runs.count(two_sets) && s.active == 0 && s.pending == 0 &&
-               s.delayed == 0;
+        return c.runs.count(no_payload) && c.runs.count(two_sets) && s.active == 0 && s.pending == 0 && s.delayed == 0;
       },
       seconds(60)))
       << d.log();
@@ -110,10 +109,11 @@ TEST_F(MalformedRows, AreSkippedOrSettledWithoutStoppingTheQueueOrLosingItsOther
   QueueStats s = stats_of("bad");
   EXPECT_EQ(s.counters["reaped"], 2) << "only the two planted expired leases";
   report_figures("malformed rows among " + std::to_string(kGood) + " good jobs",
-                 "completed=" + std::to_string(s.counters["completed"]) + " reaped=" +
-                     std::to_string(s.counters["reaped"]) + " good_ran_twice=0 skipped_rows=3 "
-                 "two_sets_runs=" + std::to_string(c.runs[two_sets]) +
-                     " daemon_alive=" + std::to_string(d.running()));
+                 "completed=" + std::to_string(s.counters["completed"]) +
+                     " reaped=" + std::to_string(s.counters["reaped"]) +
+                     " good_ran_twice=0 skipped_rows=3 "
+                     "two_sets_runs=" +
+                     std::to_string(c.runs[two_sets]) + " daemon_alive=" + std::to_string(d.running()));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

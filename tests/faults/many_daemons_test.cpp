@@ -68,9 +68,8 @@ TEST_F(ManyDaemons, ThreeDaemonsTimesSixteenRunEachOfTwentyThousandJobsExactlyOn
   EXPECT_EQ(s.counters["claimed"], kJobs);
   for (int i = 0; i < kDaemons; ++i) EXPECT_GT(ledger_lines_of(ledger_path(), names[i]), 0u) << names[i] << " idled";
   report_figures("3 daemons x 16 slots, one queue (" + kind + " handler)",
-                 "jobs=" + std::to_string(kJobs) + " ran_twice=" + std::to_string(c.rerun()) +
-                     " bound=0 lease_lost=" + std::to_string(int(lost)) + " per_daemon=" + share +
-                     " wall_s=" + std::to_string(took));
+                 "jobs=" + std::to_string(kJobs) + " ran_twice=" + std::to_string(c.rerun()) + " bound=0 lease_lost=" +
+                     std::to_string(int(lost)) + " per_daemon=" + share + " wall_s=" + std::to_string(took));
   for (auto& d : daemons) d->signal(SIGTERM);
   for (auto& d : daemons) EXPECT_EQ(d->wait_exit(seconds(15)), 0) << d->log();
 }

@@ -13,9 +13,11 @@ namespace {
 class PoolPluginFaults : public Faults {};
 
 std::string pool_queue(const std::string& name, const std::string& program) {
-  return "  - name: " + name + "\n    max_attempts: 2\n    keep_completed_s: 300\n"
+  return "  - name: " + name +
+         "\n    max_attempts: 2\n    keep_completed_s: 300\n"
          "    backoff: { initial_ms: 50, multiplier: 1.0, max_ms: 50, jitter: 0 }\n"
-         "    handler:\n      type: pool\n      timeout_s: 60\n      command: [\"" + program + "\"]\n";
+         "    handler:\n      type: pool\n      timeout_s: 60\n      command: [\"" +
+         program + "\"]\n";
 }
 
 TEST_F(PoolPluginFaults, BrokenPoolProcessesFailTheirJobAndAreReplacedWhileOtherQueuesGoOn) {

@@ -42,7 +42,8 @@ TEST_F(ProcessOps, ClientsHoldingTheMetricsPortOpenDoNotStarveHealthProbes) {
     answered += c.read_all(seconds(1)).status == 200;  // a probe's usual timeout
   }
   EXPECT_EQ(answered, 7) << "health probes answered within 1 s while 100 clients held connections";
-  report_figures("slow clients on the metrics port", "held=100 probes=7 answered_within_1s=" + std::to_string(answered));
+  report_figures("slow clients on the metrics port",
+                 "held=100 probes=7 answered_within_1s=" + std::to_string(answered));
 }
 
 TEST_F(ProcessOps, SigusrOneAndTwoAreLoggedAndIgnored) {
@@ -69,8 +70,8 @@ TEST_F(ProcessOps, SigtermWithAFrozenServerWaitsForOutcomesOnlyTheFlushWindow) {
   const std::string done = server.dir() + "/done";
   auto d = start_ready(fault_config_head(server.url(), f) +
                        "  - name: q\n    concurrency: 4\n    handler:\n      type: exec\n"
-                       "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " + started +
-                       "; sleep 0.5; echo $EMQ_JOB_ID >> " + done + "\"]\n");
+                       "      command: [\"/bin/sh\", \"-c\", \"echo $EMQ_JOB_ID >> " +
+                       started + "; sleep 0.5; echo $EMQ_JOB_ID >> " + done + "\"]\n");
   ASSERT_TRUE(d);
   for (int i = 0; i < 4; ++i) put("q", "x");
   // Frozen once all four run in handlers, not once they are leased: a
@@ -91,8 +92,8 @@ TEST_F(ProcessOps, SigtermWithAFrozenServerWaitsForOutcomesOnlyTheFlushWindow) {
   const std::string log = d->log();
   EXPECT_NE(log.find("4 outcomes not yet recorded"), std::string::npos) << log;
   EXPECT_EQ(log.find("jobs still running"), std::string::npos) << "none was running: " << log;
-  report_figures("SIGTERM, server frozen, no handler running", "outcomes=4 stop_took_s=" + std::to_string(took) +
-                                                                   " (drain_timeout_s 30)");
+  report_figures("SIGTERM, server frozen, no handler running",
+                 "outcomes=4 stop_took_s=" + std::to_string(took) + " (drain_timeout_s 30)");
 }
 
 TEST(ProcessOpsConfig, ADeviceOrAnOversizedFileIsRefusedAndAPipeIsRead) {
@@ -110,14 +111,15 @@ TEST(ProcessOpsConfig, ADeviceOrAnOversizedFileIsRefusedAndAPipeIsRead) {
   EXPECT_NE(huge.err.find("at most 4 MiB"), std::string::npos) << huge.err;
 
   // A pipe, as `--config <(...)` gives: read, up to the same cap.
-  RunResult piped = run_program(
-      {"/bin/bash", "-c",
-       emqd_binary() + " --check-config --config <(printf 'queues:\\n  - name: piped\\n    handler:\\n"
-                       "      type: exec\\n      command: [/bin/cat]\\n')"});
+  RunResult piped =
+      run_program({"/bin/bash", "-c",
+                   emqd_binary() + " --check-config --config <(printf 'queues:\\n  - name: piped\\n    handler:\\n"
+                                   "      type: exec\\n      command: [/bin/cat]\\n')"});
   EXPECT_EQ(piped.code, 0) << piped.err;
   EXPECT_NE(piped.out.find("piped"), std::string::npos) << piped.out;
-  RunResult flood = run_program(
-      {"/bin/bash", "-c", emqd_binary() + " --check-config --config <(printf '# '; head -c 6000000 /dev/zero | tr '\\0' x)"});
+  RunResult flood =
+      run_program({"/bin/bash", "-c",
+                   emqd_binary() + " --check-config --config <(printf '# '; head -c 6000000 /dev/zero | tr '\\0' x)"});
   EXPECT_EQ(flood.code, 2) << flood.err;
   EXPECT_NE(flood.err.find("at most 4 MiB"), std::string::npos) << flood.err;
   std::filesystem::remove_all(dir);
@@ -126,8 +128,8 @@ TEST(ProcessOpsConfig, ADeviceOrAnOversizedFileIsRefusedAndAPipeIsRead) {
 TEST_F(ProcessOps, TheEmbeddedServerKeepsItsFilesPrivateWhateverTheUmask) {
   const std::string state = server.dir() + "/state";
   const mode_t old = ::umask(022);
-  EmqdProcess d("valkey:\n  url: embedded\n  embedded_dir: " + state + "\nmetrics:\n  listen: \"\"\n" +
-                "queues:\n" + one_exec_queue("q", "[\"/bin/cat\"]"));
+  EmqdProcess d("valkey:\n  url: embedded\n  embedded_dir: " + state + "\nmetrics:\n  listen: \"\"\n" + "queues:\n" +
+                one_exec_queue("q", "[\"/bin/cat\"]"));
   ::umask(old);
   ASSERT_TRUE(d.wait_ready(seconds(30))) << d.log();
   struct stat st {};
@@ -153,8 +155,8 @@ TEST_F(ProcessOps, TheEmbeddedServerKeepsItsFilesPrivateWhateverTheUmask) {
 
 TEST_F(ProcessOps, InheritEnvPassesNoVariableThatCanCarryThePassword) {
   auto d = std::make_unique<EmqdProcess>(
-      fault_config_head(server.url(), {}) +
-          one_exec_queue("q", "[\"" EMQ_TEST_HANDLERS "/env_dump.sh\"]") + "      inherit_env: true\n",
+      fault_config_head(server.url(), {}) + one_exec_queue("q", "[\"" EMQ_TEST_HANDLERS "/env_dump.sh\"]") +
+          "      inherit_env: true\n",
       std::vector<std::string>{},
       std::vector<std::string>{"EMQ_PASSWORD=hunter2", "EMQ_URL=valkey://:hunter2@cache:6379/0",
                                "REDISCLI_AUTH=hunter2", "VALKEYCLI_AUTH=hunter2", "EMQ_TEST_HARMLESS=kept"});
@@ -209,7 +211,8 @@ std::string readme_example() {
 TEST(ProcessOpsConfig, TheReadmeExamplePassesCheckConfigAsCopied) {
   const std::string yaml = readme_example();
   ASSERT_FALSE(yaml.empty()) << "README.md: no `cat > emqd.yaml <<'EOF'` under 'A first queue'";
-  const std::string path = std::filesystem::temp_directory_path() / ("emqd-readme-" + std::to_string(::getpid()) + ".yaml");
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("emqd-readme-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << yaml;
   ::unsetenv("EMQ_VALKEY_PASSWORD");
   RunResult r = run_program({emqd_binary(), "--check-config", "--config", path});
@@ -220,7 +223,8 @@ TEST(ProcessOpsConfig, TheReadmeExamplePassesCheckConfigAsCopied) {
 TEST_F(ProcessOps, APluginsMaxOutputBytesIsConfigurableAndHeld) {
   const std::string sha256 = std::string(EMQ_LIB_DIR) + "/libemq_sha256.so";
   auto plugin_queue = [&](const std::string& name, int limit) {
-    return "  - name: " + name + "\n    max_attempts: 1\n    keep_completed_s: 300\n    handler:\n      type: plugin\n" +
+    return "  - name: " + name +
+           "\n    max_attempts: 1\n    keep_completed_s: 300\n    handler:\n      type: plugin\n" +
            "      path: " + sha256 + "\n      max_output_bytes: " + std::to_string(limit) + "\n";
   };
   auto d = start_ready(fault_config_head(server.url(), {}) + plugin_queue("fits", 64) + plugin_queue("tight", 10));

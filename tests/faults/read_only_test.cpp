@@ -55,8 +55,8 @@ TEST_F(ReadOnly, AServerTurnedReplicaMidRunIsRiddenOutAndTheRunResumes) {
 
   // The swap: hold writes, let the copy catch up, promote it, demote ours.
   ASSERT_EQ(x.command({"CLIENT", "PAUSE", "10000", "WRITE"}).str, "OK");
-  ASSERT_TRUE(wait_for([&] { return info_field(cx, "slave_repl_offset") == info_field(x, "master_repl_offset"); },
-                       seconds(5)));
+  ASSERT_TRUE(
+      wait_for([&] { return info_field(cx, "slave_repl_offset") == info_field(x, "master_repl_offset"); }, seconds(5)));
   ASSERT_EQ(cx.command({"REPLICAOF", "NO", "ONE"}).str, "OK");
   ASSERT_EQ(x.command({"REPLICAOF", "127.0.0.1", std::to_string(copy.port())}).str, "OK");
   ASSERT_EQ(x.command({"CLIENT", "UNPAUSE"}).str, "OK");
@@ -76,11 +76,11 @@ TEST_F(ReadOnly, AServerTurnedReplicaMidRunIsRiddenOutAndTheRunResumes) {
   QueueStats s = stats_of("ro");
   EXPECT_EQ(s.counters["retried"], 0) << "refused writes are no job's failure";
   EXPECT_EQ(done_while_ro, 0) << "nothing can complete on a replica";
-  report_figures("server turned read-only (REPLICAOF) for ~2 s",
-                 "jobs=" + std::to_string(kJobs) + " completed_at_switch=" + std::to_string(done_at_switch) +
-                     " ran_twice=" + std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
-                     " (jobs in flight) retried=0 readonly_log_lines=" +
-                     std::to_string(occurrences(d.log(), "READONLY")));
+  report_figures(
+      "server turned read-only (REPLICAOF) for ~2 s",
+      "jobs=" + std::to_string(kJobs) + " completed_at_switch=" + std::to_string(done_at_switch) +
+          " ran_twice=" + std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
+          " (jobs in flight) retried=0 readonly_log_lines=" + std::to_string(occurrences(d.log(), "READONLY")));
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

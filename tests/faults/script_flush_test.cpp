@@ -13,8 +13,7 @@ TEST_F(ScriptFlush, RepeatedFlushesMidRunFailNoJob) {
   const int port = free_loopback_port();
   FaultSettings f;
   f.metrics_port = port;
-  EmqdProcess d(fault_config_head(server.url(), f) +
-                ledger_queue("flush", 4, 30000, ledger_path(), "a", "sleep 0.01"));
+  EmqdProcess d(fault_config_head(server.url(), f) + ledger_queue("flush", 4, 30000, ledger_path(), "a", "sleep 0.01"));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   const double loads_before = metric(port, "emq_valkey_script_loads_total");
   std::vector<std::string> ids = put_many("flush", kJobs);

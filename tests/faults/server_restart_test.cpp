@@ -68,10 +68,10 @@ TEST_F(ServerRestart, KilledAndRestartedFromItsAofMidRunLosesNothing) {
   EXPECT_NE(a.log().find("server trouble"), std::string::npos) << "the outage should show in the log";
   report_figures("Valkey killed and restarted from AOF",
                  "jobs=" + std::to_string(kJobs) + " ran_twice=" + std::to_string(c.rerun()) +
-                     " bound=" + std::to_string(2 * kConcurrency) + " (jobs in flight) reaped=" +
-                     std::to_string(s.counters["reaped"]) + " script_loads a " + std::to_string(int(loads_a)) +
-                     "->" + std::to_string(int(after_a)) + ", b " + std::to_string(int(loads_b)) + "->" +
-                     std::to_string(int(after_b)));
+                     " bound=" + std::to_string(2 * kConcurrency) +
+                     " (jobs in flight) reaped=" + std::to_string(s.counters["reaped"]) + " script_loads a " +
+                     std::to_string(int(loads_a)) + "->" + std::to_string(int(after_a)) + ", b " +
+                     std::to_string(int(loads_b)) + "->" + std::to_string(int(after_b)));
   a.signal(SIGTERM);
   b.signal(SIGTERM);
   EXPECT_EQ(a.wait_exit(seconds(15)), 0) << a.log();
@@ -113,7 +113,8 @@ TEST_F(ServerRestart, EachReconnectAttemptIsOneLineWithItsOwnError) {
   EXPECT_EQ(after.find("Connection refused"), std::string::npos) << "a stale error after the server is back:\n"
                                                                  << after;
   EXPECT_LE(std::count(log.begin(), log.end(), '\n'), static_cast<long>(waits.size()) + 30)
-      << "the other duties say an outage once, not every second:\n" << log;
+      << "the other duties say an outage once, not every second:\n"
+      << log;
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
 }

@@ -19,8 +19,7 @@ TEST_F(Sigterm, MidRunEveryJobIsDrainedOrReleasedAndNoneCountsAsFailed) {
   // Under daemon "a" a "long" job outlasts the drain; anywhere else it is short.
   const std::string work = "if [ \\\"$DAEMON\\\" = a ] && [ \\\"$(cat)\\\" = long ]; then sleep 60; fi";
   auto config = [&](const std::string& name) {
-    return fault_config_head(server.url(), f) +
-           ledger_queue("term", kConcurrency, 30000, ledger_path(), name, work);
+    return fault_config_head(server.url(), f) + ledger_queue("term", kConcurrency, 30000, ledger_path(), name, work);
   };
   // The long ones first, so they hold two slots when the signal comes.
   std::vector<std::string> ids = put_many("term", kLong, "long");
@@ -71,8 +70,8 @@ TEST_F(Sigterm, MidRunEveryJobIsDrainedOrReleasedAndNoneCountsAsFailed) {
   EXPECT_EQ(end.counters["dead"], 0);
   report_figures("SIGTERM mid-run",
                  "jobs=" + std::to_string(kShort + kLong) + " completed_before_exit=" + std::to_string(done_by_a) +
-                     " released=" + std::to_string(after.counters["released"]) + " ran_twice=" +
-                     std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
+                     " released=" + std::to_string(after.counters["released"]) +
+                     " ran_twice=" + std::to_string(c.rerun()) + " bound=" + std::to_string(kConcurrency) +
                      " (concurrency) retried=0 dead=0 exit=0 stop_took_s=" + std::to_string(took));
   b.signal(SIGTERM);
   EXPECT_EQ(b.wait_exit(seconds(15)), 0) << b.log();

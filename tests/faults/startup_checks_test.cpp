@@ -194,8 +194,7 @@ TEST(StartupCheck, ASecondDaemonOnTheSameEmbeddedStateDirectoryIsRefused) {
     ASSERT_TRUE(first.wait_ready(seconds(30))) << first.log();
     EmqdProcess second(config);
     EXPECT_EQ(second.wait_exit(seconds(20)), 1) << second.log();
-    EXPECT_NE(second.log().find("another emqd already runs on the state directory"), std::string::npos)
-        << second.log();
+    EXPECT_NE(second.log().find("another emqd already runs on the state directory"), std::string::npos) << second.log();
 
     // The first is unharmed: its server's socket is still there and serves.
     ConnectionOptions o;

@@ -132,8 +132,7 @@ TEST(ChildProcess, SpawnErrorsSayWhatToFix) {
   // check_runnable finds the same problems without spawning.
   EXPECT_THAT(check_error(params({"/nonexistent/emq-handler"})), HasSubstr("no such file"));
   EXPECT_THAT(check_error(params({not_executable})), HasSubstr("permission denied"));
-  EXPECT_THAT(check_error(params({"/bin/true"}, {}, dir.path() + "/missing")),
-              HasSubstr("working directory"));
+  EXPECT_THAT(check_error(params({"/bin/true"}, {}, dir.path() + "/missing")), HasSubstr("working directory"));
   EXPECT_THAT(check_error(params({"/tmp"})), HasSubstr("not a regular file"));
   EXPECT_EQ(check_error(params({"true"})), "(runnable)");
   EXPECT_TRUE(test::has_no_children());
@@ -168,7 +167,8 @@ TEST(ChildProcess, ChildStartsWithNoBlockedOrIgnoredSignals) {
   sigaddset(&term, SIGTERM);
   sigset_t old_mask;
   ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &term, &old_mask), 0);
-  struct sigaction ignore {}, old_pipe {};
+  struct sigaction ignore {
+  }, old_pipe{};
   ignore.sa_handler = SIG_IGN;
   ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &old_pipe), 0);
 

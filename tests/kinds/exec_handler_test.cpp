@@ -37,9 +37,7 @@ using ::testing::StartsWith;
 using Verdict = Outcome::Verdict;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string random_bytes(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);
@@ -234,17 +232,12 @@ TEST_F(EnvTest, HandlerSeesExactlyTheScrubbedEnvironment) {
   j.attempt = 3;
   const Outcome out = run(c, j, {"EMQ_VALKEY_PASSWORD"});
   ASSERT_EQ(out.verdict, Verdict::Complete) << out.error;
-  EXPECT_EQ(lines_of(out.result),
-            (std::set<std::string>{
-                "EMQ_ATTEMPT=3",
-                "EMQ_DEADLINE_MS=1700000000000",
-                "EMQ_JOB_ID=" + j.id,
-                "EMQ_QUEUE=emails",
-                "LANG=" + daemon_or("LANG", "C.UTF-8"),
-                "PATH=" + daemon_or("PATH", "/usr/local/bin:/usr/bin:/bin"),
-                "RELAY_PORT=25",
-                "PWD=" + dir.path(),  // dash's own, from its cwd
-            }));
+  EXPECT_EQ(lines_of(out.result), (std::set<std::string>{
+                                      "EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000000", "EMQ_JOB_ID=" + j.id,
+                                      "EMQ_QUEUE=emails", "LANG=" + daemon_or("LANG", "C.UTF-8"),
+                                      "PATH=" + daemon_or("PATH", "/usr/local/bin:/usr/bin:/bin"), "RELAY_PORT=25",
+                                      "PWD=" + dir.path(),  // dash's own, from its cwd
+                                  }));
 }
 
 TEST_F(EnvTest, InheritEnvPassesTheDaemonsButNeverThePassword) {
@@ -492,8 +485,8 @@ TEST(ExecThroughput, DISABLED_TwoThousandJobsFromEightThreads) {
     for (auto& t : threads) t.join();
     const double took = seconds_since(start);
     EXPECT_EQ(completed.load(), kJobs);
-    std::printf("[ measure  ] %s: %d jobs from %d threads in %.2f s = %.0f jobs/s\n", command.c_str(), kJobs,
-                kThreads, took, kJobs / took);
+    std::printf("[ measure  ] %s: %d jobs from %d threads in %.2f s = %.0f jobs/s\n", command.c_str(), kJobs, kThreads,
+                took, kJobs / took);
   }
   EXPECT_TRUE(test::has_no_children());
 }

@@ -40,8 +40,7 @@ TEST(HandlerEnv, ScrubbedByDefault) {
   HandlerEnv env(config, {"EMQ_VALKEY_PASSWORD"}, kDaemonEnv);
   EXPECT_THAT(env.for_job(job()),
               ElementsAre("EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000123", "EMQ_JOB_ID=JOB_01JABCDEF",
-                          "EMQ_QUEUE=emails", "LANG=fr_FR.UTF-8", "PATH=/opt/app/bin:/usr/bin",
-                          "RELAY_PORT=25"));
+                          "EMQ_QUEUE=emails", "LANG=fr_FR.UTF-8", "PATH=/opt/app/bin:/usr/bin", "RELAY_PORT=25"));
 }
 
 TEST(HandlerEnv, DefaultPathAndLangWhenTheDaemonHasNone) {
@@ -60,19 +59,23 @@ TEST(HandlerEnv, InheritEnvPassesTheDaemonsButNeverTheDroppedNames) {
   HandlerEnv env(config, {"EMQ_VALKEY_PASSWORD", "AWS_SECRET_ACCESS_KEY"}, kDaemonEnv);
   EXPECT_THAT(env.for_job(job()),
               ElementsAre("EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000123", "EMQ_JOB_ID=JOB_01JABCDEF",
-                          "EMQ_QUEUE=emails", "HOME=/var/lib/emqd", "LANG=fr_FR.UTF-8",
-                          "PATH=/opt/app/bin:/usr/bin"));
+                          "EMQ_QUEUE=emails", "HOME=/var/lib/emqd", "LANG=fr_FR.UTF-8", "PATH=/opt/app/bin:/usr/bin"));
 }
 
 TEST(HandlerEnv, InheritEnvNeverPassesTheServersOtherPasswordCarriers) {
-  const char* const daemon_env[] = {"EMQ_PASSWORD=hunter2", "EMQ_URL=valkey://:hunter2@cache:6379/0",
-                                    "VALKEYCLI_AUTH=hunter2", "REDISCLI_AUTH=hunter2", "HOME=/root", nullptr};
+  const char* const daemon_env[] = {"EMQ_PASSWORD=hunter2",
+                                    "EMQ_URL=valkey://:hunter2@cache:6379/0",
+                                    "VALKEYCLI_AUTH=hunter2",
+                                    "REDISCLI_AUTH=hunter2",
+                                    "HOME=/root",
+                                    nullptr};
   HandlerConfig config;
   config.inherit_env = true;
   HandlerEnv env(config, {}, daemon_env);
-  EXPECT_THAT(env.base(), ElementsAre(std::pair<const std::string, std::string>("HOME", "/root"),
-                                      std::pair<const std::string, std::string>("LANG", "C.UTF-8"),
-                                      std::pair<const std::string, std::string>("PATH", "/usr/local/bin:/usr/bin:/bin")));
+  EXPECT_THAT(env.base(),
+              ElementsAre(std::pair<const std::string, std::string>("HOME", "/root"),
+                          std::pair<const std::string, std::string>("LANG", "C.UTF-8"),
+                          std::pair<const std::string, std::string>("PATH", "/usr/local/bin:/usr/bin:/bin")));
 }
 
 TEST(HandlerEnv, ConfiguredEnvOverridesPathButNotTheJobsVariables) {

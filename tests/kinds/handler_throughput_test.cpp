@@ -45,8 +45,8 @@ void run_batch(const std::string& label, Handler& handler, const std::string& pa
   }
   for (auto& th : threads) th.join();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("[ throughput ] %-32s %d jobs from %d threads in %.2f s: %.0f jobs/s\n", label.c_str(), kJobs,
-              kThreads, s, kJobs / s);
+  std::printf("[ throughput ] %-32s %d jobs from %d threads in %.2f s: %.0f jobs/s\n", label.c_str(), kJobs, kThreads,
+              s, kJobs / s);
   EXPECT_EQ(wrong.load(), 0) << label;
 }
 

@@ -264,8 +264,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadLibrary{test_plugin("wrong_abi"),
                    "was built for plugin ABI 2, but this emqd speaks ABI 1; rebuild it against this emqd's "
                    "echomq/plugin.h"},
-        BadLibrary{test_plugin("missing_handle"),
-                   "does not export emq_plugin_handle, which plugin ABI 1 requires"},
+        BadLibrary{test_plugin("missing_handle"), "does not export emq_plugin_handle, which plugin ABI 1 requires"},
         BadLibrary{test_plugin("unresolved_symbol"), "undefined symbol: emq_test_no_such_function"}));
 
 TEST(PluginLibrary, TheExamplesLoadAndExportOnlyTheAbi) {
@@ -279,8 +278,8 @@ TEST(PluginLibrary, TheExamplesLoadAndExportOnlyTheAbi) {
       if (line.find(" T ") != std::string::npos) symbols.push_back(line.substr(line.rfind(' ') + 1));
     }
     std::sort(symbols.begin(), symbols.end());
-    EXPECT_EQ(symbols, (std::vector<std::string>{"emq_plugin_abi_version", "emq_plugin_create",
-                                                 "emq_plugin_destroy", "emq_plugin_handle"}))
+    EXPECT_EQ(symbols, (std::vector<std::string>{"emq_plugin_abi_version", "emq_plugin_create", "emq_plugin_destroy",
+                                                 "emq_plugin_handle"}))
         << name;
   }
 }

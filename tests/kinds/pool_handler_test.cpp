@@ -42,9 +42,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-std::string example(const std::string& name) {
-  return std::string(EMQ_SOURCE_DIR) + "/examples/handlers/pool/" + name;
-}
+std::string example(const std::string& name) { return std::string(EMQ_SOURCE_DIR) + "/examples/handlers/pool/" + name; }
 
 std::string every_byte(int copies = 1) {
   std::string out;
@@ -59,9 +57,7 @@ std::string ascii_upper(std::string bytes) {
   return bytes;
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 class PoolHandlerTest : public ::testing::Test {
  protected:
@@ -209,7 +205,8 @@ TEST_F(PoolHandlerTest, TheHandlerReadsExactlyTheDocumentedFrame) {
     std::string frame = encode_job_frame(j);
     frame.pop_back();  // read stripped the newline
     EXPECT_EQ(out.result, frame);
-    EXPECT_THAT(out.result, StartsWith("{\"id\":\"" + j.id + "\",\"queue\":\"thumbs\",\"attempt\":3,"
+    EXPECT_THAT(out.result, StartsWith("{\"id\":\"" + j.id +
+                                       "\",\"queue\":\"thumbs\",\"attempt\":3,"
                                        "\"deadline_ms\":1700000000000,\"payload"));
   }
 }
@@ -277,8 +274,8 @@ TEST_F(PoolHandlerTest, AReplyForAnotherJobFailsTheJobAndReplacesTheProcess) {
   const Job j = job("x");
   const Outcome out = run(*pool, j);
   EXPECT_EQ(out.verdict, Verdict::Retry);
-  EXPECT_EQ(out.error, "pool process " + std::to_string(first) + " answered for job \"JOB_someone_else\" while running " +
-                           j.id);
+  EXPECT_EQ(out.error,
+            "pool process " + std::to_string(first) + " answered for job \"JOB_someone_else\" while running " + j.id);
   ASSERT_TRUE(wait_for([&] { return pool->restarts() == 1; }, 10s));
   EXPECT_NE(only_pid(*pool), first);
 }
@@ -290,8 +287,8 @@ TEST_F(PoolHandlerTest, AProcessThatDiesMidJobFailsItWithItsStatusAndStderr) {
   EXPECT_EQ(out.verdict, Verdict::Retry);
   EXPECT_EQ(out.error, "pool process " + std::to_string(first) +
                            " exited during the job (exit code 3: pool_dies: going down mid-job)");
-  EXPECT_TRUE(logs_.contains("info queue=thumbs pid=" + std::to_string(first) +
-                             " stderr: pool_dies: going down mid-job"));
+  EXPECT_TRUE(
+      logs_.contains("info queue=thumbs pid=" + std::to_string(first) + " stderr: pool_dies: going down mid-job"));
   ASSERT_TRUE(wait_for([&] { return pool->restarts() == 1; }, 10s));
   EXPECT_NE(only_pid(*pool), first);
 }
@@ -347,9 +344,12 @@ TEST_F(PoolHandlerTest, PastTimeoutTheProcessGetsSigtermAndIsReplaced) {
   EXPECT_EQ(out.error, "timed out after 0.5s");
   EXPECT_GE(took, 0.5);
   EXPECT_LT(took, 5);
-  EXPECT_TRUE(wait_for([&] { return logs_.contains("pid=" + std::to_string(first) + " stderr: pool_slow: " +
-                                                    std::to_string(first) + " got SIGTERM"); },
-                       10s));
+  EXPECT_TRUE(wait_for(
+      [&] {
+        return logs_.contains("pid=" + std::to_string(first) + " stderr: pool_slow: " + std::to_string(first) +
+                              " got SIGTERM");
+      },
+      10s));
   EXPECT_TRUE(wait_for([&] { return test::group_gone(first); }, 10s));
   ASSERT_TRUE(wait_for([&] { return pool->restarts() == 1; }, 10s));
   EXPECT_NE(only_pid(*pool), first);
@@ -400,9 +400,9 @@ TEST_F(PoolHandlerTest, ProcessesAreRecycledAfterMaxJobsPerProcess) {
   EXPECT_EQ(pool->restarts(), 2u);
   EXPECT_EQ(restart_times().size(), 2u);
   // Recycled gently: stdin closed, and the process left on its own.
-  EXPECT_TRUE(wait_for([&] { return logs_.contains("pid=" + pids[0] + " stderr: pool_pid: " + pids[0] +
-                                                    " stdin closed, exiting"); },
-                       10s));
+  EXPECT_TRUE(wait_for(
+      [&] { return logs_.contains("pid=" + pids[0] + " stderr: pool_pid: " + pids[0] + " stdin closed, exiting"); },
+      10s));
   EXPECT_TRUE(logs_.contains("info queue=thumbs pid=" + pids[0] +
                              ": recycling the pool process after 3 jobs (max_jobs_per_process)"));
 }
@@ -411,14 +411,13 @@ TEST_F(PoolHandlerTest, StderrIsLoggedPerLineWithQueueAndPidEvenBetweenJobs) {
   auto pool = start(params(python(handler_program("pool_pid.py"))));
   const std::string pid = std::to_string(only_pid(*pool));
   // Written at start, before any job: the watcher logs it.
-  EXPECT_TRUE(wait_for([&] { return logs_.contains("info queue=thumbs pid=" + pid + " stderr: pool_pid: " + pid +
-                                                    " ready"); },
-                       10s));
+  EXPECT_TRUE(wait_for(
+      [&] { return logs_.contains("info queue=thumbs pid=" + pid + " stderr: pool_pid: " + pid + " ready"); }, 10s));
   const Job j = job("x");
   ASSERT_EQ(run(*pool, j).verdict, Verdict::Complete);
-  EXPECT_TRUE(wait_for([&] { return logs_.contains("info queue=thumbs pid=" + pid + " stderr: pool_pid: " + pid +
-                                                    " job " + j.id); },
-                       10s));
+  EXPECT_TRUE(wait_for(
+      [&] { return logs_.contains("info queue=thumbs pid=" + pid + " stderr: pool_pid: " + pid + " job " + j.id); },
+      10s));
 }
 
 TEST_F(PoolHandlerTest, AProcessThatDiesWhileIdleIsReplacedWithoutAJob) {

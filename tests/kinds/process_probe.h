@@ -26,17 +26,14 @@
 
 namespace echomq::test {
 
-inline std::string handler_program(const std::string& name) {
-  return std::string(EMQ_TEST_HANDLERS) + "/" + name;
-}
+inline std::string handler_program(const std::string& name) { return std::string(EMQ_TEST_HANDLERS) + "/" + name; }
 
 // Replaces the default logger with one that keeps its lines in memory, for
 // as long as it lives.
 class LogCapture {
  public:
   LogCapture()
-      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(20000)),
-        previous_(spdlog::default_logger()) {
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(20000)), previous_(spdlog::default_logger()) {
     auto logger = std::make_shared<spdlog::logger>("test", sink_);
     logger->set_pattern("%l %v");
     logger->set_level(spdlog::level::debug);
@@ -94,8 +91,8 @@ inline std::vector<pid_t> live_processes_in_group(pid_t pgid) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     ProcStat st;
-    if (read_proc_stat(static_cast<pid_t>(std::stoi(name)), st) && st.pgrp == pgid &&
-        st.state != 'Z' && st.state != 'X') {
+    if (read_proc_stat(static_cast<pid_t>(std::stoi(name)), st) && st.pgrp == pgid && st.state != 'Z' &&
+        st.state != 'X') {
       out.push_back(st.pid);
     }
   }
@@ -140,8 +137,7 @@ inline std::set<int> fds_in_listing(const std::string& listing) {
     const std::string number = line.substr(number_at, arrow - number_at);
     const std::string target = line.substr(arrow + 4);
     if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (target.rfind("/proc/", 0) == 0 && target.size() >= 3 &&
-        target.compare(target.size() - 3, 3, "/fd") == 0) {
+    if (target.rfind("/proc/", 0) == 0 && target.size() >= 3 && target.compare(target.size() - 3, 3, "/fd") == 0) {
       continue;
     }
     out.insert(std::stoi(number));
@@ -151,13 +147,11 @@ inline std::set<int> fds_in_listing(const std::string& listing) {
 
 // Reads fd until EOF, or until `stop_at` is found when given; gives up at
 // the deadline. Returns what was read.
-inline std::string read_from(int fd, std::chrono::milliseconds deadline,
-                             const std::string& stop_at = "") {
+inline std::string read_from(int fd, std::chrono::milliseconds deadline, const std::string& stop_at = "") {
   const auto until = std::chrono::steady_clock::now() + deadline;
   std::string out;
   while (stop_at.empty() || out.find(stop_at) == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;

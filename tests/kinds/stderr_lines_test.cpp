@@ -21,10 +21,10 @@ TEST(StderrLines, LogsEachLineWithQueueAndJobWhateverTheReadBoundaries) {
   lines.feed("ne\nsecond line\r\n\nthi");
   lines.feed("rd");
   lines.finish();
-  EXPECT_THAT(logs.lines(), ElementsAre("info queue=emails job=JOB_1 stderr: first line",
-                                        "info queue=emails job=JOB_1 stderr: second line",
-                                        "info queue=emails job=JOB_1 stderr: ",
-                                        "info queue=emails job=JOB_1 stderr: third"));
+  EXPECT_THAT(
+      logs.lines(),
+      ElementsAre("info queue=emails job=JOB_1 stderr: first line", "info queue=emails job=JOB_1 stderr: second line",
+                  "info queue=emails job=JOB_1 stderr: ", "info queue=emails job=JOB_1 stderr: third"));
 }
 
 TEST(StderrLines, SplitsLinesLongerThanFourKiB) {
@@ -36,8 +36,8 @@ TEST(StderrLines, SplitsLinesLongerThanFourKiB) {
   lines.feed("b\n");
   lines.finish();
   const std::string prefix = "info queue=q job=J stderr: ";
-  EXPECT_THAT(logs.lines(), ElementsAre(prefix + exact, prefix + std::string(StderrLines::kMaxLine, 'b'),
-                                        prefix + "bbb"));
+  EXPECT_THAT(logs.lines(),
+              ElementsAre(prefix + exact, prefix + std::string(StderrLines::kMaxLine, 'b'), prefix + "bbb"));
 }
 
 TEST(StderrLines, TailIsTheLastFourKiBWithoutTrailingWhitespace) {

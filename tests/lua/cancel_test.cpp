@@ -7,7 +7,9 @@ namespace {
 
 class Cancel : public WireTest {
  protected:
-  Reply cancel_raw(const std::string& id) { return raw({Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}}); }
+  Reply cancel_raw(const std::string& id) {
+    return raw({Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}});
+  }
   std::string make(const std::string& state) {
     if (state == "pending") return enqueue_new();
     if (state == "delayed") return make_delayed();

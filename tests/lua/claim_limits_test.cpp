@@ -38,8 +38,8 @@ class ClaimLimits : public WireTest {
   }
 
   // The contract's credit before a claim at `now`, from the bucket as it was.
-  static std::int64_t credit(std::int64_t rate_max, std::int64_t window, std::int64_t credit_was,
-                             std::int64_t at_was, std::int64_t now) {
+  static std::int64_t credit(std::int64_t rate_max, std::int64_t window, std::int64_t credit_was, std::int64_t at_was,
+                             std::int64_t now) {
     const std::int64_t elapsed = std::min(std::max<std::int64_t>(now - at_was, 0), window);
     return std::min(rate_max * window, credit_was + elapsed * rate_max);
   }
@@ -170,8 +170,8 @@ TEST_F(ClaimLimits, SkippedRowsSpendNoTokens) {
   std::string good = enqueue_new("good");
   cmd({"DEL", q.row_root + gone});
   cmd({"HSET", q.row_root + bad, "attempts", "x"});
-  set_meta({"rate_max", "5", "rate_window_ms", "1000", "rate_credit", "2000", "rate_at",
-            std::to_string(now_ms() + kHour)});
+  set_meta(
+      {"rate_max", "5", "rate_window_ms", "1000", "rate_credit", "2000", "rate_at", std::to_string(now_ms() + kHour)});
   std::vector<ClaimedJob> jobs = claim(x, q, {30000, 2, 0});
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].id, good);
@@ -275,8 +275,8 @@ TEST_F(ClaimLimits, TheRangesEdgesAreAccepted) {
             "86400000000000", "rate_at", "0"});
   EXPECT_EQ(claimed_by(claim_call_of(10)), 3u);
   EXPECT_EQ(meta_int("rate_credit"), 86400000000000 - 3 * 86400000);
-  set_meta({"max_active", "1", "rate_max", "1", "rate_window_ms", "1", "rate_credit", "0", "rate_at",
-            "1000000000000000"});
+  set_meta(
+      {"max_active", "1", "rate_max", "1", "rate_window_ms", "1", "rate_credit", "0", "rate_at", "1000000000000000"});
   EXPECT_EQ(claimed_by(claim_call_of(10)), 0u) << "max_active 1, three active";
 }
 

@@ -39,7 +39,8 @@ TEST_F(Claim, LeasesEachJobAndRepliesAFlatJobList) {
     EXPECT_EQ(e[2].integer, 1);
     EXPECT_EQ(e[3].type, Reply::Type::Integer);  // lease_epoch
     EXPECT_EQ(e[3].integer, 1);
-    EXPECT_EQ(row(ids[j]), (Row{{"state", "active"}, {"attempts", "1"}, {"payload", payloads[j]}, {"lease_epoch", "1"}}));
+    EXPECT_EQ(row(ids[j]),
+              (Row{{"state", "active"}, {"attempts", "1"}, {"payload", payloads[j]}, {"lease_epoch", "1"}}));
     std::int64_t deadline = score(q.active, ids[j]);
     EXPECT_GE(deadline, before + 5000);
     EXPECT_LE(deadline, after + 5000);
@@ -99,7 +100,8 @@ TEST_F(Claim, LowerLaneFirstThenIdByteOrder) {
 TEST_F(Claim, MintedIdsComeOutInMintOrderWhateverTheEnqueueOrder) {
   std::vector<std::string> minted;
   for (int i = 0; i < 20; ++i) minted.push_back(mint_job_id());
-  for (auto it = minted.rbegin(); it != minted.rend(); ++it) ASSERT_EQ(enqueue(x, q, *it, "p"), EnqueueResult::Enqueued);
+  for (auto it = minted.rbegin(); it != minted.rend(); ++it)
+    ASSERT_EQ(enqueue(x, q, *it, "p"), EnqueueResult::Enqueued);
   EXPECT_EQ(ids_of(claim(x, q, {30000, 100, 0})), minted);
 }
 

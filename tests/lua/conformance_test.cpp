@@ -148,7 +148,8 @@ TEST(Conformance, EachHeaderDeclaresExactlyNumKeysKeys) {
     std::string text = read_file(kLuaDir / (std::string(s.name) + ".lua"));
     std::string header = header_of(text);
     ASSERT_FALSE(header.empty()) << s.name << ".lua does not open with a --[[ ... ]] header";
-    EXPECT_EQ(header.rfind("--[[ " + std::string(s.name) + ":", 0), 0u) << s.name << ": header must start with its name";
+    EXPECT_EQ(header.rfind("--[[ " + std::string(s.name) + ":", 0), 0u)
+        << s.name << ": header must start with its name";
     std::vector<int> want;
     for (int k = 1; k <= s.num_keys + s.optional_keys; ++k) want.push_back(k);
     EXPECT_EQ(declared_keys(header), want)

@@ -12,7 +12,8 @@ class EnqueueCron : public WireTest {
  protected:
   ScriptCall cron_call(const std::string& id, const std::string& fire, const std::string& overlap = "allow",
                        const std::string& lane = "0", const std::string& name = "nightly") {
-    return {Script::EnqueueCron, {q.row_root + id, q.pending, q.cron, q.row_root},
+    return {Script::EnqueueCron,
+            {q.row_root + id, q.pending, q.cron, q.row_root},
             {id, "payload of " + id, name, fire, lane, overlap}};
   }
   std::int64_t fire(const std::string& id, std::int64_t at, const std::string& overlap = "allow",

@@ -36,7 +36,8 @@ TEST_F(Enqueue, LaneIsKeptInTheRowAndAsThePendingScore) {
   for (Case c : {Case{-7, -7}, Case{1000, 1000}, Case{-1000, -1000}, Case{1, 1}}) {
     std::string id = mint_job_id();
     EXPECT_EQ(enqueue(x, q, id, "p", {c.lane, std::nullopt}), EnqueueResult::Enqueued);
-    EXPECT_EQ(row(id), (Row{{"state", "pending"}, {"attempts", "0"}, {"payload", "p"}, {"lane", std::to_string(c.lane)}}))
+    EXPECT_EQ(row(id),
+              (Row{{"state", "pending"}, {"attempts", "0"}, {"payload", "p"}, {"lane", std::to_string(c.lane)}}))
         << c.lane;
     EXPECT_EQ(score(q.pending, id), c.score);
   }
@@ -109,8 +110,8 @@ TEST_P(EnqueueDuplicate, AnswersZeroAndChangesNothing) {
   std::string id = make(state);
   ASSERT_EQ(row(id).at("state"), state);
   auto before = snapshot();
-  for (const EnqueueOptions& o : {EnqueueOptions{}, EnqueueOptions{5, std::nullopt}, EnqueueOptions{0, 1},
-                                  EnqueueOptions{-3, now_ms() + 1000}}) {
+  for (const EnqueueOptions& o :
+       {EnqueueOptions{}, EnqueueOptions{5, std::nullopt}, EnqueueOptions{0, 1}, EnqueueOptions{-3, now_ms() + 1000}}) {
     Reply r = raw(enqueue_call(q, id, "second", o));
     EXPECT_EQ(r.type, Reply::Type::Integer);
     EXPECT_EQ(r.integer, 0) << script_info(enqueue_call(q, id, "", o).script).name;

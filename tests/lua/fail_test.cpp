@@ -99,15 +99,14 @@ TEST_P(FailVerdict, SendsTheJobWhereTheRuleSays) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Rules, FailVerdict,
-    ::testing::Values(Verdict{"FirstOfThree", 1, 3, false, FailResult::Retry},
-                      Verdict{"SecondOfThree", 2, 3, false, FailResult::Retry},
-                      Verdict{"ThirdOfThree", 3, 3, false, FailResult::Dead},
-                      Verdict{"OnlyAttempt", 1, 1, false, FailResult::Dead},
-                      Verdict{"PastALoweredMax", 3, 2, false, FailResult::Dead},
-                      Verdict{"PermanentOnFirst", 1, 5, true, FailResult::Dead}),
-    [](const ::testing::TestParamInfo<Verdict>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(Rules, FailVerdict,
+                         ::testing::Values(Verdict{"FirstOfThree", 1, 3, false, FailResult::Retry},
+                                           Verdict{"SecondOfThree", 2, 3, false, FailResult::Retry},
+                                           Verdict{"ThirdOfThree", 3, 3, false, FailResult::Dead},
+                                           Verdict{"OnlyAttempt", 1, 1, false, FailResult::Dead},
+                                           Verdict{"PastALoweredMax", 3, 2, false, FailResult::Dead},
+                                           Verdict{"PermanentOnFirst", 1, 5, true, FailResult::Dead}),
+                         [](const ::testing::TestParamInfo<Verdict>& p) { return std::string(p.param.name); });
 
 TEST_F(Fail, TheRowKeepsTheFirst4096BytesOfTheError) {
   std::string error(5000, 'e');

@@ -30,9 +30,9 @@ class FlowApi : public FlowTest {
       EXPECT_TRUE(parent.has_value()) << id;
       if (!parent) continue;
       const bool done = child["state"] == "completed";
-      told.push_back(decode_child_done(x.eval(echomq::child_done_call(QueueKeys(parent->first), parent->second, in.ref(id),
-                                                              done ? ChildOutcome::Completed : ChildOutcome::Dead,
-                                                              done ? child["result"] : child["error"]))));
+      told.push_back(decode_child_done(x.eval(echomq::child_done_call(
+          QueueKeys(parent->first), parent->second, in.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
+          done ? child["result"] : child["error"]))));
       EXPECT_TRUE(decode_outbox_ack(x.eval(echomq::outbox_ack_call(in, id, 0))));
     }
     return told;
@@ -96,8 +96,8 @@ TEST_F(FlowApi, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) 
   EXPECT_EQ(told, (std::vector<ChildDoneResult>{ChildDoneResult::Recorded, ChildDoneResult::Released}));
   std::vector<ChildResult> top = decode_results(cmd(results_read(q, ids.id)));
   ASSERT_EQ(top.size(), 2u);
-  EXPECT_EQ(top[0].text + "," + top[1].text, ids.children[0].id < ids.children[1].id ? "m1 done,m2 done"
-                                                                                      : "m2 done,m1 done");
+  EXPECT_EQ(top[0].text + "," + top[1].text,
+            ids.children[0].id < ids.children[1].id ? "m1 done,m2 done" : "m2 done,m1 done");
   FlowView shown = read_flow(x, q, ids.id);
   EXPECT_EQ(shown.state, "pending");
   ASSERT_EQ(shown.children.size(), 2u);

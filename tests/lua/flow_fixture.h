@@ -26,7 +26,8 @@ class FlowTest : public WireTest {
   ScriptCall enqueue_parent_call(const QueueKeys& in, const std::string& id, const std::vector<std::string>& children,
                                  const std::string& policy = "fail", const std::string& parent = "",
                                  const std::string& lane = "0") {
-    ScriptCall c{Script::EnqueueParent, {in.row_root + id, in.waiting, in.deps_root + id, in.meta},
+    ScriptCall c{Script::EnqueueParent,
+                 {in.row_root + id, in.waiting, in.deps_root + id, in.meta},
                  {id, "parent payload", lane, policy, parent}};
     c.args.insert(c.args.end(), children.begin(), children.end());
     return c;
@@ -42,11 +43,11 @@ class FlowTest : public WireTest {
   }
   ScriptCall fail_flow_call(const QueueKeys& in, const Lease& l, const std::string& error, std::int64_t max_attempts,
                             std::int64_t backoff_ms, bool permanent) {
-    return {Script::FailFlow,
-            {in.row(l.id), in.active, in.delayed, in.pending, in.dead, in.stats, in.outbox, in.deps_root,
-             in.results_root},
-            {l.id, std::to_string(l.epoch), error, std::to_string(max_attempts), std::to_string(backoff_ms),
-             permanent ? "1" : "0"}};
+    return {
+        Script::FailFlow,
+        {in.row(l.id), in.active, in.delayed, in.pending, in.dead, in.stats, in.outbox, in.deps_root, in.results_root},
+        {l.id, std::to_string(l.epoch), error, std::to_string(max_attempts), std::to_string(backoff_ms),
+         permanent ? "1" : "0"}};
   }
   ScriptCall child_done_call(const QueueKeys& in, const std::string& parent_id, const std::string& ref,
                              const std::string& outcome, const std::string& text, bool with_outbox = true) {

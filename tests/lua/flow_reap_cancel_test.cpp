@@ -23,8 +23,8 @@ class FlowReap : public FlowTest {
     EXPECT_EQ(jobs.size(), 2u);
     std::int64_t last = zset(q.active).back().second;
     EXPECT_TRUE(wait_for([&] { return now_ms() > last; }, seconds(5)));
-    ScriptCall c{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root},
-                 {std::to_string(max_attempts), "100"}};
+    ScriptCall c{
+        Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {std::to_string(max_attempts), "100"}};
     if (with_outbox) c.keys.push_back(q.outbox);
     Reply r = raw(c);
     EXPECT_EQ(r.elements.size(), 2u) << r.str;
@@ -85,8 +85,7 @@ TEST_F(FlowCancel, WithTheOutboxAChildGoesDeadWithErrorCancelled) {
   // The parent hears of both and, under ignore, runs.
   EXPECT_EQ(drain(q), (std::vector<std::int64_t>{1, 2}));
   EXPECT_EQ(hash(pq.row(p)).at("state"), "pending");
-  EXPECT_EQ(hash(pq.results(p)),
-            (Row{{q.ref(pending_child), "d:cancelled"}, {q.ref(delayed_child), "d:cancelled"}}));
+  EXPECT_EQ(hash(pq.results(p)), (Row{{q.ref(pending_child), "d:cancelled"}, {q.ref(delayed_child), "d:cancelled"}}));
   EXPECT_EQ(retry_job(x, q, pending_child), RetryJobResult::Moved) << "an operator can still retry it";
 }
 

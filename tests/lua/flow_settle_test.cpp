@@ -97,8 +97,7 @@ TEST_F(CompleteFlow, RefusesMalformedArgumentsAndChangesNothing) {
     ScriptCall c = complete_flow_call(q, l, 0, "");
     c.args[2] = keep;
     WireError e = eval_error(c);
-    EXPECT_NE(e.message.find("EMQARG keep_ms must be an integer in 0..1000000000000"), std::string::npos)
-        << e.message;
+    EXPECT_NE(e.message.find("EMQARG keep_ms must be an integer in 0..1000000000000"), std::string::npos) << e.message;
   }
   EXPECT_EQ(snapshot(), before);
 }

@@ -41,7 +41,7 @@ class Interop : public WireTest {
   }
   // valkey-cli --eval FILE key... , arg...: EVAL of the file's text.
   RunResult cli_eval(const std::string& script, const std::vector<std::string>& keys,
-                         const std::vector<std::string>& args) {
+                     const std::vector<std::string>& args) {
     std::vector<std::string> argv{find_program("valkey-cli"), "-p", std::to_string(server().port()), "--eval",
                                   kLuaDir + "/" + script + ".lua"};
     argv.insert(argv.end(), keys.begin(), keys.end());

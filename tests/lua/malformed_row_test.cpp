@@ -13,8 +13,8 @@ namespace echomq::test {
 namespace {
 
 // Lanes a transition must refuse to place a job at.
-const std::vector<std::string> kBadLanes = {"nan", "-nan", "inf", "1001", "-1001", "1.5", "abc", "",
-                                            std::string(400, '9')};
+const std::vector<std::string> kBadLanes = {
+    "nan", "-nan", "inf", "1001", "-1001", "1.5", "abc", "", std::string(400, '9')};
 // Counters HINCRBY would refuse, or could overflow.
 const std::vector<std::string> kBadCounters = {"abc", "1.5", "007", "-0", " 1", std::string(19, '9')};
 
@@ -237,10 +237,10 @@ TEST_F(MalformedRow, ASetOfTheWrongTypeIsRefusedBeforeAnyWrite) {
   expect_wrongtype({Script::CompleteFlow,
                     {q.row(l.id), q.active, q.stats, q.outbox, q.deps_root, q.results_root},
                     {l.id, e, "0", "r"}});
-  expect_wrongtype({Script::FailFlow,
-                    {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats, q.outbox, q.deps_root,
-                     q.results_root},
-                    {l.id, e, "boom", "5", "0", "1"}});
+  expect_wrongtype(
+      {Script::FailFlow,
+       {q.row(l.id), q.active, q.delayed, q.pending, q.dead, q.stats, q.outbox, q.deps_root, q.results_root},
+       {l.id, e, "boom", "5", "0", "1"}});
   expect_wrongtype({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {"5", "10"}});
   restore(q.outbox, kept);
   expect_in_its_set(l.id);

@@ -94,14 +94,12 @@ TEST_F(OutboxAck, RefusesMalformedArgumentsAndChangesNothing) {
   for (const std::string& keep : {std::string("-1"), std::string("soon"), std::string(""), std::string(16, '9')}) {
     WireError e = eval_error({Script::OutboxAck, {q.row(id), q.outbox}, {id, keep}});
     EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
-    EXPECT_NE(e.message.find("EMQARG keep_ms must be an integer in 0..1000000000000"), std::string::npos)
-        << e.message;
+    EXPECT_NE(e.message.find("EMQARG keep_ms must be an integer in 0..1000000000000"), std::string::npos) << e.message;
   }
   for (const std::string& read : {std::string("1.5"), std::string("soon"), std::string(""), std::string(18, '9')}) {
     WireError e = eval_error({Script::OutboxAck, {q.row(id), q.outbox}, {id, "0", read}});
     EXPECT_EQ(e.kind, ErrorKind::Arg) << e.message;
-    EXPECT_NE(e.message.find("EMQARG score must be an integer of at most 16 digits"), std::string::npos)
-        << e.message;
+    EXPECT_NE(e.message.find("EMQARG score must be an integer of at most 16 digits"), std::string::npos) << e.message;
   }
   EXPECT_EQ(snapshot(), before);
 }

@@ -15,7 +15,8 @@ TEST_F(Release, GivesTheJobBackToPendingAtItsLaneUncounted) {
   EXPECT_EQ(r.integer, 1);
   EXPECT_EQ(decode_release(r), ReleaseResult::Released);
   // attempts back to 0, no failures or error fields: it did not fail.
-  EXPECT_EQ(row(id), (Row{{"state", "pending"}, {"attempts", "0"}, {"payload", "work"}, {"lane", "-2"}, {"lease_epoch", "1"}}));
+  EXPECT_EQ(row(id),
+            (Row{{"state", "pending"}, {"attempts", "0"}, {"payload", "work"}, {"lane", "-2"}, {"lease_epoch", "1"}}));
   EXPECT_EQ(zset(q.pending), (ZSet{{id, -2}}));
   EXPECT_EQ(zset(q.active), ZSet{});
   EXPECT_EQ(counters(), counters_with({{"claimed", 1}, {"released", 1}}));

@@ -35,26 +35,21 @@ TEST_F(Stats, EachCounterMovesWithItsTransitionAndNothingElse) {
 
   l = claim_one(b);
   ASSERT_EQ(release(x, q, l), ReleaseResult::Released);
-  EXPECT_EQ(counters(), counters_with({{"claimed", 4}, {"completed", 1}, {"retried", 1}, {"dead", 1}, {"released", 1}}));
+  EXPECT_EQ(counters(),
+            counters_with({{"claimed", 4}, {"completed", 1}, {"retried", 1}, {"dead", 1}, {"released", 1}}));
 
   claim_one(b, 50);
   ASSERT_TRUE(wait_for([&] { return reap(x, q, 5, 100).requeued == 1; }, seconds(5)));
-  EXPECT_EQ(counters(), counters_with({{"claimed", 5},
-                                       {"completed", 1},
-                                       {"retried", 1},
-                                       {"dead", 1},
-                                       {"released", 1},
-                                       {"reaped", 1}}));
+  EXPECT_EQ(
+      counters(),
+      counters_with({{"claimed", 5}, {"completed", 1}, {"retried", 1}, {"dead", 1}, {"released", 1}, {"reaped", 1}}));
 
   ASSERT_EQ(cancel(x, q, b), CancelResult::Removed);
   ASSERT_EQ(trim_dead(x, q, 0, 0), 0);
   // The raw hash holds exactly the counters that moved.
-  EXPECT_EQ(hash(q.stats), (Row{{"claimed", "5"},
-                                {"completed", "1"},
-                                {"retried", "1"},
-                                {"dead", "1"},
-                                {"released", "1"},
-                                {"reaped", "1"}}));
+  EXPECT_EQ(
+      hash(q.stats),
+      (Row{{"claimed", "5"}, {"completed", "1"}, {"retried", "1"}, {"dead", "1"}, {"released", "1"}, {"reaped", "1"}}));
 }
 
 TEST_F(Stats, DepthsPauseAndHeadForSeveralQueuesInOneCall) {

@@ -55,7 +55,8 @@ struct Scope {
   std::string bytes(const json& v) const {
     if (v.is_object()) {
       std::string hex = v.at("hex"), out;
-      for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
       return out;
     }
     if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
@@ -140,7 +141,10 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
   // A mismatch in one key, or "".
   std::string compare_key(const Scope& s, const std::string& key, const json& want) {
     std::string type = cmd({"TYPE", key}).str;
-    std::string want_type = want.contains("hash") ? "hash" : want.contains("zset") ? "zset" : want.contains("set") ? "set" : "string";
+    std::string want_type = want.contains("hash")   ? "hash"
+                            : want.contains("zset") ? "zset"
+                            : want.contains("set")  ? "set"
+                                                    : "string";
     if (type != want_type) return key + " is a " + type + ", not a " + want_type;
     std::ostringstream diff;
     if (type == "hash") {
@@ -165,7 +169,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
           diff << " member " << e[0].dump() << " is missing;";
           continue;
         }
-        if (!s.matches(e[1], it->second)) diff << " member " << e[0].dump() << " scores " << it->second << ", not " << e[1].dump() << ";";
+        if (!s.matches(e[1], it->second))
+          diff << " member " << e[0].dump() << " scores " << it->second << ", not " << e[1].dump() << ";";
         got.erase(it);
       }
       for (const auto& [m, sc] : got) diff << " member " << printable(m) << "@" << sc << " is not expected;";
@@ -180,7 +185,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
     }
     std::int64_t at = cmd({"PEXPIRETIME", key}).integer;
     if (want.contains("expires")) {
-      if (at < 0 || !s.matches(want["expires"], std::to_string(at))) diff << " expires at " << at << ", not " << want["expires"].dump() << ";";
+      if (at < 0 || !s.matches(want["expires"], std::to_string(at)))
+        diff << " expires at " << at << ", not " << want["expires"].dump() << ";";
     } else if (at >= 0) {
       diff << " expires at " << at << " but should not expire;";
     }
@@ -211,14 +217,16 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
   std::string compare_reply(const Scope& s, const json& want, const Reply& got) {
     if (want.is_object() && want.contains("error")) {
       std::string text = s.text(want["error"]);
-      if (!got.is_error()) return "answered (type " + std::to_string(static_cast<int>(got.type)) + ") instead of " + text;
+      if (!got.is_error())
+        return "answered (type " + std::to_string(static_cast<int>(got.type)) + ") instead of " + text;
       return got.str == text ? "" : "refused with '" + got.str + "', not '" + text + "'";
     }
     if (got.is_error()) return "refused with '" + got.str + "'";
     if (want.is_null()) return got.is_nil() ? "" : "is not nil";
     if (want.is_number_integer()) {
       if (got.type != Reply::Type::Integer) return "is not an integer (want " + want.dump() + ")";
-      return got.integer == want.get<std::int64_t>() ? "" : "is " + std::to_string(got.integer) + ", not " + want.dump();
+      return got.integer == want.get<std::int64_t>() ? ""
+                                                     : "is " + std::to_string(got.integer) + ", not " + want.dump();
     }
     if (want.is_array()) {
       if (got.type != Reply::Type::Array) return "is not an array";
@@ -226,7 +234,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
         return "has " + std::to_string(got.elements.size()) + " elements, not " + std::to_string(want.size());
       }
       for (std::size_t i = 0; i < want.size(); ++i) {
-        if (std::string d = compare_reply(s, want[i], got.elements[i]); !d.empty()) return "[" + std::to_string(i) + "] " + d;
+        if (std::string d = compare_reply(s, want[i], got.elements[i]); !d.empty())
+          return "[" + std::to_string(i) + "] " + d;
       }
       return "";
     }

@@ -45,8 +45,8 @@ inline std::string queue_name_for_this_test() {
   std::string name = "t" + std::to_string(++counter) + "-";
   if (info != nullptr) name += std::string(info->test_suite_name()) + "." + info->name();
   for (char& c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) c = '-';
   }
   return name.substr(0, 64);

@@ -232,8 +232,10 @@ class Differential : public ::testing::Test {
   }
 
   Differential()
-      : server(server_options()), scripted(server, 0, ExecutorChoice::Scripted),
-        native(server, 1, ExecutorChoice::Native), control(Connection::open(server.options())),
+      : server(server_options()),
+        scripted(server, 0, ExecutorChoice::Scripted),
+        native(server, 1, ExecutorChoice::Native),
+        control(Connection::open(server.options())),
         q("diff") {}
 
   std::string new_id() { return "JOB_" + std::to_string(next_id_++); }
@@ -264,11 +266,13 @@ class Differential : public ::testing::Test {
     std::vector<Command> plant;
     switch (pick(5)) {
       case 0: plant = {{"SET", row, "not a hash"}, {"ZADD", q.pending, "0", id}}; break;
-      case 1: plant = {{"HSET", row, "state", "pending", "attempts", "abc", "payload", "p"}, {"ZADD", q.pending, "0", id}};
+      case 1:
+        plant = {{"HSET", row, "state", "pending", "attempts", "abc", "payload", "p"}, {"ZADD", q.pending, "0", id}};
         break;
       case 2: plant = {{"ZADD", q.pending, "-1", id}}; break;  // its row is gone
       case 3: plant = {{"HSET", row, "state", "delayed", "lease_epoch", "1.5"}, {"ZADD", q.delayed, "1", id}}; break;
-      default: plant = {{"HSET", row, "state", "pending", "attempts", "99999999999999999999"}, {"ZADD", q.pending, "2", id}};
+      default:
+        plant = {{"HSET", row, "state", "pending", "attempts", "99999999999999999999"}, {"ZADD", q.pending, "2", id}};
     }
     return raw_step(std::move(plant));
   }
@@ -289,10 +293,11 @@ class Differential : public ::testing::Test {
   // string. Every later step must refuse, skip or settle it alike on both
   // sides, and strand nothing.
   Step corrupt() {
-    static const std::vector<std::string> lanes = {"nan", "-nan", "inf", "1001", "-1001", "1.5", "abc", "",
-                                                   std::string(400, '9'), " 5", "-0", "007", "1000", "-1000"};
-    static const std::vector<std::string> counters = {"abc", "1.5", "007", "-0", "", "nan",
-                                                      "99999999999999999999", "999999999999999999", "-3", "0"};
+    static const std::vector<std::string> lanes = {
+        "nan", "-nan", "inf", "1001", "-1001", "1.5", "abc", "", std::string(400, '9'),
+        " 5",  "-0",   "007", "1000", "-1000"};
+    static const std::vector<std::string> counters = {
+        "abc", "1.5", "007", "-0", "", "nan", "99999999999999999999", "999999999999999999", "-3", "0"};
     const std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
     const std::string row = q.row(id);
     std::vector<Command> plant;
@@ -321,8 +326,8 @@ class Differential : public ::testing::Test {
   // sides. A rate set anew comes with an empty bucket state, as emq limit
   // writes it.
   Step limits() {
-    static const std::vector<std::string> broken = {"0", "-1", "abc", "1.5", "007", "", "1000001",
-                                                    std::string(30, '9'), " 3", "86400001"};
+    static const std::vector<std::string> broken = {
+        "0", "-1", "abc", "1.5", "007", "", "1000001", std::string(30, '9'), " 3", "86400001"};
     static const std::vector<std::int64_t> windows = {60000, 600000, 3600000, 86400000};
     switch (pick(8)) {
       case 0: return raw_step({{"HDEL", q.meta, "max_active", "rate_max", "rate_window_ms", "rate_credit", "rate_at"}});
@@ -363,7 +368,7 @@ class Differential : public ::testing::Test {
     std::vector<Command> plant;
     switch (pick(7)) {
       case 0: plant = {{"HDEL", q.meta, "rate_credit", "rate_at"}}; break;  // full
-      case 1:  // half a bucket's state is a full bucket
+      case 1:                                                               // half a bucket's state is a full bucket
         plant = {{"HDEL", q.meta, "rate_at"}, {"HSET", q.meta, "rate_credit", std::to_string(pick64(cap + 1))}};
         break;
       case 2:  // the server's clock stepped back behind rate_at: no refill
@@ -390,7 +395,8 @@ class Differential : public ::testing::Test {
         return {{"HSET", q.meta, "rate_credit", "0", "rate_at", std::to_string(b.now)}, {"HSET", q.meta, f, v}};
       }
     }
-    if (b.credit) plant = {{"HSET", q.meta, "rate_credit", std::to_string(*b.credit), "rate_at", std::to_string(*b.at)}};
+    if (b.credit)
+      plant = {{"HSET", q.meta, "rate_credit", std::to_string(*b.credit), "rate_at", std::to_string(*b.at)}};
     expect_ = b;
     return plant;
   }
@@ -415,9 +421,11 @@ class Differential : public ::testing::Test {
       was = std::min(cap, *b.credit + std::min(std::max<std::int64_t>(*at - *b.at, 0), b.window) * b.rate_max);
     }
     const std::int64_t claimed = static_cast<std::int64_t>(reply.elements.size() / 4);
-    if (claimed > was / b.window) return "claimed " + std::to_string(claimed) + " with " + std::to_string(was) + " credit";
+    if (claimed > was / b.window)
+      return "claimed " + std::to_string(claimed) + " with " + std::to_string(was) + " credit";
     const std::int64_t left = was - claimed * b.window;
-    if (*credit != left) return "rate_credit " + std::to_string(*credit) + ", the contract says " + std::to_string(left);
+    if (*credit != left)
+      return "rate_credit " + std::to_string(*credit) + ", the contract says " + std::to_string(left);
     return "";
   }
 
@@ -482,7 +490,8 @@ class Differential : public ::testing::Test {
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 82) {
-      ScriptCall call{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}};
+      ScriptCall call{
+          Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}};
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 85) return malformed();
@@ -510,7 +519,9 @@ class Differential : public ::testing::Test {
         {Script::Claim, {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root}, {"0", "1", "0"}},
         {Script::Extend, {q.active, q.row_root}, {"1000", "JOB_1"}},
         {Script::Complete, {q.row("JOB_1"), q.active, q.stats}, {"JOB_1", "1", "-1", ""}},
-        {Script::Fail, {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats}, {"JOB_1", "1", "e", "3", "0", "2"}},
+        {Script::Fail,
+         {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats},
+         {"JOB_1", "1", "e", "3", "0", "2"}},
         {Script::Release, {q.row_root + "NOPE", q.active, q.pending, q.stats}, {"NOPE", "1"}},
     };
     ScriptCall call = bad[pick(static_cast<int>(bad.size()))];
@@ -587,9 +598,10 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     ASSERT_TRUE(lost.empty()) << where << ": " << lost.front() << " (" << lost.size() << " rows in all); last reply "
                               << show_reply(a);
   }
-  std::printf("differential: %d limits steps, %d claims under a rate checked to the unit, %d claims refused for a "
-              "broken limit\n",
-              limits_steps_, rate_claims_, limit_refusals_);
+  std::printf(
+      "differential: %d limits steps, %d claims under a rate checked to the unit, %d claims refused for a "
+      "broken limit\n",
+      limits_steps_, rate_claims_, limit_refusals_);
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

@@ -37,11 +37,16 @@ inline Keyspace dump_keyspace(Connection& c) {
     s.type = m[2 * i].str;
     s.pttl = m[2 * i + 1].integer;
     const std::string& k = keys.elements[i].str;
-    if (s.type == "hash") reads.push_back({"HGETALL", k});
-    else if (s.type == "zset") reads.push_back({"ZRANGE", k, "0", "-1", "WITHSCORES"});
-    else if (s.type == "string") reads.push_back({"GET", k});
-    else if (s.type == "set") reads.push_back({"SMEMBERS", k});
-    else reads.push_back({"TYPE", k});
+    if (s.type == "hash")
+      reads.push_back({"HGETALL", k});
+    else if (s.type == "zset")
+      reads.push_back({"ZRANGE", k, "0", "-1", "WITHSCORES"});
+    else if (s.type == "string")
+      reads.push_back({"GET", k});
+    else if (s.type == "set")
+      reads.push_back({"SMEMBERS", k});
+    else
+      reads.push_back({"TYPE", k});
   }
   std::vector<Reply> r = c.pipeline(reads);
   for (std::size_t i = 0; i < keys.elements.size(); ++i) {

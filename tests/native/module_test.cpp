@@ -164,8 +164,10 @@ TEST_F(Module, AMissingOrForeignWireIdentityIsRefusedBeforeAnyWrite) {
   const Lease held = seed();
   Connection raw = Connection::open(server.options());
   for (const char* held_wire : {"", "emq/2"}) {
-    if (*held_wire == '\0') raw.command({"DEL", std::string(kVersionKey)});
-    else raw.command({"SET", std::string(kVersionKey), held_wire});
+    if (*held_wire == '\0')
+      raw.command({"DEL", std::string(kVersionKey)});
+    else
+      raw.command({"SET", std::string(kVersionKey), held_wire});
     for (const ScriptCall& call : core_calls(q, held, mint_job_id())) expect_refused(native_command(call), "EMQWIRE");
   }
 }

@@ -55,8 +55,11 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   r.extra_args = {"--replicaof", "127.0.0.1", std::to_string(primary.port())};
   ValkeyServer replica(r);
   Connection pc = Connection::open(primary.options());
-  ASSERT_TRUE(wait_for([&] { return pc.command({"INFO", "replication"}).str.find("state=online") != std::string::npos; },
-                       std::chrono::seconds(20)))
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return pc.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
       << "the replica did not come online";
 
   Executor x(native_on(primary));

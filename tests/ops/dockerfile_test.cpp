@@ -140,8 +140,8 @@ TEST(Dockerfile, EveryFileCopiedFromTheBuildStageIsInTheInstallTree) {
     for (std::size_t k = 0; k + 1 < w.size(); ++k) {
       ++copies;
       ASSERT_EQ(w[k].rfind("/out/", 0), 0u) << w[k] << " is not under the build stage's DESTDIR /out";
-      EXPECT_TRUE(fs::exists(prefix.path() / w[k].substr(5))) << "COPY --from=build " << w[k]
-                                                               << ": cmake --install does not make it";
+      EXPECT_TRUE(fs::exists(prefix.path() / w[k].substr(5)))
+          << "COPY --from=build " << w[k] << ": cmake --install does not make it";
       // valkey-server 8 loads no module file without the execute bit.
       if (fs::path(w[k]).extension() == ".so") {
         EXPECT_NE(fs::status(prefix.path() / w[k].substr(5)).permissions() & fs::perms::owner_exec, fs::perms::none)
@@ -223,7 +223,7 @@ std::map<std::string, std::string> needed_packages(const fs::path& binary) {
     query.push_back(path);
     query.push_back(path.rfind("/usr/", 0) == 0 ? path.substr(4) : "/usr" + path);
   }
-  std::map<std::string, std::string> owner;  // path -> package
+  std::map<std::string, std::string> owner;               // path -> package
   std::istringstream found(run_tool("dpkg", query).out);  // exit 1: some spelling unknown, as expected
   for (std::string line; std::getline(found, line);) {
     const std::size_t sep = line.find(": ");
@@ -235,8 +235,10 @@ std::map<std::string, std::string> needed_packages(const fs::path& binary) {
   }
   std::map<std::string, std::string> out;
   for (const auto& [lib, path] : path_of) {
-    if (path.empty()) out[lib] = "<not found by ldd>";
-    else out[lib] = owner.count(path) ? owner[path] : "<no package owns " + path + ">";
+    if (path.empty())
+      out[lib] = "<not found by ldd>";
+    else
+      out[lib] = owner.count(path) ? owner[path] : "<no package owns " + path + ">";
   }
   return out;
 }
@@ -281,8 +283,8 @@ TEST(Dockerfile, TheDocsNameEveryPathTheRuntimeStageCopiesIn) {
     std::string dest = words(i.args).back();
     if (dest.size() > 1 && dest.back() == '/') dest.pop_back();
     ++copies;
-    EXPECT_NE(doc.find(dest), std::string::npos)
-        << "the image holds " << dest << " (COPY " << i.args << "); docs/operations.md \"The container image\" must say so";
+    EXPECT_NE(doc.find(dest), std::string::npos) << "the image holds " << dest << " (COPY " << i.args
+                                                 << "); docs/operations.md \"The container image\" must say so";
   }
   EXPECT_GE(copies, 3);
 }

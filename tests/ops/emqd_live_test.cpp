@@ -31,7 +31,9 @@ int free_port() {
 std::string config_for(const ValkeyServer& server, int metrics_port) {
   return "valkey:\n  url: " + server.url() +
          "\n  connect_timeout_ms: 500\n  command_timeout_ms: 1000\n"
-         "metrics:\n  listen: 127.0.0.1:" + std::to_string(metrics_port) + "\n"
+         "metrics:\n  listen: 127.0.0.1:" +
+         std::to_string(metrics_port) +
+         "\n"
          "log:\n  level: info\n"
          "shutdown:\n  drain_timeout_s: 5\n"
          "queues:\n"
@@ -79,8 +81,8 @@ TEST(EmqdLive, ScrapedAndWatchedThroughARun) {
   for (int i = 0; i < 5; ++i) enqueue(x, QueueKeys("live"), mint_job_id(), "job " + std::to_string(i));
   EXPECT_TRUE(wait_for([&] { return scrape_has(port, "emq_jobs_completed_total{queue=\"live\"} 5"); }, seconds(20)))
       << http_get(port, "/metrics").body << d.log();
-  EXPECT_TRUE(wait_for([&] { return scrape_has(port, "emq_queue_jobs{queue=\"live\",state=\"pending\"} 0"); },
-                       seconds(5)));
+  EXPECT_TRUE(
+      wait_for([&] { return scrape_has(port, "emq_queue_jobs{queue=\"live\",state=\"pending\"} 0"); }, seconds(5)));
   EXPECT_TRUE(scrape_has(port, "emq_queue_concurrency{queue=\"live\"} 2"));
   EXPECT_TRUE(scrape_has(port, "emq_handler_duration_seconds_count{queue=\"live\"} 5"));
 

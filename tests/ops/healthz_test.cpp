@@ -38,8 +38,9 @@ TEST(Health, BrokenLimitsMakeItUnhealthyNamingTheQueueAndTheField) {
   Health h({loop_at("emails", t0), partner}, [] { return std::string(); });
   HealthVerdict v = h.check(t0 + seconds(1));
   EXPECT_FALSE(v.healthy);
-  EXPECT_EQ(v.reason, "queue partner claims nothing, its limits are broken: emq:{partner}:meta max_active must be an "
-                      "integer in 1..1000000");
+  EXPECT_EQ(v.reason,
+            "queue partner claims nothing, its limits are broken: emq:{partner}:meta max_active must be an "
+            "integer in 1..1000000");
   EXPECT_TRUE(h.loops(t0 + seconds(1)).healthy) << "no reason for the watchdog to restart the daemon";
 }
 
@@ -59,7 +60,8 @@ TEST(Health, AStalledLoopIsUnhealthyAndNamed) {
 }
 
 TEST(Health, EveryStalledLoopIsNamed) {
-  Health h({loop_at("a", t0 - seconds(7)), loop_at("b", t0), loop_at("c", t0 - seconds(30))}, [] { return std::string(); });
+  Health h({loop_at("a", t0 - seconds(7)), loop_at("b", t0), loop_at("c", t0 - seconds(30))},
+           [] { return std::string(); });
   EXPECT_EQ(h.check(t0).reason, "claim loop not turning: queue a (7.0 s, limit 6.0 s), queue c (30.0 s, limit 6.0 s)");
 }
 
@@ -75,7 +77,8 @@ TEST(Health, AHandlerThatCannotStartIsUnhealthyNamingTheQueueButNotForTheWatchdo
   Health h({loop_at("emails", t0), thumbs}, [] { return std::string(); });
   HealthVerdict v = h.check(t0);
   EXPECT_FALSE(v.healthy);
-  EXPECT_EQ(v.reason, "queue thumbs claims nothing, its handler cannot start: no pool process is up: pool process 7 exited");
+  EXPECT_EQ(v.reason,
+            "queue thumbs claims nothing, its handler cannot start: no pool process is up: pool process 7 exited");
   EXPECT_TRUE(h.loops(t0).healthy) << "a restart does not mend a bad deploy";
 }
 
@@ -94,7 +97,8 @@ TEST(Health, TheServerDownAndAStalledLoopAreBothSaid) {
 
 TEST(Health, TheServerFlagIsReadAtEachCheck) {
   std::atomic<bool> up{true};
-  Health h({loop_at("emails", t0)}, [&] { return up.load() ? std::string() : std::string("the server does not answer"); });
+  Health h({loop_at("emails", t0)},
+           [&] { return up.load() ? std::string() : std::string("the server does not answer"); });
   EXPECT_TRUE(h.check(t0).healthy);
   up = false;
   EXPECT_FALSE(h.check(t0).healthy);

@@ -34,7 +34,9 @@ HttpServer::Params routes() {
     r.body = "emq_valkey_up 1\n";
     return r;
   };
-  p.routes["/healthz"] = [] { return HttpResponse{503, "text/plain; charset=utf-8", "the server does not answer\n", {}}; };
+  p.routes["/healthz"] = [] {
+    return HttpResponse{503, "text/plain; charset=utf-8", "the server does not answer\n", {}};
+  };
   return p;
 }
 
@@ -203,8 +205,7 @@ TEST(HttpServer, ATakenPortIsAStartupErrorThatSaysWhatToDo) {
     FAIL() << "two servers on one port";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("test.listen '127.0.0.1:" + std::to_string(first->port()) + "'"), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("test.listen '127.0.0.1:" + std::to_string(first->port()) + "'"), std::string::npos) << what;
     EXPECT_NE(what.find("in use"), std::string::npos) << what;
     EXPECT_NE(what.find("choose a free port, or stop the other test"), std::string::npos) << what;
     EXPECT_EQ(what.find("metrics"), std::string::npos) << "no words of the metrics endpoint: " << what;
@@ -219,8 +220,7 @@ TEST(HttpServer, MalformedListenAddressesAreRefusedWithAnExample) {
       HttpServer s(std::move(p));
       ADD_FAILURE() << bad << " was accepted";
     } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("test.listen '" + std::string(bad) + "'"), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find("test.listen '" + std::string(bad) + "'"), std::string::npos) << e.what();
     }
   }
 }

@@ -92,8 +92,8 @@ TEST(MetricsEndpoint, HealthFollowsTheServerAndTheLoops) {
   EXPECT_EQ(http_get(endpoint.port(), "/healthz").body, "ok\n");
 
   server.stop();
-  EXPECT_TRUE(test::wait_for([&] { return healthz_is(endpoint.port(), 503, "the server does not answer"); },
-                             seconds(5)));
+  EXPECT_TRUE(
+      test::wait_for([&] { return healthz_is(endpoint.port(), 503, "the server does not answer"); }, seconds(5)));
   EXPECT_TRUE(endpoint.liveness().healthy) << "an outage alone keeps the watchdog fed";
   EXPECT_NE(http_get(endpoint.port(), "/metrics").body.find("\nemq_valkey_up 0\n"), std::string::npos);
 
@@ -117,8 +117,8 @@ TEST(MetricsEndpoint, ScrapeShowsTheServerReadGauges) {
 
   ASSERT_TRUE(test::wait_for(
       [&] {
-        return http_get(endpoint.port(), "/metrics").body.find("emq_queue_jobs{queue=\"mail\",state=\"pending\"} 3\n") !=
-               std::string::npos;
+        return http_get(endpoint.port(), "/metrics")
+                   .body.find("emq_queue_jobs{queue=\"mail\",state=\"pending\"} 3\n") != std::string::npos;
       },
       seconds(5)));
   test::HttpAnswer a = http_get(endpoint.port(), "/metrics");
@@ -142,18 +142,30 @@ TEST(MetricsEndpoint, AnEmptyListenTurnsTheEndpointOff) {
 // docs/operations.md lists: emq_handler_up (issue 11: a queue whose handler
 // cannot start), the flow families, and emq_valkey_node_up (a cluster's).
 const std::map<std::string, std::string> kFamilies = {
-    {"emq_jobs_claimed_total", "counter"},       {"emq_jobs_completed_total", "counter"},
-    {"emq_jobs_failed_total", "counter"},        {"emq_jobs_lease_lost_total", "counter"},
-    {"emq_jobs_reaped_total", "counter"},        {"emq_jobs_released_total", "counter"},
-    {"emq_jobs_in_flight", "gauge"},             {"emq_handler_duration_seconds", "histogram"},
-    {"emq_queue_jobs", "gauge"},                 {"emq_queue_latency_seconds", "gauge"},
-    {"emq_job_wait_seconds", "histogram"},       {"emq_queue_concurrency", "gauge"},
-    {"emq_handler_restarts_total", "counter"},   {"emq_valkey_up", "gauge"},
-    {"emq_valkey_errors_total", "counter"},      {"emq_valkey_script_loads_total", "counter"},
-    {"emq_build_info", "gauge"},                 {"emq_handler_up", "gauge"},
-    {"emq_flow_children_done_total", "counter"}, {"emq_flow_orphans", "gauge"},
-    {"emq_queue_limited_total", "counter"},      {"emq_schedule_fires_total", "counter"},
-    {"emq_schedule_missed_total", "counter"},    {"emq_schedule_next_fire_timestamp_seconds", "gauge"},
+    {"emq_jobs_claimed_total", "counter"},
+    {"emq_jobs_completed_total", "counter"},
+    {"emq_jobs_failed_total", "counter"},
+    {"emq_jobs_lease_lost_total", "counter"},
+    {"emq_jobs_reaped_total", "counter"},
+    {"emq_jobs_released_total", "counter"},
+    {"emq_jobs_in_flight", "gauge"},
+    {"emq_handler_duration_seconds", "histogram"},
+    {"emq_queue_jobs", "gauge"},
+    {"emq_queue_latency_seconds", "gauge"},
+    {"emq_job_wait_seconds", "histogram"},
+    {"emq_queue_concurrency", "gauge"},
+    {"emq_handler_restarts_total", "counter"},
+    {"emq_valkey_up", "gauge"},
+    {"emq_valkey_errors_total", "counter"},
+    {"emq_valkey_script_loads_total", "counter"},
+    {"emq_build_info", "gauge"},
+    {"emq_handler_up", "gauge"},
+    {"emq_flow_children_done_total", "counter"},
+    {"emq_flow_orphans", "gauge"},
+    {"emq_queue_limited_total", "counter"},
+    {"emq_schedule_fires_total", "counter"},
+    {"emq_schedule_missed_total", "counter"},
+    {"emq_schedule_next_fire_timestamp_seconds", "gauge"},
     {"emq_valkey_node_up", "gauge"},
 };
 
@@ -175,7 +187,9 @@ std::string busy_scrape(Metrics& metrics) {
   metrics.set_valkey_node_up("127.0.0.1:7000", true);
   HttpServer::Params p;
   p.listen = "127.0.0.1:0";
-  p.routes["/metrics"] = [&] { return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape(), {}}; };
+  p.routes["/metrics"] = [&] {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape(), {}};
+  };
   HttpServer server(std::move(p));
   server.start();
   return http_get(server.port(), "/metrics").body;

@@ -67,8 +67,7 @@ inline RunResult run_tool(const std::string& name, std::vector<std::string> args
 // --prefix <a temporary directory>`: the tree a package is made from.
 // Tests check `result` before they look at the tree.
 struct InstalledTree {
-  InstalledTree()
-      : result(run_tool("cmake", {"--install", build_dir().string(), "--prefix", root.path().string()})) {}
+  InstalledTree() : result(run_tool("cmake", {"--install", build_dir().string(), "--prefix", root.path().string()})) {}
   fs::path at(const std::string& relative) const { return root.path() / relative; }
 
   TempDir root;

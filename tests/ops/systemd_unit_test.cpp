@@ -16,7 +16,7 @@
 namespace echomq::test {
 namespace {
 
-#define REQUIRE_SYSTEMD_ANALYZE() \
+#define REQUIRE_SYSTEMD_ANALYZE()                       \
   ASSERT_FALSE(find_program("systemd-analyze").empty()) \
       << "systemd-analyze is not installed: run scripts/install-deps.sh (package systemd)"
 
@@ -130,7 +130,8 @@ TEST_F(SystemdUnit, VerifyWouldCatchAMistake) {
   TempDir dir;
   std::string text = read_text(unit("emqd.service"));
   text = std::regex_replace(text, std::regex("\nWatchdogSec=30\n"), "\nWatchdogSec=thirty\nTpye=notify\n");
-  text = std::regex_replace(text, std::regex("\nExecStart=[^ ]+ "), "\nExecStart=" + dir.path().string() + "/bin/emqd ");
+  text =
+      std::regex_replace(text, std::regex("\nExecStart=[^ ]+ "), "\nExecStart=" + dir.path().string() + "/bin/emqd ");
   const fs::path bad = dir.path() / "emqd.service";
   write_text(bad, text);
   RunResult r = verify(bad);
@@ -144,8 +145,8 @@ TEST_F(SystemdUnit, TheSandboxRatesWellInTheOfflineSecurityReview) {
   // Exposure is 0 (locked down) to 10 (none); 25 here means 2.5, "OK".
   TempDir dir;
   for (const fs::path& path : {unit("emqd.service"), instance_in(dir)}) {
-    RunResult r = run_tool("systemd-analyze",
-                           {"security", "--offline=true", "--threshold=25", "--no-pager", path.string()});
+    RunResult r =
+        run_tool("systemd-analyze", {"security", "--offline=true", "--threshold=25", "--no-pager", path.string()});
     EXPECT_EQ(r.code, 0) << path << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("Overall exposure level for " + path.filename().string()), std::string::npos)
         << r.out << r.err;

@@ -21,8 +21,8 @@ EMQ_PLUGIN_EXPORT int emq_plugin_handle(void* state, const emq_job* job, emq_res
   return EMQ_PLUGIN_OK;
 }
 
-EMQ_PLUGIN_EXPORT int emq_plugin_handle_parent(void* state, const emq_job* job, const emq_child* children,
-                                               size_t count, emq_result* out) {
+EMQ_PLUGIN_EXPORT int emq_plugin_handle_parent(void* state, const emq_job* job, const emq_child* children, size_t count,
+                                               emq_result* out) {
   (void)state, (void)job;
   char head[64];
   int n = snprintf(head, sizeof head, "children=%zu", count);

@@ -79,7 +79,8 @@ TEST(CronExpression, ErrorsNameTheFieldAndWhatItExpected) {
   EXPECT_EQ(error_of("1,,2 * * * *"), "minute has an empty item in '1,,2'");
   EXPECT_EQ(error_of("* * * *"), "expected 5 fields (minute hour day-of-month month day-of-week), got 4");
   EXPECT_EQ(error_of("* * * * * *"), "expected 5 fields (minute hour day-of-month month day-of-week), got 6");
-  EXPECT_EQ(error_of("@reboot"), "unknown name '@reboot': use @hourly, @daily, @weekly, @monthly, @yearly, or 5 fields");
+  EXPECT_EQ(error_of("@reboot"),
+            "unknown name '@reboot': use @hourly, @daily, @weekly, @monthly, @yearly, or 5 fields");
   EXPECT_EQ(error_of("0 0 30 2 *"), "day-of-month 30 never occurs in month 2");
   EXPECT_EQ(error_of(""), "expected 5 fields (minute hour day-of-month month day-of-week), got 0");
 }

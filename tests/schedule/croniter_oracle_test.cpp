@@ -23,9 +23,9 @@ namespace {
 constexpr int kCases = 12000;
 
 const std::vector<std::string> kZones = {
-    "UTC",           "Europe/Berlin",  "America/New_York", "Australia/Lord_Howe", "Europe/London",
-    "Asia/Kolkata",  "Pacific/Chatham", "America/Santiago", "Asia/Kathmandu",     "America/Sao_Paulo",
-    "Europe/Dublin", "Pacific/Apia",   "America/St_Johns"};
+    "UTC",           "Europe/Berlin",   "America/New_York", "Australia/Lord_Howe", "Europe/London",
+    "Asia/Kolkata",  "Pacific/Chatham", "America/Santiago", "Asia/Kathmandu",      "America/Sao_Paulo",
+    "Europe/Dublin", "Pacific/Apia",    "America/St_Johns"};
 
 struct Case {
   std::string expression;

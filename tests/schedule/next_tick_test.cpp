@@ -18,8 +18,7 @@ using namespace std::chrono;
 
 // Epoch ms of a UTC wall time.
 std::int64_t utc(date::year_month_day day, int hour, int minute) {
-  return duration_cast<milliseconds>((date::sys_days{day} + hours(hour) + minutes(minute)).time_since_epoch())
-      .count();
+  return duration_cast<milliseconds>((date::sys_days{day} + hours(hour) + minutes(minute)).time_since_epoch()).count();
 }
 
 std::int64_t next(const std::string& cron, const std::string& zone, std::int64_t after) {

@@ -36,12 +36,14 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string config(const ValkeyServer& server, const std::string& schedule) {
-  return "valkey: { url: \"" + server.url() + "\" }\n"
+  return "valkey: { url: \"" + server.url() +
+         "\" }\n"
          "metrics: { listen: \"\" }\n"
          "queues:\n"
          "  - name: work\n"
          "    handler: { type: exec, command: [/bin/true] }\n"
-         "schedules:\n" + schedule;
+         "schedules:\n" +
+         schedule;
 }
 
 std::int64_t server_ms(Connection& c) {
@@ -223,10 +225,11 @@ TEST(SchedulesE2E, DaemonsWithTheirClocksAnHourOffFireTheServersTicks) {
   EXPECT_GE(fires.begin()->first, started - 60000);
   EXPECT_LE(fires.begin()->first, started + 30000);
   expect_logs_fired_the_ledger(fires, rows, {ahead.log(), behind.log(), true_clock.log()});
-  std::printf("ledger: %zu ticks, %zu rows (%zu before the true clock joined); fired by ahead %zu, behind %zu, "
-              "true %zu\n",
-              fires.size(), rows.size(), alone, fired_in_log(ahead.log()).size(), fired_in_log(behind.log()).size(),
-              fired_in_log(true_clock.log()).size());
+  std::printf(
+      "ledger: %zu ticks, %zu rows (%zu before the true clock joined); fired by ahead %zu, behind %zu, "
+      "true %zu\n",
+      fires.size(), rows.size(), alone, fired_in_log(ahead.log()).size(), fired_in_log(behind.log()).size(),
+      fired_in_log(true_clock.log()).size());
 }
 
 TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
@@ -279,7 +282,8 @@ TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
 
 TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
   ValkeyServer server;
-  const std::string yaml = "valkey: { url: \"" + server.url() + "\" }\n"
+  const std::string yaml = "valkey: { url: \"" + server.url() +
+                           "\" }\n"
                            "metrics: { listen: \"\" }\n"
                            "queues:\n"
                            "  - name: slow\n"
@@ -305,7 +309,13 @@ TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
       if (c.command({"HGET", k.str, "state"}).str == "completed") ++n;
     return n;
   };
-  ASSERT_TRUE(wait_for([&] { unfinished(); return completed() >= 3; }, 60s)) << a.log();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        unfinished();
+        return completed() >= 3;
+      },
+      60s))
+      << a.log();
   EXPECT_LE(most, 1);
   EXPECT_NE((a.log() + b.log()).find("skipped the tick"), std::string::npos);
 }
@@ -318,7 +328,8 @@ TEST(SchedulesE2E, ScheduleFiresAsAScriptBesideTheNativeExecutor) {
   ValkeyServer::Options o;
   o.load_module = true;
   ValkeyServer server(o);
-  const std::string yaml = "valkey: { url: \"" + server.url() + "\", executor: native }\n"
+  const std::string yaml = "valkey: { url: \"" + server.url() +
+                           "\", executor: native }\n"
                            "metrics: { listen: \"\" }\n"
                            "queues:\n"
                            "  - name: ticks\n"
@@ -362,8 +373,8 @@ TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
   Connection c = Connection::open(server.options());
   c.command({"HSET", "emq:{reports}:schedules", "nightly",
              R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})"});
-  RunResult fired = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly",
-                                 "--payload", "p"});
+  RunResult fired =
+      run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly", "--payload", "p"});
   ASSERT_EQ(fired.code, 0) << fired.err;
   const std::string id = fired.out.substr(0, fired.out.find('\n'));
   EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "schedule"}).str, "nightly");

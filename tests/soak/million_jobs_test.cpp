@@ -22,9 +22,9 @@ TEST_F(Soak, AMillionNoopJobsThroughOneDaemonKeepMemoryAndDescriptorsFlat) {
   const std::int64_t kJobs = jobs_env ? std::atoll(jobs_env) : 1000000;
   const std::int64_t kAhead = 50000;  // pending kept this deep: the server's memory is not the subject
 
-  const std::unique_ptr<EmqdProcess> d = start_ready(
-      fault_config_head(server.url(), {}) + "  - name: soak\n    concurrency: 8\n    lease_ms: 1500\n" +
-      "    handler:\n      type: plugin\n      path: " + noop_plugin() + "\n");
+  const std::unique_ptr<EmqdProcess> d =
+      start_ready(fault_config_head(server.url(), {}) + "  - name: soak\n    concurrency: 8\n    lease_ms: 1500\n" +
+                  "    handler:\n      type: plugin\n      path: " + noop_plugin() + "\n");
   if (!d) GTEST_SKIP() << "this emqd does not run plugin handlers yet";
   const pid_t pid = d->pid();
   // The baseline is the daemon idle after a first batch: every connection
@@ -73,7 +73,8 @@ TEST_F(Soak, AMillionNoopJobsThroughOneDaemonKeepMemoryAndDescriptorsFlat) {
   EXPECT_EQ(s.counters["reaped"], 0);
   EXPECT_EQ(s.dead, 0);
   EXPECT_EQ(fds_end, fds_start) << "descriptors leaked:\nidle after the first batch:\n"
-                                 << fd_list_start << "at the end:\n" << fd_targets(pid);
+                                << fd_list_start << "at the end:\n"
+                                << fd_targets(pid);
   EXPECT_LT(rss_end - rss_warm, 16 * 1024) << "resident memory grew by " << (rss_end - rss_warm) << " KiB";
   EXPECT_LT(rss_peak - rss_warm, 16 * 1024) << "resident memory peaked " << (rss_peak - rss_warm) << " KiB higher";
   report_figures("soak: " + std::to_string(kJobs) + " no-op plugin jobs, one daemon x 8",

@@ -19,7 +19,7 @@
 namespace echomq::test {
 
 struct HttpAnswer {
-  int status = 0;  // 0: no status line came back
+  int status = 0;                              // 0: no status line came back
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   bool closed = false;  // the server closed the connection (EOF or reset)

@@ -23,7 +23,8 @@ inline std::multimap<std::int64_t, std::string> fires_logged(const std::string& 
 }
 
 // Every row is one tick's job and back, the ticks 1 s apart with no gap.
-inline void expect_one_job_per_tick(const std::map<std::int64_t, std::string>& fires, const std::set<std::string>& rows) {
+inline void expect_one_job_per_tick(const std::map<std::int64_t, std::string>& fires,
+                                    const std::set<std::string>& rows) {
   ASSERT_FALSE(fires.empty());
   std::set<std::string> ids;
   for (const auto& [tick, id] : fires) ids.insert(id);

@@ -53,8 +53,8 @@ TestPki::TestPki() {
   make_cert("expired", "ca", "/CN=localhost", local, -1);
   make_cert("misnamed", "ca", "/CN=elsewhere.test", "subjectAltName=DNS:elsewhere.test", 2);
   for (const char* key : {"server", "client", "stranger", "expired", "misnamed"}) {
-    std::filesystem::permissions(dir_ + "/" + key + ".key", std::filesystem::perms::owner_read |
-                                                                std::filesystem::perms::owner_write);
+    std::filesystem::permissions(dir_ + "/" + key + ".key",
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   }
 }
 
@@ -78,9 +78,19 @@ void TestPki::make_cert(const std::string& name, const std::string& ca, const st
   req.insert(req.end(), kEcKey.begin(), kEcKey.end());
   req.insert(req.end(), {"-keyout", base + ".key", "-out", base + ".csr", "-subj", subject});
   openssl(dir_, req);
-  std::vector<std::string> sign = {"x509", "-req", "-in", base + ".csr", "-CA", dir_ + "/" + ca + ".crt", "-CAkey",
-                                   dir_ + "/" + ca + ".key", "-CAcreateserial", "-days", std::to_string(days),
-                                   "-out", base + ".crt"};
+  std::vector<std::string> sign = {"x509",
+                                   "-req",
+                                   "-in",
+                                   base + ".csr",
+                                   "-CA",
+                                   dir_ + "/" + ca + ".crt",
+                                   "-CAkey",
+                                   dir_ + "/" + ca + ".key",
+                                   "-CAcreateserial",
+                                   "-days",
+                                   std::to_string(days),
+                                   "-out",
+                                   base + ".crt"};
   if (!san.empty()) {
     std::ofstream(base + ".ext") << san << "\n";
     sign.insert(sign.end(), {"-extfile", base + ".ext"});

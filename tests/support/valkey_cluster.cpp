@@ -62,8 +62,8 @@ ValkeyCluster::ValkeyCluster(Options options) : options_(options) {
       const int last = (p + 1) * kClusterSlots / options_.primaries - 1;
       ask(*nodes_[p], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
       if (p > 0) {
-        ask(*nodes_[p], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[0]->port()),
-                         std::to_string(bus_ports[0])});
+        ask(*nodes_[p],
+            {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[0]->port()), std::to_string(bus_ports[0])});
       }
     }
   }

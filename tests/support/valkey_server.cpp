@@ -138,20 +138,30 @@ void ValkeyServer::launch() {
   std::string server = find_program("valkey-server");
   if (server.empty()) throw std::runtime_error("valkey-server is not on PATH: run scripts/install-deps.sh");
   std::vector<std::string> args = {server,
-                                   "--port", options_.tls ? "0" : std::to_string(port_),
-                                   "--bind", "127.0.0.1",
-                                   "--unixsocket", socket_,
-                                   "--unixsocketperm", "700",
-                                   "--dir", dir_,
-                                   "--save", "",
-                                   "--appendonly", options_.appendonly ? "yes" : "no",
-                                   "--maxmemory-policy", "noeviction",
-                                   "--logfile", dir_ + "/valkey.log",
-                                   "--daemonize", "no"};
+                                   "--port",
+                                   options_.tls ? "0" : std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--unixsocket",
+                                   socket_,
+                                   "--unixsocketperm",
+                                   "700",
+                                   "--dir",
+                                   dir_,
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   options_.appendonly ? "yes" : "no",
+                                   "--maxmemory-policy",
+                                   "noeviction",
+                                   "--logfile",
+                                   dir_ + "/valkey.log",
+                                   "--daemonize",
+                                   "no"};
   if (const auto& t = options_.tls) {
-    args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file", t->cert_file, "--tls-key-file",
-                             t->key_file, "--tls-ca-cert-file", t->ca_file, "--tls-auth-clients",
-                             t->auth_clients ? "yes" : "no"});
+    args.insert(args.end(),
+                {"--tls-port", std::to_string(port_), "--tls-cert-file", t->cert_file, "--tls-key-file", t->key_file,
+                 "--tls-ca-cert-file", t->ca_file, "--tls-auth-clients", t->auth_clients ? "yes" : "no"});
   }
   if (options_.load_module) {
     args.push_back("--loadmodule");

@@ -20,9 +20,9 @@ class ValkeyServer {
   struct Tls {
     std::string cert_file;  // the server's certificate and key
     std::string key_file;
-    std::string ca_file;       // verifies client certificates, and options() the server
-    bool auth_clients = false; // require a client certificate
-    std::string client_cert;   // what options() presents, when set
+    std::string ca_file;        // verifies client certificates, and options() the server
+    bool auth_clients = false;  // require a client certificate
+    std::string client_cert;    // what options() presents, when set
     std::string client_key;
   };
   struct Options {
@@ -48,11 +48,11 @@ class ValkeyServer {
   // Over TLS: verified against Tls::ca_file, with the client certificate.
   ConnectionOptions options() const;
 
-  void stop();     // SIGTERM and wait
-  void kill9();    // SIGKILL and wait
-  void start();    // again, same port and directory (data survives with AOF)
-  void freeze();   // SIGSTOP
-  void thaw();     // SIGCONT
+  void stop();    // SIGTERM and wait
+  void kill9();   // SIGKILL and wait
+  void start();   // again, same port and directory (data survives with AOF)
+  void freeze();  // SIGSTOP
+  void thaw();    // SIGCONT
 
   // Runs valkey-cli against this server; returns its stdout.
   std::string cli(const std::vector<std::string>& args) const;

@@ -20,9 +20,9 @@
 namespace echomq::test {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 // The valkey: block for `server` over TLS, with the test client's
 // certificate unless told otherwise; `sections` (top-level YAML) and the
@@ -31,12 +31,13 @@ std::string tls_config(const ValkeyServer& server, const std::string& tls_lines,
   return "valkey:\n  url: " + server.url() + "\n  keyspace_events: true\n  tls:\n" + tls_lines +
          "metrics:\n  listen: \"\"\n"
          "log:\n  level: debug\n"
-         "shutdown:\n  drain_timeout_s: 5\n" + sections + "queues:\n";
+         "shutdown:\n  drain_timeout_s: 5\n" +
+         sections + "queues:\n";
 }
 
 std::string good_tls() {
-  return "    ca_file: " + pki().ca() + "\n    cert_file: " + pki().client().cert + "\n    key_file: " +
-         pki().client().key + "\n";
+  return "    ca_file: " + pki().ca() + "\n    cert_file: " + pki().client().cert +
+         "\n    key_file: " + pki().client().key + "\n";
 }
 
 std::int64_t completed(Executor& x, const std::string& q) { return stats(x, QueueKeys(q)).counters["completed"]; }
@@ -102,8 +103,11 @@ TEST(EmqdTls, TheSubscriberWakesAnIdleQueueOverTls) {
   ASSERT_TRUE(d.wait_ready()) << d.log();
   ASSERT_TRUE(d.wait_log("wakeup: keyspace events switched on", seconds(10))) << d.log();
   const std::string channel = "__keyspace@0__:" + QueueKeys("idle").pending;
-  ASSERT_TRUE(wait_for([&] { return server.cli({"PUBSUB", "NUMSUB", channel}).find("\n1") != std::string::npos; },
-                       seconds(10)))
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return server.cli({"PUBSUB", "NUMSUB", channel}).find("\n1") != std::string::npos;
+      },
+      seconds(10)))
       << "the subscriber is not listening";
 
   auto claims = [&] {
@@ -132,8 +136,7 @@ TEST(EmqdTls, TheSubscriberWakesAnIdleQueueOverTls) {
   enqueue(x, QueueKeys("idle"), mint_job_id(), "wake");
   ASSERT_TRUE(wait_for([&] { return completed(x, "idle") == 1; }, seconds(30))) << d.log();
   const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - enqueued_at);
-  EXPECT_LT(took, gap) << "the job waited for the next poll (" << 2 * gap.count()
-                       << " ms away), not for a wake-up";
+  EXPECT_LT(took, gap) << "the job waited for the next poll (" << 2 * gap.count() << " ms away), not for a wake-up";
 }
 
 TEST(EmqdTls, AWrongCaIsLoggedWithTheKeyToFix) {
@@ -177,8 +180,8 @@ TEST(EmqdTls, CheckConfigNamesFileLineAndKeyOfABadTlsFile) {
 
   RunResult not_pem = check("    cert_file: " + dir + "/not.pem\n    key_file: " + pki().client().key + "\n");
   EXPECT_EQ(not_pem.code, 2);
-  EXPECT_THAT(not_pem.err, HasSubstr(dir + "/emqd.yaml:5: valkey.tls.cert_file: " + dir +
-                                     "/not.pem is not a PEM certificate"));
+  EXPECT_THAT(not_pem.err,
+              HasSubstr(dir + "/emqd.yaml:5: valkey.tls.cert_file: " + dir + "/not.pem is not a PEM certificate"));
 
   RunResult mismatch =
       check("    cert_file: " + pki().client().cert + "\n    key_file: " + pki().stranger().key + "\n");
@@ -192,8 +195,8 @@ TEST(EmqdTls, CheckConfigNamesFileLineAndKeyOfABadTlsFile) {
 
   RunResult good = check(good_tls() + "    server_name: localhost\n");
   EXPECT_EQ(good.code, 0) << good.err;
-  EXPECT_THAT(good.out, HasSubstr("verified against " + pki().ca() + " as localhost; client certificate " +
-                                  pki().client().cert));
+  EXPECT_THAT(good.out,
+              HasSubstr("verified against " + pki().ca() + " as localhost; client certificate " + pki().client().cert));
 }
 
 TEST(EmqdTls, ATlsBlockWithAPlaintextUrlIsRefused) {

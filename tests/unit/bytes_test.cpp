@@ -39,10 +39,10 @@ TEST(Base64, RoundTripsEveryLengthAndRejectsBadText) {
   EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
   EXPECT_EQ(base64_encode("fo"), "Zm8=");
   std::string out;
-  EXPECT_FALSE(base64_decode("Zm8", out));     // no padding
-  EXPECT_FALSE(base64_decode("Zm=v", out));    // padding inside
+  EXPECT_FALSE(base64_decode("Zm8", out));   // no padding
+  EXPECT_FALSE(base64_decode("Zm=v", out));  // padding inside
   EXPECT_FALSE(base64_decode("Zm9v YmFy", out));
-  EXPECT_FALSE(base64_decode("Zm9-", out));    // the URL alphabet
+  EXPECT_FALSE(base64_decode("Zm9-", out));  // the URL alphabet
 }
 
 }  // namespace

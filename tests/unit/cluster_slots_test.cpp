@@ -20,7 +20,7 @@ TEST(ClusterSlots, KeySlotMatchesWhatTheServerAnswers) {
       {"{emq}:version", 9051},
       {"{emq}:queues", 9051},
       {"emq:{a}:job:JOB_x", 15495},
-      {"{}x", 10595},     // an empty tag: the whole key counts
+      {"{}x", 10595},  // an empty tag: the whole key counts
       {"x{}y", 16116},
       {"{a}{b}", 15495},  // the first tag only
       {"a{b", 13340},     // no closing brace: the whole key

@@ -89,8 +89,8 @@ class Connection {
 
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<redisReader, ReaderDeleter> reader_;
-  std::string address_;  // redacted, for messages
-  RespBuffer outbuf_;    // reused, so a busy connection formats without allocating
+  std::string address_;            // redacted, for messages
+  RespBuffer outbuf_;              // reused, so a busy connection formats without allocating
   std::unique_ptr<char[]> inbuf_;  // what one read takes in
   bool broken_ = false;
 };

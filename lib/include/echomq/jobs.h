@@ -63,7 +63,7 @@ struct JobSummary {
 
 struct ListArgs {
   JobState state = JobState::Pending;
-  std::int64_t offset = 0;  // index in the chosen order, >= 0
+  std::int64_t offset = 0;   // index in the chosen order, >= 0
   std::int64_t limit = 100;  // > 0
   ListOrder order = ListOrder::Ascending;
   std::size_t preview_bytes = 64;

@@ -22,17 +22,17 @@ struct QueueKeys {
   explicit QueueKeys(std::string_view queue);  // checks the name
 
   std::string queue;
-  std::string pending;   // zset: id -> lane
-  std::string active;    // zset: id -> lease deadline (ms)
-  std::string delayed;   // zset: id -> due time (ms)
-  std::string dead;      // zset: id -> time of death (ms)
-  std::string stats;     // hash: monotonic counters
-  std::string meta;      // hash: paused, published policy
-  std::string row_root;  // "emq:{q}:job:"; a row is row_root + id
-  std::string cron;      // hash: schedule name -> <fire_ms>:<id> of its last fire
-  std::string schedules; // hash: schedule name -> its definition as JSON, for tools
-  std::string waiting;   // zset: parents waiting for children -> time enqueued
-  std::string outbox;    // zset: finished children whose parent is not told yet
+  std::string pending;       // zset: id -> lane
+  std::string active;        // zset: id -> lease deadline (ms)
+  std::string delayed;       // zset: id -> due time (ms)
+  std::string dead;          // zset: id -> time of death (ms)
+  std::string stats;         // hash: monotonic counters
+  std::string meta;          // hash: paused, published policy
+  std::string row_root;      // "emq:{q}:job:"; a row is row_root + id
+  std::string cron;          // hash: schedule name -> <fire_ms>:<id> of its last fire
+  std::string schedules;     // hash: schedule name -> its definition as JSON, for tools
+  std::string waiting;       // zset: parents waiting for children -> time enqueued
+  std::string outbox;        // zset: finished children whose parent is not told yet
   std::string deps_root;     // "emq:{q}:deps:"; a parent's deps are deps_root + id
   std::string results_root;  // "emq:{q}:results:"; its results are results_root + id
 

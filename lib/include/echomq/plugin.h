@@ -143,8 +143,8 @@ typedef struct emq_child {
   size_t queue_len;
   const char* id; /* "JOB_…" */
   size_t id_len;
-  int completed;              /* 1: completed, text is its result; 0: dead, text is its error */
-  const unsigned char* text;  /* NULL when text_len is 0 */
+  int completed;             /* 1: completed, text is its result; 0: dead, text is its error */
+  const unsigned char* text; /* NULL when text_len is 0 */
   size_t text_len;
 } emq_child;
 

@@ -33,8 +33,8 @@ enum class Script {
 
 struct ScriptInfo {
   Script script;
-  const char* name;  // the file name without .lua, as in PROTOCOL.md
-  int num_keys;      // the KEYS every call passes (PROTOCOL.md's KEYS column)
+  const char* name;    // the file name without .lua, as in PROTOCOL.md
+  int num_keys;        // the KEYS every call passes (PROTOCOL.md's KEYS column)
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
   // KEYS a call may add after those: reap, cancel and child_done take the
   // outbox as an optional last KEY, so a speaker that knows nothing of

@@ -38,8 +38,8 @@ struct ConnectionOptions {
   int port = 6379;
   std::string unix_path;  // when set, host and port are not used
   int db = 0;
-  std::string username;   // ACL user; empty means the default user
-  std::string password;   // empty means no AUTH
+  std::string username;  // ACL user; empty means the default user
+  std::string password;  // empty means no AUTH
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds command_timeout{5000};
   std::string client_name;  // CLIENT SETNAME, when set

@@ -66,8 +66,7 @@ EMQ_PLUGIN_EXPORT void* emq_plugin_create(const char* config_json, size_t config
 EMQ_PLUGIN_EXPORT int emq_plugin_handle(void* state, const emq_job* job, emq_result* out) {
   const ledger* l = state;
   char line[512];
-  int n = snprintf(line, sizeof line, "%.*s %lld %s\n", (int)job->id_len, job->id, (long long)job->attempt,
-                   l->daemon);
+  int n = snprintf(line, sizeof line, "%.*s %lld %s\n", (int)job->id_len, job->id, (long long)job->attempt, l->daemon);
   if (n <= 0 || (size_t)n >= sizeof line || write(l->fd, line, (size_t)n) != n) {
     static const char why[] = "cannot write the ledger";
     out->write_error(out->ctx, why, sizeof why - 1);
