@@ -434,12 +434,16 @@ class Page(unittest.TestCase):
         self.open(f"/queues/sheets/jobs/{parent}")
         row = cells(self.driver, f'tr[data-child="thumbs2:{first}"]')
         self.assertEqual(row[1:], ["pending", "awaits it"], row)
+        buttons = [b.text for b in self.driver.find_elements(By.CSS_SELECTOR, "button")]
+        self.assertNotIn("Cancel", buttons, "cancel refuses a waiting parent: the page must not offer it")
         # Parent to child, then child back to parent, by their links.
         self.driver.execute_script(
             "document.querySelector(arguments[0]).click()", f'tr[data-child="thumbs2:{first}"] a')
         wait(self.driver, lambda d: d.current_url.endswith(f"/queues/thumbs2/jobs/{first}"), "the child's page")
         self.assertIn("sheets / " + parent, text(self.driver, "#parent"))
         self.assertIn("waiting", text(self.driver, "#parent"))
+        buttons = [b.text for b in self.driver.find_elements(By.CSS_SELECTOR, "button")]
+        self.assertIn("Cancel", buttons, "a pending child can be cancelled")
         self.driver.execute_script("document.querySelector('#parent a').click()")
         wait(self.driver, lambda d: d.current_url.endswith(f"/queues/sheets/jobs/{parent}"), "back at the parent")
         cells(self.driver, f'tr[data-child="thumbs2:{second}"]')
