@@ -18,9 +18,10 @@
 FROM debian:bookworm-slim AS build
 WORKDIR /src
 # The dependencies first, in their own layer: a source change does not
-# reinstall them.
+# reinstall them. --build: no test tools (a browser, promtool), which the
+# image never runs.
 COPY scripts/install-deps.sh scripts/install-deps.sh
-RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
  && cmake --build /build \

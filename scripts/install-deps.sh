@@ -7,6 +7,8 @@
 # mirror or a snapshot and names no archive host of its own.
 #
 #   scripts/install-deps.sh            build + test + run dependencies
+#   scripts/install-deps.sh --build    what building needs, no test tools
+#                                      (the image's build stage)
 #   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
 #   ... --list                         print the Debian packages, install nothing
 #   scripts/install-deps.sh --mirror   print the URI of the system's bookworm
@@ -14,13 +16,14 @@
 #                                      debootstraps from it), install nothing
 set -euo pipefail
 
-usage() { echo "usage: install-deps.sh [--runtime] [--list] | --mirror" >&2; exit 2; }
+usage() { echo "usage: install-deps.sh [--build|--runtime] [--list] | --mirror" >&2; exit 2; }
 mode=all
 list=no
 mirror=no
 for arg in "$@"; do
   case "$arg" in
     --runtime) mode=--runtime ;;
+    --build) mode=--build ;;
     --list) list=yes ;;
     --mirror) mirror=yes ;;
     *) usage ;;
@@ -94,8 +97,10 @@ build_pkgs=(
   build-essential cmake pkg-config ninja-build
   libhiredis-dev libssl-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
-  libgtest-dev libgmock-dev googletest
   libhowardhinnant-date-dev
+)
+test_pkgs=(
+  libgtest-dev libgmock-dev googletest
   python3 python3-redis python3-croniter
   chromium chromium-driver python3-selenium
   systemd prometheus openssl clang-format
@@ -118,7 +123,8 @@ missing() {
 
 case "$mode" in
   --runtime) want=("${runtime_pkgs[@]}") ;;
-  *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
+  --build)   want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
+  *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 esac
 if [ "$list" = yes ]; then
   # valkey-server comes from bookworm-backports, for `valkey.url: embedded`.
