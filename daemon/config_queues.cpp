@@ -8,6 +8,7 @@
 
 #include "config_paths.h"
 #include "config_sections.h"
+#include "duration.h"
 #include "echomq/keyspace.h"
 
 namespace echomq::daemon {
@@ -64,18 +65,16 @@ class QueueReader {
     if (ok) out = l;
   }
 
-  // A window: a whole number and a unit, ms s m h, 1 ms..24 h.
+  // A window: a duration of 1 ms..24 h.
   bool read_window(const Field& f, std::int64_t& ms) {
-    static const std::regex kWindow("([0-9]{1,9})(ms|s|m|h)");
-    const std::string text = f.value.IsScalar() ? f.value.Scalar() : "";
-    std::smatch parts;
-    if (std::regex_match(text, parts, kWindow)) {
-      const std::int64_t unit = parts[2] == "ms" ? 1 : parts[2] == "s" ? 1000 : parts[2] == "m" ? 60000 : 3600000;
-      ms = std::stoll(parts[1]) * unit;
-      if (ms >= 1 && ms <= 86400000) return true;
+    const std::optional<std::int64_t> d = parse_duration_ms(f.value.IsScalar() ? f.value.Scalar() : "");
+    if (d && *d >= 1 && *d <= 86400000) {
+      ms = *d;
+      return true;
     }
-    r_.error(f, "expected a window of 1ms to 24h, a whole number and a unit (ms, s, m, h) such as 1s or 500ms, got " +
-                    describe_value(f.value));
+    r_.error(f,
+             "expected a window of 1ms to 24h, a whole number and a unit (ms, s, m, h, d) such as 1s or 500ms, got " +
+                 describe_value(f.value));
     return false;
   }
 

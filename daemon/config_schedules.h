@@ -16,7 +16,4 @@ namespace echomq::daemon {
 void read_schedules(ConfigReader& r, const Field& list, const std::vector<std::string>& keys,
                     std::vector<ScheduleConfig>& out);
 
-// "30s", "5m", "1h", "500ms", "2d" -> ms; nullopt for anything else.
-std::optional<std::int64_t> parse_duration_ms(const std::string& text);
-
 }  // namespace echomq::daemon

@@ -4,6 +4,7 @@
 #include <memory>
 #include <regex>
 
+#include "duration.h"
 #include "echomq/limits.h"
 #include "emq/output.h"
 #include "emq/tool.h"
@@ -29,11 +30,13 @@ std::optional<std::int64_t> max_active_of(const std::string& text) {
 // N/PERIOD (100/1s, 5/500ms, 1000/m), or "off".
 std::optional<RateLimit> rate_of(const std::string& text) {
   if (text == "off") return std::nullopt;
-  static const std::regex kRate("([1-9][0-9]{0,6})/([0-9]{0,8})(ms|s|m|h)");
+  static const std::regex kRate("([1-9][0-9]{0,6})/([0-9]*)([a-z]+)");
   std::smatch p;
   if (std::regex_match(text, p, kRate)) {
-    const std::int64_t unit = p[3] == "ms" ? 1 : p[3] == "s" ? 1000 : p[3] == "m" ? 60000 : 3600000;
-    const RateLimit r{std::stoll(p[1]), (p[2].length() == 0 ? 1 : std::stoll(p[2])) * unit};
+    // "1000/m": a period without a number is one of its unit.
+    const std::optional<std::int64_t> window =
+        daemon::parse_duration_ms((p[2].length() == 0 ? "1" : p[2].str()) + p[3].str());
+    const RateLimit r{std::stoll(p[1]), window.value_or(0)};
     if (r.max <= 1000000 && r.window_ms >= 1 && r.window_ms <= 86400000) return r;
   }
   throw Error(ErrorKind::Invalid, "--rate",

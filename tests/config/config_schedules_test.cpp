@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "config_schedules.h"
+#include "duration.h"
 #include "config_test_support.h"
 
 namespace echomq::daemon::test {
@@ -64,7 +65,7 @@ TEST_P(BadScheduleConfig, ReportsOneErrorAtItsLineAndKey) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, BadScheduleConfig, ::testing::ValuesIn(kBad),
-                         [](const ::testing::TestParamInfo<BadSchedule>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<BadSchedule>& p) { return p.param.name; });
 
 TEST(ScheduleConfig, LoadsEveryKeyAndTheDefaults) {
   TempDir dir;
