@@ -24,17 +24,21 @@ FlowOrphans::~FlowOrphans() {
   join();
 }
 
+// One round trip for the oldest waiting parents of every queue.
 std::chrono::milliseconds FlowOrphans::tick() {
+  if (keys_.empty()) return kEvery;
+  std::vector<Command> oldest;
+  for (const QueueKeys& q : keys_) oldest.push_back({"ZRANGE", q.waiting, "0", std::to_string(kParentsPerRound - 1)});
+  const std::vector<Reply> parents = executor_.pipeline(oldest);
   for (std::size_t i = 0; i < keys_.size(); ++i) {
-    const std::set<std::string> orphaned = scan(keys_[i]);
+    const std::set<std::string> orphaned = scan(keys_[i], parents[i]);
     metrics_.queue(config_.queues[i].name).flow_orphans->Set(static_cast<double>(orphaned.size()));
   }
   return kEvery;
 }
 
-// The oldest waiting parents, then lib's test of each (flows.h).
-std::set<std::string> FlowOrphans::scan(const QueueKeys& q) {
-  Reply parents = executor_.command({"ZRANGE", q.waiting, "0", std::to_string(kParentsPerRound - 1)});
+// lib's test of each parent read (flows.h).
+std::set<std::string> FlowOrphans::scan(const QueueKeys& q, const Reply& parents) {
   if (parents.is_error()) throw error_from_reply("flow orphans", parents.str);
   std::vector<std::string> ids;
   for (const Reply& p : parents.elements) ids.push_back(p.str);

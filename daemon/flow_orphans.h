@@ -29,8 +29,9 @@ class FlowOrphans : public Periodic {
   std::chrono::milliseconds tick() override;
 
  private:
-  // The parents of one queue found waiting on an orphan, each once.
-  std::set<std::string> scan(const QueueKeys& q);
+  // The parents of one queue found waiting on an orphan, each once, of
+  // its oldest waiting parents (ZRANGE's reply).
+  std::set<std::string> scan(const QueueKeys& q, const Reply& parents);
 
   const Config& config_;
   std::vector<QueueKeys> keys_;

@@ -35,8 +35,8 @@ struct OutboxDrainer::Finished {
   std::string id;
   std::optional<std::int64_t> score;                          // as read, for outbox_ack to compare
   std::optional<std::pair<std::string, std::string>> parent;  // its queue and id
-  std::string state;
-  std::string text;  // the result (completed) or the error (dead)
+  ChildOutcome outcome = ChildOutcome::Dead;                  // as child_done is told it
+  std::string text;                                           // the result (completed) or the error (dead)
 };
 
 OutboxDrainer::OutboxDrainer(const Config& config, const ConnectionOptions& server, Metrics& metrics,
@@ -62,7 +62,8 @@ std::chrono::milliseconds OutboxDrainer::tick() {
   return idle_;
 }
 
-// Two round trips for every outbox at once: the ids, then their rows.
+// Two round trips for every outbox at once: the ids, then their rows. A
+// child whose row says it is on its way again is left out.
 std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
   std::vector<Command> ranges;
   for (const QueueKeys& k : keys_) {
@@ -82,39 +83,39 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
         continue;
       }
       rows.push_back({"HMGET", keys_[i].row(id), "parent", "state", "result", "error"});
-      batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str), std::nullopt, {}, {}});
+      batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str)});
     }
   }
   if (rows.empty()) return batch;
   std::vector<Reply> fields = executor_.pipeline(rows);
+  std::vector<Finished> finished;
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Reply& f = fields[k];
     if (f.is_error()) throw error_from_reply("outbox", f.str);
-    if (f.elements.size() != 4) continue;
     Finished& done = batch[k];
-    if (!f.elements[0].is_nil()) done.parent = parse_ref(f.elements[0].str);
-    done.state = f.elements[1].str;
-    done.text = done.state == "completed" ? f.elements[2].str : f.elements[3].str;
+    if (f.elements.size() == 4) {
+      const std::string& state = f.elements[1].str;
+      // A child still on its way (retried by an operator after it died) is
+      // left: settling it adds it again, and acknowledging it now could
+      // race with that.
+      if (!state.empty() && state != "completed" && state != "dead") continue;
+      if (!f.elements[0].is_nil()) done.parent = parse_ref(f.elements[0].str);
+      done.outcome = state == "completed" ? ChildOutcome::Completed : ChildOutcome::Dead;
+      done.text = done.outcome == ChildOutcome::Completed ? f.elements[2].str : f.elements[3].str;
+    }
+    finished.push_back(std::move(done));
   }
-  return batch;
+  return finished;
 }
 
-std::size_t OutboxDrainer::tell(std::vector<Finished>& batch) {
-  // A child still on its way (retried by an operator after it died) is
-  // left: settling it adds it again, and acknowledging it now could race
-  // with that.
-  batch.erase(
-      std::remove_if(batch.begin(), batch.end(),
-                     [](const Finished& f) { return !f.state.empty() && f.state != "completed" && f.state != "dead"; }),
-      batch.end());
+std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
   std::vector<ScriptCall> calls;
   std::vector<std::size_t> asked;  // batch index of each call
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) continue;
-    const ChildOutcome outcome = f.state == "completed" ? ChildOutcome::Completed : ChildOutcome::Dead;
     calls.push_back(
-        child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), outcome, f.text));
+        child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text));
     asked.push_back(k);
   }
   std::vector<Reply> replies = calls.empty() ? std::vector<Reply>{} : executor_.eval_batch(calls);
@@ -141,7 +142,7 @@ std::size_t OutboxDrainer::tell(std::vector<Finished>& batch) {
       zero.push_back(asked[c]);
       continue;
     }
-    (f.state == "completed" ? m.children_done_completed : m.children_done_dead)->Increment();
+    (f.outcome == ChildOutcome::Completed ? m.children_done_completed : m.children_done_dead)->Increment();
     spdlog::debug("queue={} job={} told its parent {}:{}: {}", keys_[f.queue].queue, f.id, f.parent->first,
                   f.parent->second, to_string(r));
   }

@@ -33,7 +33,7 @@ class OutboxDrainer : public Periodic {
   struct Finished;
   std::vector<Finished> read_outboxes();
   // Tells the parents and acknowledges; returns how many ids left an outbox.
-  std::size_t tell(std::vector<Finished>& batch);
+  std::size_t tell(const std::vector<Finished>& batch);
 
   const Config& config_;
   std::vector<QueueKeys> keys_;

@@ -1,5 +1,6 @@
 #include "handlers/exec_handler.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "handlers/pool_protocol.h"
 #include "process/child_io_pump.h"
 #include "process/child_process.h"
+#include "process/fd.h"
 #include "process/sigpipe_block.h"
 #include "process/stderr_lines.h"
 
@@ -138,22 +140,22 @@ class ChildrenFile {
   explicit ChildrenFile(const std::vector<ChildResult>& children) {
     const char* dir = std::getenv("TMPDIR");
     path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/emq-children-XXXXXX";
-    const int fd = ::mkstemp(path_.data());  // mode 0600
-    if (fd < 0) throw std::runtime_error("cannot create the children file " + path_ + ": " + std::strerror(errno));
+    // Mode 0600; close-on-exec, as every Fd is, so that a handler spawned
+    // meanwhile by another job does not inherit it.
+    const Fd fd(::mkostemp(path_.data(), O_CLOEXEC));
+    if (!fd) throw std::runtime_error("cannot create the children file " + path_ + ": " + std::strerror(errno));
     const std::string text = children_json(children);
     std::size_t done = 0;
     while (done < text.size()) {
-      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const std::string why = std::strerror(errno);
-        ::close(fd);
         ::unlink(path_.c_str());
         throw std::runtime_error("cannot write the children file " + path_ + ": " + why);
       }
       done += static_cast<std::size_t>(n);
     }
-    ::close(fd);
   }
   ~ChildrenFile() { ::unlink(path_.c_str()); }
   ChildrenFile(const ChildrenFile&) = delete;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -186,23 +187,21 @@ void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& re
     v.on_child_failure = row.elements[4].str;
     if (!row.elements[5].is_nil()) v.children_enqueued = std::atoll(row.elements[5].str.c_str());
   }
-  std::vector<ChildResult> recorded = decode_results(results);
+  std::map<std::string, ChildResult> recorded;  // by ref
+  for (ChildResult& c : decode_results(results)) recorded.emplace(c.queue + ":" + c.id, std::move(c));
   std::set<std::string> awaited;
   for (const Reply& e : deps.elements) awaited.insert(e.str);
   std::set<std::string> refs = awaited;
-  for (const ChildResult& c : recorded) refs.insert(c.queue + ":" + c.id);
+  for (const auto& [ref, c] : recorded) refs.insert(ref);
   for (const std::string& ref : refs) {
     auto parsed = parse_ref(ref);
     if (!parsed) continue;
     FlowView child;
     child.queue = parsed->first;
     child.id = parsed->second;
-    std::optional<ChildResult> mine;
-    for (const ChildResult& c : recorded) {
-      if (c.queue == child.queue && c.id == child.id) mine = c;
-    }
+    auto mine = recorded.find(ref);
     v.children.push_back(std::move(child));
-    v.recorded.push_back(std::move(mine));
+    v.recorded.push_back(mine == recorded.end() ? std::nullopt : std::optional<ChildResult>(mine->second));
     v.awaited.push_back(awaited.count(ref) > 0);
   }
 }
