@@ -16,16 +16,6 @@ constexpr std::int64_t kMinEveryMs = 1000;  // ticks below a second would be a j
 constexpr std::int64_t kMaxEveryMs = std::int64_t{366} * 86400000;
 constexpr std::int64_t kMaxGraceMs = std::int64_t{7} * 86400000;
 
-bool valid_schedule_name(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    bool ok =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool duration(ConfigReader& r, const Field& f, std::int64_t lo, std::int64_t hi, const char* range_text,
               std::int64_t& out) {
   std::string text;
@@ -86,7 +76,7 @@ class ScheduleReader {
       return false;
     }
     if (!r_.string(*name, s.name)) return false;
-    if (!valid_schedule_name(s.name)) {
+    if (!valid_queue_name(s.name)) {  // a schedule name follows the queue name's rule
       r_.error(*name, "expected 1-64 characters of A-Z a-z 0-9 _ . -, got \"" + s.name + "\"");
       return false;
     }

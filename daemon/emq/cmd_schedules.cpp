@@ -102,8 +102,7 @@ int run_fire(Tool& tool, const FireArgs& a) {
 void add_schedules(CLI::App& app, Tool& tool) {
   auto a = std::make_shared<SchedulesArgs>();
   CLI::App* sub = app.add_subcommand("schedules", "every published schedule: definition, last fire and job, next fire");
-  sub->add_option("queues", a->queues, "the queues; default: every queue in {emq}:queues")->type_name("QUEUE...");
-  sub->add_flag("--json", a->json, "print a JSON array, one object per schedule");
+  add_queue_list_options(sub, a->queues, a->json, "schedule");
   sub->footer(
       "Times are UTC, by the server's clock. MISSED: ticks since the last fire that are past\n"
       "misfire_grace and so will never fire.");

@@ -140,8 +140,7 @@ int run_stats(Tool& tool, const StatsArgs& a) {
 void add_stats(CLI::App& app, Tool& tool) {
   auto a = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats", "depth per state and counters per queue");
-  sub->add_option("queues", a->queues, "the queues; default: every queue in {emq}:queues")->type_name("QUEUE...");
-  sub->add_flag("--json", a->json, "print a JSON array, one object per queue");
+  add_queue_list_options(sub, a->queues, a->json, "queue");
   sub->footer(
       "Columns: PENDING ACTIVE DELAYED DEAD are the jobs in each state now; CLAIMED COMPLETED RETRIED\n"
       "DIED REAPED RELEASED count transitions since the queue began (DIED is the 'dead' counter).");

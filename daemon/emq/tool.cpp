@@ -125,4 +125,9 @@ void add_server_options(CLI::App& app, Tool& tool) {
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};
 }
 
+void add_queue_list_options(CLI::App* sub, std::vector<std::string>& queues, bool& json, const std::string& json_item) {
+  sub->add_option("queues", queues, "the queues; default: every queue in {emq}:queues")->type_name("QUEUE...");
+  sub->add_flag("--json", json, "print a JSON array, one object per " + json_item);
+}
+
 }  // namespace echomq::cli

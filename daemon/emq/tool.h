@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -54,6 +55,10 @@ std::string read_stdin(const char* what);
 // A whole file, byte for byte; Error{Invalid} naming `what` and the path
 // when it cannot be opened.
 std::string read_file(const std::string& path, const char* what);
+
+// The QUEUE... positional (default: every queue in {emq}:queues) and --json
+// of a listing command, which prints one JSON object per `json_item`.
+void add_queue_list_options(CLI::App* sub, std::vector<std::string>& queues, bool& json, const std::string& json_item);
 
 void add_enqueue(CLI::App& app, Tool& tool);
 void add_flow(CLI::App& app, Tool& tool);  // flow enqueue, flow show

@@ -122,12 +122,7 @@ class BadConfig : public ::testing::TestWithParam<BadCase> {
 TEST_P(BadConfig, ReportsOneErrorAtItsLineAndKey) {
   const BadCase& c = GetParam();
   const std::string path = bad_config(c.file);
-  const std::vector<std::string> errors = load_errors(path);
-  ASSERT_EQ(errors.size(), 1u) << joined(errors);
-  const std::string prefix = path + ":" + std::to_string(c.line) + ": " + c.key + ": ";
-  EXPECT_EQ(errors[0].substr(0, prefix.size()), prefix) << errors[0];
-  EXPECT_NE(errors[0].find(c.fragment, prefix.size()), std::string::npos)
-      << errors[0] << "\n  should say: " << c.fragment;
+  expect_one_error_at(path, c.line, c.key, c.fragment);
 }
 
 std::string case_name(const ::testing::TestParamInfo<BadCase>& info) {

@@ -56,12 +56,7 @@ TEST_P(BadScheduleConfig, ReportsOneErrorAtItsLineAndKey) {
   const BadSchedule& c = GetParam();
   TempDir dir;
   const std::string path = dir.write("emqd.yaml", std::string(kQueues) + c.entries);
-  const std::vector<std::string> errors = load_errors(path);
-  ASSERT_EQ(errors.size(), 1u) << joined(errors);
-  const std::string prefix = path + ":" + std::to_string(c.line) + ": " + c.key + ": ";
-  EXPECT_EQ(errors[0].substr(0, prefix.size()), prefix) << errors[0];
-  EXPECT_NE(errors[0].find(c.fragment, prefix.size()), std::string::npos)
-      << errors[0] << "\n  should say: " << c.fragment;
+  expect_one_error_at(path, c.line, c.key, c.fragment);
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, BadScheduleConfig, ::testing::ValuesIn(kBad),

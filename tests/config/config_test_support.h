@@ -38,6 +38,17 @@ inline std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
+// `path` is refused with exactly one error, "<path>:<line>: <key>: ...",
+// whose message says `fragment`.
+inline void expect_one_error_at(const std::string& path, int line, const std::string& key,
+                                const std::string& fragment) {
+  const std::vector<std::string> errors = load_errors(path);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  const std::string prefix = path + ":" + std::to_string(line) + ": " + key + ": ";
+  EXPECT_EQ(errors[0].substr(0, prefix.size()), prefix) << errors[0];
+  EXPECT_NE(errors[0].find(fragment, prefix.size()), std::string::npos) << errors[0] << "\n  should say: " << fragment;
+}
+
 // Sets (or unsets) one environment variable for the scope of a test.
 class ScopedEnv {
  public:
