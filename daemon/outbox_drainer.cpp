@@ -33,10 +33,10 @@ std::optional<std::int64_t> whole_ms(const std::string& score) {
 struct OutboxDrainer::Finished {
   std::size_t queue;  // index into config_.queues
   std::string id;
-  std::optional<std::int64_t> score;                          // as read, for outbox_ack to compare
-  std::optional<std::pair<std::string, std::string>> parent;  // its queue and id
-  ChildOutcome outcome = ChildOutcome::Dead;                  // as child_done is told it
-  std::string text;                                           // the result (completed) or the error (dead)
+  std::optional<std::int64_t> score;                                         // as read, for outbox_ack to compare
+  std::optional<std::pair<std::string, std::string>> parent = std::nullopt;  // its queue and id
+  ChildOutcome outcome = ChildOutcome::Dead;                                 // as child_done is told it
+  std::string text = "";  // the result (completed) or the error (dead)
 };
 
 OutboxDrainer::OutboxDrainer(const Config& config, const ConnectionOptions& server, Metrics& metrics,

@@ -172,9 +172,13 @@ TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
       SCOPED_TRACE(key);
       const std::vector<std::string> cells = docs_row(text, key);
       ASSERT_GE(cells.size(), 4u) << "no row in " << kDocs;
-      if (type_words.count(k.type)) EXPECT_EQ(cells[1], type_words.at(k.type));
+      if (type_words.count(k.type)) {
+        EXPECT_EQ(cells[1], type_words.at(k.type));
+      }
       const bool own_default = (k.places & (kTop | kDefaults)) != 0 && key.rfind("queues[]", 0) != 0;
-      if (own_default && !k.fallback.empty()) EXPECT_EQ(cells[2], "`" + k.fallback + "`");
+      if (own_default && !k.fallback.empty()) {
+        EXPECT_EQ(cells[2], "`" + k.fallback + "`");
+      }
       if ((k.type == ValueType::Integer || k.type == ValueType::Number) && own_default) {
         EXPECT_EQ(cells.back().rfind(number_text(k.lo) + ".." + number_text(k.hi), 0), 0u) << cells.back();
       }
