@@ -18,9 +18,6 @@ namespace {
 constexpr std::chrono::milliseconds kMaxWait{60000};
 // Wake this much after a tick, so the server's clock has surely passed it.
 constexpr std::int64_t kWakeLateMs = 2;
-// Missed ticks counted at most this many per round (a schedule stopped for
-// a year at every: 1s).
-constexpr std::int64_t kMissedCountLimit = 1000000;
 
 // "<fire_ms>:<id>" -> fire_ms; nullopt when there is no marker or it is
 // malformed (enqueue_cron then refuses to fire: an operator's to mend).
@@ -113,7 +110,7 @@ std::optional<std::int64_t> Scheduler::run(Entry& e, std::int64_t now_ms) {
       count_missed = false;  // ticks before the schedule existed were never due
     }
   }
-  if (auto due = e.rule.latest_between(*e.handled_ms, now_ms, kMissedCountLimit)) {
+  if (auto due = e.rule.latest_between(*e.handled_ms, now_ms, TickRule::kMissedCountLimit)) {
     std::int64_t missed = count_missed ? due->earlier : 0;
     if (now_ms - due->tick_ms <= e.config.misfire_grace_ms) {
       fire(e, due->tick_ms);

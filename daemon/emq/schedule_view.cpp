@@ -72,7 +72,8 @@ std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::i
         // Ticks since the last fire that can no longer fire (past grace).
         std::int64_t grace = v.definition.value("misfire_grace_ms", std::int64_t{60000});
         if (v.last_fire_ms) {
-          if (auto due = rule->latest_between(*v.last_fire_ms, now - grace, 1000000)) v.missed = due->earlier + 1;
+          if (auto due = rule->latest_between(*v.last_fire_ms, now - grace, TickRule::kMissedCountLimit))
+            v.missed = due->earlier + 1;
         }
       }
     } catch (const std::exception& e) {

@@ -48,6 +48,9 @@ class TickRule {
     std::int64_t earlier = 0;
   };
   std::optional<Due> latest_between(std::int64_t after_ms, std::int64_t at_ms, std::int64_t count_limit) const;
+  // The count_limit the scheduler and `emq schedules` pass: missed ticks
+  // counted at most this many (a schedule stopped for a year at every: 1s).
+  static constexpr std::int64_t kMissedCountLimit = 1000000;
 
  private:
   TickRule() = default;

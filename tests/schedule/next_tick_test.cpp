@@ -103,7 +103,7 @@ TEST_P(NextTickByHand, IsTheTickWorkedOutByHand) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zones, NextTickByHand, ::testing::ValuesIn(kByHand),
-                         [](const ::testing::TestParamInfo<ByHand>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<ByHand>& p) { return p.param.name; });
 
 TEST(NextTick, EveryCountsFromTheEpoch) {
   TickRule r = TickRule::every(1000);
