@@ -78,10 +78,10 @@ int run_limit(Tool& tool, const LimitArgs& a) {
   std::string broken;
   const std::optional<QueueLimits> was = f.limits(&broken);
   if (!was) say("note: the limits in " + q.meta + " were broken (" + broken + "); what is not set now is off");
-  QueueLimits want = was.value_or(QueueLimits{});
+  const QueueLimits before = was.value_or(QueueLimits{});
+  QueueLimits want = before;
   if (!a.max_active.empty()) want.max_active = max_active_of(a.max_active);
   if (!a.rate.empty()) want.rate = rate_of(a.rate);
-  const QueueLimits before = was.value_or(QueueLimits{});
   for (const Reply& r : x.pipeline(limits_write(q, before, want))) {
     if (r.is_error()) throw error_from_reply("limit", r.str);
   }
