@@ -40,7 +40,7 @@ class QueueReader {
     bool ok = true;
     if (const Field* f = lm.get("max_active")) {
       std::int64_t n = 0;
-      ok = r_.integer(*f, 1, 1000000, n, "it counts jobs holding a lease at once, across every daemon") && ok;
+      ok = r_.integer(*f, 1, kMaxActiveLimit, n, "it counts jobs holding a lease at once, across every daemon") && ok;
       l.max_active = n;
     }
     if (const Field* rate = lm.get("rate")) {
@@ -57,7 +57,7 @@ class QueueReader {
         ok = false;
       }
       RateLimit rl;
-      if (max != nullptr) ok = r_.integer(*max, 1, 1000000, rl.max, "claims per window") && ok;
+      if (max != nullptr) ok = r_.integer(*max, 1, kMaxActiveLimit, rl.max, "claims per window") && ok;
       if (per != nullptr) ok = read_window(*per, rl.window_ms) && ok;
       l.rate = rl;
     }
@@ -70,9 +70,8 @@ class QueueReader {
     const std::string text = f.value.IsScalar() ? f.value.Scalar() : "";
     std::smatch parts;
     if (std::regex_match(text, parts, kWindow)) {
-      const std::int64_t unit = parts[2] == "ms" ? 1 : parts[2] == "s" ? 1000 : parts[2] == "m" ? 60000 : 3600000;
-      ms = std::stoll(parts[1]) * unit;
-      if (ms >= 1 && ms <= 86400000) return true;
+      ms = std::stoll(parts[1]) * window_unit_ms(parts[2]);
+      if (ms >= 1 && ms <= kMaxWindowMs) return true;
     }
     r_.error(f, "expected a window of 1ms to 24h, a whole number and a unit (ms, s, m, h) such as 1s or 500ms, got " +
                     describe_value(f.value));

@@ -22,7 +22,7 @@ struct LimitArgs {
 std::optional<std::int64_t> max_active_of(const std::string& text) {
   if (text == "off") return std::nullopt;
   static const std::regex kNumber("[1-9][0-9]{0,6}");
-  if (std::regex_match(text, kNumber) && std::stoll(text) <= 1000000) return std::stoll(text);
+  if (std::regex_match(text, kNumber) && std::stoll(text) <= kMaxActiveLimit) return std::stoll(text);
   throw Error(ErrorKind::Invalid, "--max-active", "expected 1..1000000 or off, got '" + text + "'");
 }
 
@@ -32,9 +32,8 @@ std::optional<RateLimit> rate_of(const std::string& text) {
   static const std::regex kRate("([1-9][0-9]{0,6})/([0-9]{0,8})(ms|s|m|h)");
   std::smatch p;
   if (std::regex_match(text, p, kRate)) {
-    const std::int64_t unit = p[3] == "ms" ? 1 : p[3] == "s" ? 1000 : p[3] == "m" ? 60000 : 3600000;
-    const RateLimit r{std::stoll(p[1]), (p[2].length() == 0 ? 1 : std::stoll(p[2])) * unit};
-    if (r.max <= 1000000 && r.window_ms >= 1 && r.window_ms <= 86400000) return r;
+    const RateLimit r{std::stoll(p[1]), (p[2].length() == 0 ? 1 : std::stoll(p[2])) * window_unit_ms(p[3])};
+    if (r.max <= kMaxActiveLimit && r.window_ms >= 1 && r.window_ms <= kMaxWindowMs) return r;
   }
   throw Error(ErrorKind::Invalid, "--rate",
               "expected N/PERIOD such as 100/1s, 5/500ms or 1000/m (N 1..1000000, PERIOD 1ms..24h), or off; got '" +

@@ -56,10 +56,10 @@ std::optional<QueueLimits> LimitFields::limits(std::string* broken) const {
   };
   QueueLimits l;
   if (max_active) {
-    l.max_active = in_range(max_active, 1, 1000000);
+    l.max_active = in_range(max_active, 1, kMaxActiveLimit);
     if (!l.max_active) return refuse("max_active must be an integer in 1..1000000");
   }
-  const auto m = in_range(rate_max, 1, 1000000), w = in_range(rate_window_ms, 1, 86400000);
+  const auto m = in_range(rate_max, 1, kMaxActiveLimit), w = in_range(rate_window_ms, 1, kMaxWindowMs);
   if (rate_max && !m) return refuse("rate_max must be an integer in 1..1000000");
   if (rate_window_ms && !w) return refuse("rate_window_ms must be an integer in 1..86400000");
   if (m && !w) return refuse("rate_window_ms must be set with rate_max");
@@ -144,6 +144,10 @@ std::vector<Command> limits_write(const QueueKeys& q, const QueueLimits& was, co
   if (set.size() > 2) out.push_back(std::move(set));
   if (del.size() > 2) out.push_back(std::move(del));
   return out;
+}
+
+std::int64_t window_unit_ms(const std::string& unit) {
+  return unit == "ms" ? 1 : unit == "s" ? 1000 : unit == "m" ? 60000 : 3600000;
 }
 
 std::string describe(const QueueLimits& l) {
