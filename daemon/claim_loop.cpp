@@ -383,9 +383,10 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       }
       // claim's EMQARG for a broken limit names meta, then the field.
       const std::string what = e.what();
-      const std::size_t at = what.find("EMQARG " + keys_.meta + " ");
+      const std::string tag = "EMQARG ";
+      const std::size_t at = what.find(tag + keys_.meta + " ");
       if (e.kind() == ErrorKind::Arg && at != std::string::npos) {
-        note_limit_problem(keys_.meta + " " + what.substr(at + 8 + keys_.meta.size()));
+        note_limit_problem(what.substr(at + tag.size()));
       } else {
         spdlog::error("queue={} claim refused: {}", queue_.name, what);
       }

@@ -23,11 +23,10 @@ void write_config_limits(Executor& x, const std::vector<QueueConfig>& queues) {
     std::string broken;
     const std::optional<QueueLimits> was = fields.limits(&broken);
     if (was && *was == *q.limits) continue;
-    const bool empty = !fields.max_active && !fields.rate_max && !fields.rate_window_ms;
     if (!was) {
       spdlog::warn("queue={} its limits in meta were broken ({}); now {} (from the config)", q.name, broken,
                    describe(*q.limits));
-    } else if (!empty) {
+    } else if (*was != QueueLimits{}) {
       spdlog::warn("queue={} its limits in meta were {}; now {} (from the config)", q.name, describe(*was),
                    describe(*q.limits));
     }

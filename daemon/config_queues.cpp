@@ -41,7 +41,7 @@ class QueueReader {
     bool ok = true;
     if (const Field* f = lm.get("max_active")) {
       std::int64_t n = 0;
-      ok = r_.integer(*f, 1, 1000000, n, "it counts jobs holding a lease at once, across every daemon") && ok;
+      ok = r_.integer(*f, 1, kMaxActiveLimit, n, "it counts jobs holding a lease at once, across every daemon") && ok;
       l.max_active = n;
     }
     if (const Field* rate = lm.get("rate")) {
@@ -58,7 +58,7 @@ class QueueReader {
         ok = false;
       }
       RateLimit rl;
-      if (max != nullptr) ok = r_.integer(*max, 1, 1000000, rl.max, "claims per window") && ok;
+      if (max != nullptr) ok = r_.integer(*max, 1, kMaxActiveLimit, rl.max, "claims per window") && ok;
       if (per != nullptr) ok = read_window(*per, rl.window_ms) && ok;
       l.rate = rl;
     }
@@ -68,7 +68,7 @@ class QueueReader {
   // A window: a duration of 1 ms..24 h.
   bool read_window(const Field& f, std::int64_t& ms) {
     const std::optional<std::int64_t> d = parse_duration_ms(f.value.IsScalar() ? f.value.Scalar() : "");
-    if (d && *d >= 1 && *d <= 86400000) {
+    if (d && *d >= 1 && *d <= kMaxWindowMs) {
       ms = *d;
       return true;
     }

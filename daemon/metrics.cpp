@@ -14,66 +14,49 @@ using prometheus::BuildHistogram;
 // 1 ms to 1 h, roughly x2.5 apart: job handlers span that whole range.
 const prometheus::Histogram::BucketBoundaries kDurationBuckets = {
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+
+// One family: every metric below is registered by name and help alone.
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const char* name, const char* help) {
+  return BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const char* name, const char* help) {
+  return BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, const char* name, const char* help) {
+  return BuildHistogram().Name(name).Help(help).Register(r);
+}
 }  // namespace
 
 Metrics::Metrics(const std::vector<std::string>& queues, const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
-  auto& claimed = BuildCounter().Name("emq_jobs_claimed_total").Help("Jobs claimed by this daemon.").Register(r);
-  auto& completed = BuildCounter().Name("emq_jobs_completed_total").Help("Jobs completed by this daemon.").Register(r);
-  auto& failed =
-      BuildCounter().Name("emq_jobs_failed_total").Help("Failed attempts, by what became of the job.").Register(r);
-  auto& lost = BuildCounter()
-                   .Name("emq_jobs_lease_lost_total")
-                   .Help("Jobs whose lease was lost before their outcome could count.")
-                   .Register(r);
-  auto& reaped = BuildCounter()
-                     .Name("emq_jobs_reaped_total")
-                     .Help("Jobs with an expired lease recovered by this daemon's reaper.")
-                     .Register(r);
-  auto& released =
-      BuildCounter().Name("emq_jobs_released_total").Help("Running jobs given back at shutdown.").Register(r);
-  auto& in_flight = BuildGauge().Name("emq_jobs_in_flight").Help("Jobs this daemon is running now.").Register(r);
-  auto& duration =
-      BuildHistogram().Name("emq_handler_duration_seconds").Help("Time a handler took for one job.").Register(r);
-  auto& depth = BuildGauge()
-                    .Name("emq_queue_jobs")
-                    .Help("Jobs in each set of the queue, read from the server (same from every daemon).")
-                    .Register(r);
-  auto& latency = BuildGauge()
-                      .Name("emq_queue_latency_seconds")
-                      .Help("Age of the job a claim would take next, from its minted id.")
-                      .Register(r);
-  auto& wait =
-      BuildHistogram().Name("emq_job_wait_seconds").Help("Time from mint to claim, for minted ids.").Register(r);
-  auto& concurrency =
-      BuildGauge().Name("emq_queue_concurrency").Help("Handler slots configured for the queue.").Register(r);
-  auto& restarts = BuildCounter()
-                       .Name("emq_handler_restarts_total")
-                       .Help("Handler processes replaced after they died or were recycled.")
-                       .Register(r);
+  auto& claimed = counter(r, "emq_jobs_claimed_total", "Jobs claimed by this daemon.");
+  auto& completed = counter(r, "emq_jobs_completed_total", "Jobs completed by this daemon.");
+  auto& failed = counter(r, "emq_jobs_failed_total", "Failed attempts, by what became of the job.");
+  auto& lost = counter(r, "emq_jobs_lease_lost_total", "Jobs whose lease was lost before their outcome could count.");
+  auto& reaped = counter(r, "emq_jobs_reaped_total", "Jobs with an expired lease recovered by this daemon's reaper.");
+  auto& released = counter(r, "emq_jobs_released_total", "Running jobs given back at shutdown.");
+  auto& in_flight = gauge(r, "emq_jobs_in_flight", "Jobs this daemon is running now.");
+  auto& duration = histogram(r, "emq_handler_duration_seconds", "Time a handler took for one job.");
+  auto& depth =
+      gauge(r, "emq_queue_jobs", "Jobs in each set of the queue, read from the server (same from every daemon).");
+  auto& latency = gauge(r, "emq_queue_latency_seconds", "Age of the job a claim would take next, from its minted id.");
+  auto& wait = histogram(r, "emq_job_wait_seconds", "Time from mint to claim, for minted ids.");
+  auto& concurrency = gauge(r, "emq_queue_concurrency", "Handler slots configured for the queue.");
+  auto& restarts =
+      counter(r, "emq_handler_restarts_total", "Handler processes replaced after they died or were recycled.");
 
-  auto& handler_up = BuildGauge()
-                         .Name("emq_handler_up")
-                         .Help(
-                             "1 while the queue's handler can take jobs; 0 while it cannot start and the queue "
-                             "claims nothing.")
-                         .Register(r);
+  auto& handler_up = gauge(r, "emq_handler_up",
+                           "1 while the queue's handler can take jobs; 0 while it cannot start and the queue "
+                           "claims nothing.");
 
-  auto& limited = BuildCounter()
-                      .Name("emq_queue_limited_total")
-                      .Help(
+  auto& limited = counter(r, "emq_queue_limited_total",
                           "Claims cut short by the queue's limits while jobs waited, by the limit: max_active or "
-                          "rate.")
-                      .Register(r);
-  auto& children_done = BuildCounter()
-                            .Name("emq_flow_children_done_total")
-                            .Help("Children of the queue whose parent this daemon told, by outcome (each once).")
-                            .Register(r);
-  auto& orphans = BuildGauge()
-                      .Name("emq_flow_orphans")
-                      .Help("Parents of the queue waiting on a child whose row is gone, or that finished untold.")
-                      .Register(r);
+                          "rate.");
+  auto& children_done = counter(r, "emq_flow_children_done_total",
+                                "Children of the queue whose parent this daemon told, by outcome (each once).");
+  auto& orphans = gauge(r, "emq_flow_orphans",
+                        "Parents of the queue waiting on a child whose row is gone, or that finished untold.");
 
   for (const std::string& q : queues) {
     QueueMetrics m;
@@ -105,37 +88,20 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     queues_.emplace(q, m);
   }
 
-  valkey_up_ = &BuildGauge().Name("emq_valkey_up").Help("1 while the server answers, else 0.").Register(r).Add({});
-  node_up_ = &BuildGauge()
-                  .Name("emq_valkey_node_up")
-                  .Help("On a cluster: 1 while the primary answers, else 0 (the node missing).")
-                  .Register(r);
-  script_loads_ = &BuildCounter()
-                       .Name("emq_valkey_script_loads_total")
-                       .Help("SCRIPT LOAD calls: at every connect, and after the server lost its script cache.")
-                       .Register(r)
+  valkey_up_ = &gauge(r, "emq_valkey_up", "1 while the server answers, else 0.").Add({});
+  node_up_ = &gauge(r, "emq_valkey_node_up", "On a cluster: 1 while the primary answers, else 0 (the node missing).");
+  script_loads_ = &counter(r, "emq_valkey_script_loads_total",
+                           "SCRIPT LOAD calls: at every connect, and after the server lost its script cache.")
                        .Add({});
-  errors_ = &BuildCounter().Name("emq_valkey_errors_total").Help("Failed server calls, by kind.").Register(r);
-  schedule_fires_ = &BuildCounter()
-                         .Name("emq_schedule_fires_total")
-                         .Help(
+  errors_ = &counter(r, "emq_valkey_errors_total", "Failed server calls, by kind.");
+  schedule_fires_ = &counter(r, "emq_schedule_fires_total",
                              "enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
-                             "fired it), skipped (overlap: skip while the last fire's job is unfinished).")
-                         .Register(r);
-  schedule_missed_ = &BuildCounter()
-                          .Name("emq_schedule_missed_total")
-                          .Help("Ticks never fired: older than misfire_grace when this daemon came to them.")
-                          .Register(r);
-  schedule_next_ = &BuildGauge()
-                        .Name("emq_schedule_next_fire_timestamp_seconds")
-                        .Help("When the schedule fires next, by the server's clock.")
-                        .Register(r);
-  BuildGauge()
-      .Name("emq_build_info")
-      .Help("The emqd version; always 1.")
-      .Register(r)
-      .Add({{"version", version}})
-      .Set(1);
+                             "fired it), skipped (overlap: skip while the last fire's job is unfinished).");
+  schedule_missed_ = &counter(r, "emq_schedule_missed_total",
+                              "Ticks never fired: older than misfire_grace when this daemon came to them.");
+  schedule_next_ =
+      &gauge(r, "emq_schedule_next_fire_timestamp_seconds", "When the schedule fires next, by the server's clock.");
+  gauge(r, "emq_build_info", "The emqd version; always 1.").Add({{"version", version}}).Set(1);
 }
 
 QueueMetrics& Metrics::queue(const std::string& name) {

@@ -23,7 +23,7 @@ struct LimitArgs {
 std::optional<std::int64_t> max_active_of(const std::string& text) {
   if (text == "off") return std::nullopt;
   static const std::regex kNumber("[1-9][0-9]{0,6}");
-  if (std::regex_match(text, kNumber) && std::stoll(text) <= 1000000) return std::stoll(text);
+  if (std::regex_match(text, kNumber) && std::stoll(text) <= kMaxActiveLimit) return std::stoll(text);
   throw Error(ErrorKind::Invalid, "--max-active", "expected 1..1000000 or off, got '" + text + "'");
 }
 
@@ -37,7 +37,7 @@ std::optional<RateLimit> rate_of(const std::string& text) {
     const std::optional<std::int64_t> window =
         daemon::parse_duration_ms((p[2].length() == 0 ? "1" : p[2].str()) + p[3].str());
     const RateLimit r{std::stoll(p[1]), window.value_or(0)};
-    if (r.max <= 1000000 && r.window_ms >= 1 && r.window_ms <= 86400000) return r;
+    if (r.max <= kMaxActiveLimit && r.window_ms >= 1 && r.window_ms <= kMaxWindowMs) return r;
   }
   throw Error(ErrorKind::Invalid, "--rate",
               "expected N/PERIOD such as 100/1s, 5/500ms or 1000/m (N 1..1000000, PERIOD 1ms..24h), or off; got '" +
@@ -81,10 +81,10 @@ int run_limit(Tool& tool, const LimitArgs& a) {
   std::string broken;
   const std::optional<QueueLimits> was = f.limits(&broken);
   if (!was) say("note: the limits in " + q.meta + " were broken (" + broken + "); what is not set now is off");
-  QueueLimits want = was.value_or(QueueLimits{});
+  const QueueLimits before = was.value_or(QueueLimits{});
+  QueueLimits want = before;
   if (!a.max_active.empty()) want.max_active = max_active_of(a.max_active);
   if (!a.rate.empty()) want.rate = rate_of(a.rate);
-  const QueueLimits before = was.value_or(QueueLimits{});
   for (const Reply& r : x.pipeline(limits_write(q, before, want))) {
     if (r.is_error()) throw error_from_reply("limit", r.str);
   }

@@ -27,6 +27,19 @@ std::optional<std::int64_t> in_range(const std::optional<std::string>& s, std::i
   return n && *n >= lo && *n <= hi ? n : std::nullopt;
 }
 
+// The bucket's fields, in claim's ranges: credit in tokens x window ms,
+// at in server ms.
+std::optional<std::int64_t> bucket_credit(const std::optional<std::string>& s) {
+  return in_range(s, 0, 86400000000000);
+}
+std::optional<std::int64_t> bucket_at(const std::optional<std::string>& s) { return in_range(s, 0, 1000000000000000); }
+
+// Milliseconds until a bucket holding `credit` has a whole token.
+std::int64_t ms_to_token(const RateLimit& r, std::int64_t credit) {
+  const std::int64_t missing = r.window_ms - credit;
+  return missing <= 0 ? 0 : (missing + r.max - 1) / r.max;
+}
+
 std::optional<std::string> field(const Reply& r, std::size_t i) {
   if (r.type != Reply::Type::Array || i >= r.elements.size() || r.elements[i].type != Reply::Type::String) {
     return std::nullopt;
@@ -43,20 +56,20 @@ std::optional<QueueLimits> LimitFields::limits(std::string* broken) const {
   };
   QueueLimits l;
   if (max_active) {
-    l.max_active = in_range(max_active, 1, 1000000);
+    l.max_active = in_range(max_active, 1, kMaxActiveLimit);
     if (!l.max_active) return refuse("max_active must be an integer in 1..1000000");
   }
-  const auto m = in_range(rate_max, 1, 1000000), w = in_range(rate_window_ms, 1, 86400000);
+  const auto m = in_range(rate_max, 1, kMaxActiveLimit), w = in_range(rate_window_ms, 1, kMaxWindowMs);
   if (rate_max && !m) return refuse("rate_max must be an integer in 1..1000000");
   if (rate_window_ms && !w) return refuse("rate_window_ms must be an integer in 1..86400000");
   if (m && !w) return refuse("rate_window_ms must be set with rate_max");
   if (w && !m) return refuse("rate_max must be set with rate_window_ms");
   if (!m) return l;
   l.rate = RateLimit{*m, *w};
-  if (rate_credit && !in_range(rate_credit, 0, 86400000000000)) {
+  if (rate_credit && !bucket_credit(rate_credit)) {
     return refuse("rate_credit must be an integer in 0..86400000000000 (delete it for a full bucket)");
   }
-  if (rate_at && !in_range(rate_at, 0, 1000000000000000)) {
+  if (rate_at && !bucket_at(rate_at)) {
     return refuse("rate_at must be an integer in 0..1000000000000000 (delete it for a full bucket)");
   }
   return l;
@@ -64,20 +77,18 @@ std::optional<QueueLimits> LimitFields::limits(std::string* broken) const {
 
 std::optional<std::int64_t> LimitFields::ms_to_next_token() const {
   const std::optional<QueueLimits> l = limits();
-  const std::optional<std::int64_t> credit = in_range(rate_credit, 0, 86400000000000);
+  const std::optional<std::int64_t> credit = bucket_credit(rate_credit);
   if (!l || !l->rate) return std::nullopt;
   if (!credit) return 0;  // no bucket yet: a full one
-  const std::int64_t missing = l->rate->window_ms - *credit;
-  if (missing <= 0) return 0;
-  return (missing + l->rate->max - 1) / l->rate->max;
+  return ms_to_token(*l->rate, *credit);
 }
 
 std::optional<std::int64_t> LimitFields::credit_at(std::int64_t now_ms) const {
   const std::optional<QueueLimits> l = limits();
   if (!l || !l->rate) return std::nullopt;
   const std::int64_t full = l->rate->max * l->rate->window_ms;
-  const std::optional<std::int64_t> credit = in_range(rate_credit, 0, 86400000000000);
-  const std::optional<std::int64_t> at = in_range(rate_at, 0, 1000000000000000);
+  const std::optional<std::int64_t> credit = bucket_credit(rate_credit);
+  const std::optional<std::int64_t> at = bucket_at(rate_at);
   if (!credit || !at) return full;  // claim's reading of an absent bucket
   const std::int64_t elapsed = std::min(std::max<std::int64_t>(now_ms - *at, 0), l->rate->window_ms);
   return std::min(full, *credit + elapsed * l->rate->max);
@@ -98,7 +109,7 @@ LimitStatus limit_status(const LimitFields& f, std::int64_t active, std::int64_t
     const RateLimit& r = *s.limits->rate;
     s.tokens = *credit / r.window_ms;
     if (*s.tokens == 0) {
-      s.ms_to_token = (r.window_ms - *credit + r.max - 1) / r.max;
+      s.ms_to_token = ms_to_token(r, *credit);
       if (s.held_back.empty()) {
         s.held_back = "rate: no token left (next in " + std::to_string(s.ms_to_token) + " ms)";
       }

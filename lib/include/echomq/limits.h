@@ -15,6 +15,11 @@
 
 namespace echomq {
 
+// The ranges claim takes (PROTOCOL.md, "Limits"); the config and `emq
+// limit` refuse anything outside them before it reaches meta.
+constexpr std::int64_t kMaxActiveLimit = 1000000;  // max_active and rate_max
+constexpr std::int64_t kMaxWindowMs = 86400000;    // rate_window_ms: 24 h
+
 struct RateLimit {
   std::int64_t max = 0;        // claims per window, 1..1,000,000
   std::int64_t window_ms = 0;  // 1..86,400,000
