@@ -14,7 +14,11 @@
   KEYS[3]  emq:{q}:delayed    zset
   KEYS[4]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[5]  emq:{q}:outbox     zset  optional: member id, score time (ms)
+  KEYS[6]  emq:{q}:events     stream optional (KEYS[5] without the
+                                    outbox): given, the entry removed, or
+                                    dead with error "cancelled" for a child
   ARGV[1]  id                 branded job id
+  ARGV[2]  events             with the stream: its length, 1..10000000
 
   Reply:   1 removed (row deleted; a child given the outbox: dead, with
              error cancelled, in the outbox)
@@ -23,15 +27,33 @@
              waiting parent, or, given the outbox, a completed child
              still in it
   Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local row, pending, delayed, dead, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
+local row, pending, delayed, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local outbox = KEYS[5] ~= stream and KEYS[5] or nil
 local id = ARGV[1]
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 
-local f = redis.call('HMGET', row, 'state', 'parent')
+local f = redis.call('HMGET', row, 'state', 'parent', 'attempts')
 local state, child = f[1], outbox and f[2]
 if state == 'active' or state == 'waiting' then
   return 2
@@ -51,8 +73,10 @@ if child and state ~= 'completed' then
   redis.call('HSET', row, 'state', 'dead', 'error', 'cancelled')
   redis.call('ZADD', dead, now, id)
   redis.call('ZADD', outbox, now, id)
+  emit('dead', id, f[3] or '0', 'error', 'cancelled')
   return 1
 end
 redis.call('ZREM', dead, id)
 redis.call('DEL', row)
+emit('removed', id, f[3] or '0')
 return 1

@@ -11,7 +11,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
-static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0};
+static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1};
 
 static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
   size_t rlen, slen;
@@ -82,6 +82,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
       emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
       emq_zadd(ctx, sets->pending, pending_name, lane, due[i], 0);
+      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL, NULL);
     }
     RedisModule_CloseKey(row);
   }
@@ -92,6 +93,7 @@ typedef struct {
   RedisModuleString *payload;
   long long attempts;
   long long epoch;
+  RedisModuleString *attempts_text; /* as written, for its entry */
 } Claimed;
 
 /* One job's lease, with the script's effects in its order (HINCRBY
@@ -122,8 +124,8 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
   const size_t elen = emq_format_ll(e, ++job->epoch);
   static const EmqWord fields[] = {EMQ_WORD_ATTEMPTS, EMQ_WORD_LEASE_EPOCH, EMQ_WORD_STATE};
   static const char *const events[] = {"hincrby", "hincrby", "hset"};
-  RedisModuleString *values[] = {RedisModule_CreateString(ctx, a, alen), RedisModule_CreateString(ctx, e, elen),
-                                 emq_word(EMQ_WORD_ACTIVE)};
+  job->attempts_text = RedisModule_CreateString(ctx, a, alen);
+  RedisModuleString *values[] = {job->attempts_text, RedisModule_CreateString(ctx, e, elen), emq_word(EMQ_WORD_ACTIVE)};
   emq_hset_as(ctx, row, row_name, 3, fields, values, events, 3);
   RedisModule_CloseKey(row);
   return 1;
@@ -162,6 +164,7 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       job->id = popped[i];
       ++claimed;
       emq_zadd_batched(ctx, &leases, popped[i]);
+      emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
     }
   }
   emq_zadd_batch_end(ctx, &leases);

@@ -213,4 +213,12 @@ std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_
   return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root}, {num(older_than_ms), num(max_keep)}}), "trim_dead");
 }
 
+ScriptCall progress_call(const QueueKeys& q, const Lease& l, std::string_view value) {
+  return {Script::Progress, {q.row(l.id), q.active}, {l.id, num(l.epoch), std::string(value)}};
+}
+
+ProgressResult decode_progress(const Reply& r) {
+  return integer_of(r, "progress") == 1 ? ProgressResult::Stored : ProgressResult::LeaseLost;
+}
+
 }  // namespace echomq

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ inline Keyspace dump_keyspace(Connection& c) {
       reads.push_back({"GET", k});
     else if (s.type == "set")
       reads.push_back({"SMEMBERS", k});
+    else if (s.type == "stream")
+      reads.push_back({"XRANGE", k, "-", "+"});
     else
       reads.push_back({"TYPE", k});
   }
@@ -56,6 +59,15 @@ inline Keyspace dump_keyspace(Connection& c) {
       for (std::size_t j = 0; j + 1 < v.elements.size(); j += 2) s.entries[v.elements[j].str] = v.elements[j + 1].str;
     } else if (s.type == "set") {
       for (const Reply& e : v.elements) s.entries[e.str] = "";
+    } else if (s.type == "stream") {
+      // Entry ids are the server's clock: masked, the entries kept in order.
+      for (std::size_t j = 0; j < v.elements.size(); ++j) {
+        std::string fields;
+        for (const Reply& f : v.elements[j].elements[1].elements) fields += f.str + '\0';
+        char at[32];
+        std::snprintf(at, sizeof at, "entry %06zu", j);
+        s.entries[at] = fields;
+      }
     } else {
       s.entries[""] = v.str;
     }

@@ -29,6 +29,7 @@ enum class Script {
   FailFlow,
   ChildDone,
   OutboxAck,
+  Progress,
 };
 
 struct ScriptInfo {
@@ -38,11 +39,15 @@ struct ScriptInfo {
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
   // KEYS a call may add after those: reap, cancel and child_done take the
   // outbox as an optional last KEY, so a speaker that knows nothing of
-  // flows calls them as before.
+  // flows calls them as before; and every transition that writes a job's
+  // state takes the queue's events stream last (events below).
   int optional_keys = 0;
+  // Whether it takes the events stream as its last KEY and the stream's
+  // length as its last ARGV (PROTOCOL.md, "Events").
+  bool events = false;
 };
 
-inline constexpr std::size_t kScriptCount = 20;
+inline constexpr std::size_t kScriptCount = 21;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

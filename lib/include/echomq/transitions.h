@@ -145,4 +145,11 @@ CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
 
+// A running job's progress, as its handler reported it: stored in its row
+// (and on the queue's stream) while the lease holds. At most this long.
+inline constexpr std::size_t kMaxProgressBytes = 1024;
+enum class ProgressResult { Stored, LeaseLost };
+ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value);
+ProgressResult decode_progress(const Reply& r);
+
 }  // namespace echomq
