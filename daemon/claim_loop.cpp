@@ -7,6 +7,7 @@
 
 #include "echomq/job_id.h"
 #include "echomq/claim_meta.h"
+#include "echomq/events.h"
 #include "clock.h"
 
 namespace echomq::daemon {
@@ -367,6 +368,8 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   std::vector<ClaimedJob> jobs;
   std::optional<ClaimMeta> meta;
   if (free > 0) meta = decode_claim_meta(replies[calls.size()]);
+  // The stream's length the next transitions of the queue pass.
+  if (meta && ch.executor.options().events) ch.executor.options().events->learnt(queue_.name, meta->events);
   if (meta && meta->flows == FlowMode::Flow && !flows_.exchange(true)) {
     spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
   }

@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
   add_dead(app, tool);
   add_purge(app, tool);
   add_wait(app, tool);
+  add_events(app, tool);
   add_control(app, tool);
   add_limit(app, tool);
   add_queues(app, tool);

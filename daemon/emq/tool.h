@@ -70,6 +70,7 @@ void add_limit(CLI::App& app, Tool& tool);
 void add_jobs(CLI::App& app, Tool& tool);
 void add_purge(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);
+void add_events(CLI::App& app, Tool& tool);
 void add_queues(CLI::App& app, Tool& tool);  // queues, forget
 void add_web(CLI::App& app, Tool& tool);
 void add_schedules(CLI::App& app, Tool& tool);  // schedules, schedules fire

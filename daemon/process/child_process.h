@@ -47,6 +47,7 @@ class ChildProcess {
     std::vector<std::string> argv;  // argv[0] without a '/' is looked up in env's PATH
     std::vector<std::string> env;   // "NAME=value", the child's whole environment
     std::string cwd;                // empty: the daemon's
+    bool progress = false;          // a fourth pipe, the child's descriptor 3 (EMQ_PROGRESS_FD)
   };
 
   // Throws the SpawnError spawning would throw for a missing program, one
@@ -73,6 +74,8 @@ class ChildProcess {
   Fd& stdin_pipe() noexcept { return stdin_; }
   Fd& stdout_pipe() noexcept { return stdout_; }
   Fd& stderr_pipe() noexcept { return stderr_; }
+  // The read end of the progress pipe; empty when Params::progress was not set.
+  Fd& progress_pipe() noexcept { return progress_; }
 
   // Readable once the child has exited (a pidfd), or -1 where the kernel
   // gives no pidfd: then poll has_exited() on a short tick.
@@ -101,6 +104,7 @@ class ChildProcess {
   Fd stdin_;
   Fd stdout_;
   Fd stderr_;
+  Fd progress_;
   Fd exit_fd_;
 };
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,9 +65,14 @@ int child_main(void* arg) {
     ::sigaction(sig, &dfl, nullptr);
   }
   int failed_errno = 0;
+  // The progress pipe becomes 3 (dup2 onto itself would keep its
+  // close-on-exec: the flag is cleared instead).
+  const bool progress = r.progress_fd >= 0;
   if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 || ::dup2(r.stderr_fd, 2) < 0) {
     failed_errno = errno;
-  } else if (::close_range(3, ~0U, 0) != 0) {
+  } else if (progress && (r.progress_fd == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(r.progress_fd, 3)) < 0) {
+    failed_errno = errno;
+  } else if (::close_range(progress ? 4 : 3, ~0U, 0) != 0) {
     // Libraries' descriptors may lack close-on-exec (hiredis opens its
     // sockets without it): a child that would inherit them is not started.
     failed_errno = errno;

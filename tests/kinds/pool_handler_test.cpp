@@ -211,6 +211,19 @@ TEST_F(PoolHandlerTest, TheHandlerReadsExactlyTheDocumentedFrame) {
   }
 }
 
+TEST_F(PoolHandlerTest, ProgressLinesBeforeTheAnswerAreReportedEvenWhenReadTogether) {
+  auto pool = start(params(config({handler_program("pool_progress_burst.sh")})));
+  for (int n = 0; n < 3; ++n) {
+    std::vector<std::string> reports;
+    Job j = job("p");
+    j.progress = [&](std::string_view v) { reports.emplace_back(v); };
+    const Outcome out = run(*pool, j);
+    ASSERT_EQ(out.verdict, Verdict::Complete) << out.error;
+    EXPECT_EQ(out.result, "r");
+    EXPECT_EQ(reports, (std::vector<std::string>{"1/2", "{\"step\":2}"}));
+  }
+}
+
 TEST_F(PoolHandlerTest, ProcessesSeeTheScrubbedEnvironmentWithTheirQueue) {
   ::setenv("EMQ_TEST_POOL_SECRET", "hunter2", 1);
   ::setenv("EMQ_TEST_POOL_VISIBLE", "yes", 1);

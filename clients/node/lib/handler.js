@@ -4,11 +4,13 @@
 //   const { handler } = require('echomq');
 //   handler.pool(async (payload, job) => {     // payload: Buffer; job: {id, queue, attempt, deadlineMs}
 //     if (payload.length === 0) throw new handler.Permanent('empty payload'); // to the dead set at once
+//     job.progress('50%');                      // how far it got: a string, or anything JSON.stringify takes
 //     return payload.toString().toUpperCase();  // Buffer, string, null, or anything JSON.stringify takes
 //   });
 //   // handler.exec(fn) for an exec handler: stdin in, stdout out, exit 0 / 65 / 1.
 //
 // Any other exception (or rejection) fails the job for a retry, with its message as the error.
+const fs = require('node:fs');
 const readline = require('node:readline');
 
 const EXIT_PERMANENT = 65; // EX_DATAERR: emqd's default permanent_exit_codes
@@ -39,10 +41,14 @@ function isUtf8(buf) {
   }
 }
 
-// The reply object for one frame (a parsed stdin line).
-async function answer(fn, frame) {
+// The reply object for one frame (a parsed stdin line); report(id, value)
+// sends a progress line (job.progress does nothing without it).
+async function answer(fn, frame, report) {
   const payload = 'payload_b64' in frame ? Buffer.from(frame.payload_b64, 'base64') : Buffer.from(frame.payload || '', 'utf8');
-  const job = { id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0 };
+  const job = {
+    id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0,
+    progress: (value) => { if (report) report(frame.id, value); },
+  };
   let result;
   try {
     result = resultBytes(await fn(payload, job));
@@ -60,9 +66,23 @@ async function pool(fn, input = process.stdin, output = process.stdout) {
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
-    const reply = await answer(fn, JSON.parse(line));
+    const report = (id, progress) => output.write(`${JSON.stringify({ id, progress })}\n`);
+    const reply = await answer(fn, JSON.parse(line), report);
     await new Promise((resolve) => output.write(`${JSON.stringify(reply)}\n`, resolve));
   }
+}
+
+// Each report as one line to EMQ_PROGRESS_FD, when emqd gave one.
+function progressFd(fd) {
+  if (!/^\d+$/.test(fd || '')) return () => {};
+  return (value) => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    try {
+      fs.writeSync(Number(fd), `${text.split(/\r?\n/).join(' ')}\n`);
+    } catch {
+      // emqd stopped listening: the job goes on
+    }
+  };
 }
 
 // Runs an exec handler: the payload from stdin, the result to stdout; exits 0, 65 (permanent) or 1.
@@ -70,7 +90,10 @@ async function exec(fn) {
   const chunks = [];
   for await (const c of process.stdin) chunks.push(c);
   const env = process.env;
-  const job = { id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1), deadlineMs: Number(env.EMQ_DEADLINE_MS || 0) };
+  const job = {
+    id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1),
+    deadlineMs: Number(env.EMQ_DEADLINE_MS || 0), progress: progressFd(env.EMQ_PROGRESS_FD),
+  };
   let result;
   try {
     result = resultBytes(await fn(Buffer.concat(chunks), job));

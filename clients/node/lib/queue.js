@@ -4,19 +4,18 @@ const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
 const { Scripts } = require('./scripts');
+const { EventsBook, Waiter } = require('./events');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
 const POLICIES = ['fail', 'wait', 'ignore'];
-const FIRST_POLL_MS = 5;
-const MAX_POLL_MS = 500;
 
 // Every key of a queue, by PROTOCOL.md's L1 rules.
 function keys(queue) {
   ids.checkQueueName(queue);
   const base = `emq:{${queue}}:`;
   const out = {};
-  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox']) out[t] = base + t;
+  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = base + t;
   return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:` };
 }
 
@@ -34,8 +33,6 @@ function checkLane(lane) {
   return lane;
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 class Queue {
   // new Queue(urlOrClient, name, options): a URL as emq takes it, or an ioredis client.
   constructor(urlOrClient, name, options = {}) {
@@ -45,7 +42,14 @@ class Queue {
     this.client = this.ownsClient ? clientFromUrl(urlOrClient, options) : urlOrClient;
     this.keys = keys(name);
     this.scripts = new Scripts(this.client);
+    this.events = new EventsBook(this.client);
     this.ready = null;
+  }
+
+  // A transition, with the queue's events stream when it keeps events.
+  async run(script, queue, keys, args) {
+    const [k, a] = await this.events.passed(script, queue, keys, args);
+    return this.scripts.run(script, k, a);
   }
 
   ensure() {
@@ -88,11 +92,11 @@ class Queue {
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
     if (due != null) {
-      await this.scripts.run('enqueue_at', [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
+      await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
     } else if (lane !== 0) {
-      await this.scripts.run('enqueue_lane', [row, this.keys.pending], [jobId, body, String(lane)]);
+      await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
     } else {
-      await this.scripts.run('enqueue', [row, this.keys.pending], [jobId, body]);
+      await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
     }
     return jobId;
   }
@@ -131,10 +135,10 @@ class Queue {
     const row = k.rowRoot + n.id;
     if (n.children.length) {
       const refs = n.children.map((c) => `${c.queue}:${c.id}`);
-      await this.scripts.run('enqueue_parent', [row, k.waiting, k.depsRoot + n.id, k.meta],
+      await this.run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta],
         [n.id, n.payload, String(n.lane), n.policy, parentRef, ...refs]);
     } else {
-      await this.scripts.run('enqueue_child', [row, k.pending, k.meta], [n.id, n.payload, String(n.lane), parentRef]);
+      await this.run('enqueue_child', n.queue, [row, k.pending, k.meta], [n.id, n.payload, String(n.lane), parentRef]);
     }
     if (n.queue !== this.name) await this.client.sadd('{emq}:queues', n.queue);
     for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
@@ -179,29 +183,43 @@ class Queue {
   }
 
   // Waits for the job to end: resolves to its result (a Buffer) when it
-  // completed. Rejects with JobFailed when it died, JobNotFound when there
-  // is no such job, TimeoutError when timeoutMs pass first. A row deleted on
-  // completion (a queue that keeps no completed rows) resolves to null.
+  // completed. By the queue's events stream when it keeps events (no
+  // polling), by polling otherwise. Rejects with JobFailed when it died,
+  // JobNotFound when there is no such job, TimeoutError when timeoutMs pass
+  // first. A row deleted on completion (a queue that keeps no completed
+  // rows) resolves to null.
   async wait(id, timeoutMs) {
     ids.checkWireGate(id);
-    const row = this.keys.rowRoot + id;
-    const until = timeoutMs == null ? null : Date.now() + timeoutMs;
-    let step = FIRST_POLL_MS;
-    let seen = false;
-    for (;;) {
-      const [state, result, error, attempts] = await this.client.hmgetBuffer(row, 'state', 'result', 'error', 'attempts');
-      if (state == null) {
-        if (!seen) throw new JobNotFound(`no job ${id} in queue ${this.name}`);
-        return null;
-      }
-      seen = true;
-      const s = state.toString();
-      if (s === 'completed') return result || Buffer.alloc(0);
-      if (s === 'dead') throw new JobFailed(id, error || Buffer.alloc(0), Number(attempts || 0));
-      if (until != null && Date.now() >= until) throw new TimeoutError(`${id} is still ${s} after ${timeoutMs} ms`);
-      await sleep(until == null ? step : Math.max(0, Math.min(step, until - Date.now())));
-      step = Math.min(step * 2, MAX_POLL_MS);
+    if ((await this.client.hget(this.keys.rowRoot + id, 'state')) == null) {
+      throw new JobNotFound(`no job ${id} in queue ${this.name}`);
     }
+    const ends = await this.waitMany([id], timeoutMs);
+    const end = ends.get(id);
+    if (!end) {
+      const state = (await this.client.hget(this.keys.rowRoot + id, 'state')) || 'gone';
+      throw new TimeoutError(`${id} is still ${state} after ${timeoutMs} ms`);
+    }
+    if (end.state === 'dead') throw new JobFailed(id, end.error || Buffer.alloc(0), end.attempts);
+    return end.state === 'completed' ? end.result || Buffer.alloc(0) : null;
+  }
+
+  // Waits for many jobs at once, as wait does: a Map id -> end for each
+  // that ended within timeoutMs (the others are left out), an end being
+  // {state: 'completed'|'dead'|'gone', result, error, attempts}.
+  async waitMany(jobIds, timeoutMs) {
+    const unique = [...new Set(jobIds)];
+    for (const id of unique) ids.checkWireGate(id);
+    const waiter = new Waiter(this.client, this.name, this.keys.rowRoot);
+    const ended = (row) => row[0] == null || ['completed', 'dead'].includes(row[0].toString());
+    const rows = await waiter.wait(unique, ended, timeoutMs);
+    const out = new Map();
+    for (const [id, [state, result, error, attempts]] of rows) {
+      out.set(id, {
+        state: state == null ? 'gone' : state.toString(), result, error,
+        attempts: /^\d+$/.test(String(attempts || '')) ? Number(attempts) : 0,
+      });
+    }
+    return out;
   }
 
   async pause() { await this.client.hset(this.keys.meta, 'paused', '1'); }

@@ -23,6 +23,10 @@ HANDLER = textwrap.dedent("""
             return {"attempt": job.attempt, "queue": job.queue}
         if payload == b"none":
             return None
+        if payload == b"progress":
+            job.progress("half")
+            job.progress({"done": 2})
+            return "reported"
         return payload.upper()
 
     handler.%s(work)
@@ -58,7 +62,16 @@ class Pool(unittest.TestCase):
             {"id": "JOB_5", "ok": True, "result": json.dumps({"attempt": 2, "queue": "q"})},
             {"id": "JOB_6", "ok": True, "result": ""},
         ])
+
         self.assertIn(b"JOB_3: ConnectionError: upstream down", p.stderr)
+
+    def test_progress_lines_come_before_the_answer(self):
+        p = run("pool", frame("JOB_7", b"progress"))
+        self.assertEqual([json.loads(line) for line in p.stdout.splitlines()], [
+            {"id": "JOB_7", "progress": "half"},
+            {"id": "JOB_7", "progress": {"done": 2}},
+            {"id": "JOB_7", "ok": True, "result": "reported"},
+        ])
 
 
 class Exec(unittest.TestCase):
@@ -75,6 +88,19 @@ class Exec(unittest.TestCase):
         p = run("exec", b"flaky")
         self.assertEqual(p.returncode, 1)
         self.assertEqual(p.stderr, b"ConnectionError: upstream down\n")
+
+    def test_progress_goes_to_emq_progress_fd_a_line_each(self):
+        read, write = os.pipe()
+        p = subprocess.run([sys.executable, "-c", HANDLER % (PACKAGE, "exec")], input=b"progress", capture_output=True,
+                           timeout=30, env=dict(os.environ, EMQ_PROGRESS_FD=str(write)), pass_fds=(write,))
+        os.close(write)
+        with os.fdopen(read, "rb") as lines:
+            self.assertEqual(lines.read(), b'half\n{"done": 2}\n')
+        self.assertEqual((p.returncode, p.stdout), (0, b"reported"))
+
+    def test_without_emq_progress_fd_progress_does_nothing(self):
+        p = run("exec", b"progress")
+        self.assertEqual((p.returncode, p.stdout), (0, b"reported"))
 
     def test_the_job_comes_from_the_environment(self):
         p = run("exec", b"json", {"EMQ_QUEUE": "thumbs", "EMQ_ATTEMPT": "3"})
