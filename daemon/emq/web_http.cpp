@@ -11,6 +11,7 @@
 #include "echomq/bytes.h"
 #include "emq/bytes_text.h"
 #include "emq/web_assets.h"
+#include "emq/web_events.h"
 #include "emq/web_origin.h"
 
 namespace echomq::cli {
@@ -267,6 +268,7 @@ HttpResponse WebSite::get(const HttpRequest& request) {
       return r;
     }
   }
+  if (n == 2 && s[0] == "api" && s[1] == "events") return events_response(server_, query_param(request.query, "queue"));
   if (n >= 2 && s[0] == "api" && s[1] == "queues") {
     if (n == 2) return json_response(guarded_api([&] { return api_.queues(); }));
     if (n == 3) {

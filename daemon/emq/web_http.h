@@ -32,7 +32,8 @@ struct WebSecurity {
 
 class WebSite {
  public:
-  WebSite(Executor& x, WebSecurity security) : api_(x, security.read_only), security_(std::move(security)) {}
+  WebSite(Executor& x, WebSecurity security)
+      : api_(x, security.read_only), server_(x.options()), security_(std::move(security)) {}
 
   // Every request of the HttpServer comes here, on its one thread.
   daemon::HttpResponse handle(const daemon::HttpRequest& request);
@@ -48,6 +49,7 @@ class WebSite {
   daemon::HttpResponse page() const;
 
   WebApi api_;
+  ConnectionOptions server_;  // each page's event stream opens a connection of its own
   WebSecurity security_;
   AuthThrottle throttle_;
 };
