@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/flows.h"
 #include "echomq/keyspace.h"

@@ -108,9 +108,9 @@ test_pkgs=(
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
 # promtool, which checks the /metrics text (tests/ops); chromium,
 # chromium-driver, python3-selenium: the browser tests of `emq web`
-# (tests/web); libdate-tz3, tzdata: schedules' time zones, read from the
+# (tests/emq/web); libdate-tz3, tzdata: schedules' time zones, read from the
 # system's tzdata; python3-croniter: the oracle of the cron tests
-# (tests/schedule); clang-format: Style.ClangFormat holds the sources to
+# (tests/daemon/schedule); clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS
 # tests make their own CA and certificates with it (tests/support/test_pki).
 

@@ -6,7 +6,7 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
-#include "lease_renewer.h"
+#include "duties/lease_renewer.h"
 #include "settle.h"
 #include "test_handler.h"
 #include "valkey_server.h"

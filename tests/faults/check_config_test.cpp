@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "config.h"
+#include "config/config.h"
 #include "fault_fixture.h"
 
 namespace echomq::test {
