@@ -13,7 +13,7 @@
 
 #include "cli_fixture.h"
 #include "echomq/stats.h"
-#include "emq_web_process.h"
+#include "web/emq_web_process.h"
 #include "http_client.h"
 
 namespace echomq::test {
