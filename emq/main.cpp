@@ -96,6 +96,7 @@ int run(int argc, char** argv) {
   add_jobs(app, tool);
   add_dead(app, tool);
   add_purge(app, tool);
+  add_promote(app, tool);
   add_wait(app, tool);
   add_control(app, tool);
   add_limit(app, tool);

@@ -20,6 +20,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Reap, "reap", 5, nullptr, 1},
     {Script::RetryDead, "retry_dead", 3, nullptr},
     {Script::RetryJob, "retry_job", 3, nullptr},
+    {Script::PromoteJob, "promote_job", 3, nullptr},
     {Script::Cancel, "cancel", 4, nullptr, 1},
     {Script::TrimDead, "trim_dead", 2, nullptr},
     {Script::EnqueueCron, "enqueue_cron", 4, nullptr},

@@ -191,6 +191,18 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
   return decode_retry_job(x.eval(retry_job_call(q, id)));
 }
 
+ScriptCall promote_job_call(const QueueKeys& q, std::string_view id) {
+  return {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+}
+
+PromoteJobResult decode_promote_job(const Reply& r) {
+  return integer_of(r, "promote_job") == 1 ? PromoteJobResult::Moved : PromoteJobResult::NotDelayed;
+}
+
+PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view id) {
+  return decode_promote_job(x.eval(promote_job_call(q, id)));
+}
+
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.push_back(q.outbox);

@@ -20,6 +20,7 @@ enum class Script {
   Reap,
   RetryDead,
   RetryJob,
+  PromoteJob,
   Cancel,
   TrimDead,
   EnqueueCron,
@@ -42,7 +43,7 @@ struct ScriptInfo {
   int optional_keys = 0;
 };
 
-inline constexpr std::size_t kScriptCount = 20;
+inline constexpr std::size_t kScriptCount = 21;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

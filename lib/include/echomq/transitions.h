@@ -30,6 +30,7 @@ enum class ReleaseResult { Released, LeaseLost };
 // parent has not been told; job_actions.h, cancel_refusal, says which).
 enum class CancelResult { Removed, NotFound, Refused };
 enum class RetryJobResult { Moved, NotDead };
+enum class PromoteJobResult { Moved, NotDelayed };
 // enqueue_cron's replies: 1, 0, 2.
 enum class CronFireResult { Enqueued, Already, Skipped };
 
@@ -139,6 +140,10 @@ std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id);
 RetryJobResult decode_retry_job(const Reply& r);
 RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id);
+// An operator's "run it now": one delayed job to pending at its lane.
+ScriptCall promote_job_call(const QueueKeys& q, std::string_view id);
+PromoteJobResult decode_promote_job(const Reply& r);
+PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view id);
 
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 CancelResult decode_cancel(const Reply& r);
