@@ -1,5 +1,6 @@
 'use strict';
 // A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause.
+const { inspect: show } = require('node:util');
 const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
@@ -11,7 +12,7 @@ const POLICIES = ['fail', 'wait', 'ignore'];
 const FIRST_POLL_MS = 5;
 const MAX_POLL_MS = 500;
 
-// Every key of a queue, by PROTOCOL.md's L1 rules.
+// Every key of a queue, by the key rules of docs/protocol.md.
 function keys(queue) {
   ids.checkQueueName(queue);
   const base = `emq:{${queue}}:`;
@@ -35,6 +36,14 @@ function checkLane(lane) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// wait's timeout: milliseconds, as a number (null waits for ever). An
+// object, text, NaN or Infinity would make the loop below poll for ever.
+function checkTimeoutMs(timeoutMs) {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= 1e12)) {
+    throw new InvalidError(`timeoutMs must be milliseconds (a number) in 0..10^12, or null to wait for ever: wait(id, 60000), not ${show(timeoutMs)}`);
+  }
+}
 
 class Queue {
   // new Queue(urlOrClient, name, options): a URL as emq takes it, or an ioredis client.
@@ -184,6 +193,7 @@ class Queue {
   // completion (a queue that keeps no completed rows) resolves to null.
   async wait(id, timeoutMs) {
     ids.checkWireGate(id);
+    if (timeoutMs != null) checkTimeoutMs(timeoutMs);
     const row = this.keys.rowRoot + id;
     const until = timeoutMs == null ? null : Date.now() + timeoutMs;
     let step = FIRST_POLL_MS;
