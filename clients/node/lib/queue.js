@@ -149,7 +149,9 @@ class Queue {
     for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
   }
 
-  // Depths, paused and the counters, as emq stats --json shows them.
+  // The queue as one object of `emq stats --json`, plus waiting (parents
+  // waiting for children). The dead depth is `dead`, the dead counter
+  // `counters.dead`; a counter another writer broke is null, as emq shows it.
   async stats() {
     const p = this.client.pipeline();
     for (const d of DEPTHS) p.zcard(this.keys[d]);
@@ -157,8 +159,13 @@ class Queue {
     p.hmget(this.keys.stats, ...COUNTERS);
     const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
     const out = { queue: this.name, paused: r[5] === '1' };
-    DEPTHS.forEach((d, i) => { out[d] = r[i]; });
-    COUNTERS.forEach((c, i) => { out[c] = /^-?\d+$/.test(r[6][i] || '') ? Number(r[6][i]) : 0; });
+    DEPTHS.slice(0, 4).forEach((d, i) => { out[d] = r[i]; });
+    out.counters = {};
+    COUNTERS.forEach((c, i) => {
+      const v = r[6][i];
+      out.counters[c] = v == null ? 0 : /^-?\d+$/.test(v) ? Number(v) : null;
+    });
+    out.waiting = r[4];
     return out;
   }
 

@@ -104,12 +104,12 @@ test('Queue', async (t) => {
     await q.enqueue('b', { delay: 100000 });
     await q.pause();
     let s = await q.stats();
-    assert.deepStrictEqual([s.paused, s.pending, s.delayed, s.active, s.claimed], [true, 1, 1, 0, 0]);
+    assert.deepStrictEqual([s.paused, s.pending, s.delayed, s.active, s.counters.claimed], [true, 1, 1, 0, 0]);
     assert.strictEqual(await worker(r, q.name).claim(), null);
     await q.resume();
     assert.notStrictEqual(await worker(r, q.name).claim(), null);
     s = await q.stats();
-    assert.deepStrictEqual([s.paused, s.pending, s.active, s.claimed], [false, 0, 1, 1]);
+    assert.deepStrictEqual([s.paused, s.pending, s.active, s.counters.claimed], [false, 0, 1, 1]);
   });
 
   await t.test('a flow enqueues each parent before its children', async () => {

@@ -1,5 +1,6 @@
 """A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause."""
 import datetime
+import re
 import time
 
 import redis
@@ -11,6 +12,8 @@ from .scripts import Scripts
 
 MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
+DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
+_INTEGER = re.compile(rb"-?[0-9]+")
 POLICIES = ("fail", "wait", "ignore")
 _FIRST_POLL, _MAX_POLL = 0.005, 0.5
 
@@ -45,6 +48,13 @@ def _seconds(value, what):
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
         raise InvalidError("%s must be seconds (a number, or a timedelta) in 0..10^9, not %r" % (what, value))
     return seconds
+
+
+def _counter(v):
+    """A stats field: absent is 0, anything but an integer None."""
+    if v is None:
+        return 0
+    return int(v) if _INTEGER.fullmatch(v) else None
 
 
 def _lane(lane):
@@ -164,18 +174,22 @@ class Queue:
         return {"queue": n["queue"], "id": n["id"], "children": [self._ids_of(c) for c in n["children"]]}
 
     def stats(self):
-        """Depths, paused and the counters, as emq stats --json shows them."""
+        """The queue as one object of `emq stats --json`, plus waiting (parents waiting for children).
+
+        The dead depth is "dead", the dead counter counters["dead"]. A
+        counter another writer broke is None, as emq shows it (null).
+        """
         k = self.keys
         with self.client.pipeline(transaction=False) as p:
-            for s in ("pending", "active", "delayed", "dead", "waiting"):
+            for s in DEPTHS:
                 p.zcard(k[s])
             p.hget(k["meta"], "paused")
             p.hmget(k["stats"], *COUNTERS)
             r = p.execute()
         out = {"queue": self.name, "paused": r[5] == b"1"}
-        out.update(zip(("pending", "active", "delayed", "dead", "waiting"), r[:5]))
-        for name, v in zip(COUNTERS, r[6]):
-            out[name] = int(v) if v is not None and v.lstrip(b"-").isdigit() else 0
+        out.update(zip(DEPTHS[:4], r[:4]))
+        out["counters"] = {name: _counter(v) for name, v in zip(COUNTERS, r[6])}
+        out["waiting"] = r[4]
         return out
 
     def inspect(self, job_id):

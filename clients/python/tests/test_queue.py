@@ -136,12 +136,12 @@ class QueueTest(ServerTest):
         q.enqueue("b", delay=100)
         q.pause()
         s = q.stats()
-        self.assertEqual((s["paused"], s["pending"], s["delayed"], s["active"], s["claimed"]), (True, 1, 1, 0, 0))
+        self.assertEqual((s["paused"], s["pending"], s["delayed"], s["active"], s["counters"]["claimed"]), (True, 1, 1, 0, 0))
         self.assertIsNone(Worker(self.r, q.name).claim())
         q.resume()
         self.assertIsNotNone(Worker(self.r, q.name).claim())
         s = q.stats()
-        self.assertEqual((s["paused"], s["pending"], s["active"], s["claimed"]), (False, 0, 1, 1))
+        self.assertEqual((s["paused"], s["pending"], s["active"], s["counters"]["claimed"]), (False, 0, 1, 1))
 
     def test_a_flow_enqueues_each_parent_before_its_children(self):
         q = self.queue("flowpy")
