@@ -34,9 +34,7 @@ TEST(WebDoc, TheScreenshotBlockRunsAsWritten) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = fs::path(emq_binary()).parent_path().string() + ":" + std::getenv("PATH");
-  // Whatever line fails, the emq web the block started stops with it.
-  const std::string run = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\ncd " + dir.string() + "\n" + script;
-  const RunResult r = run_program({"/bin/bash", "-c", run}, "", {"EMQ_URL=" + server.url(), "PATH=" + path});
+  const RunResult r = run_script(dir.string(), script, {"EMQ_URL=" + server.url(), "PATH=" + path});
   EXPECT_EQ(r.code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
   const std::string png = read_doc((dir / "emq-web.png").string());
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << "no PNG: " << r.err;

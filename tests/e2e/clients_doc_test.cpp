@@ -34,11 +34,6 @@ std::string substitute(std::string text, const std::string& from, const std::str
 
 void write_file(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-// A shell line run in `dir`, its output kept for the failure message.
-RunResult run_in(const fs::path& dir, const std::string& line) {
-  return run_program({"/bin/bash", "-c", "set -e\ncd '" + dir.string() + "'\n" + line});
-}
-
 std::string said(const RunResult& r) {
   return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "stderr:\n" + r.err;
 }
@@ -121,7 +116,7 @@ void run_programs(const Page& page, const fs::path& app, std::size_t report_byte
     const bool python = b.lang == "python";
     const fs::path file = app / ("block" + std::to_string(b.line) + (python ? ".py" : ".js"));
     write_file(file, b.body);
-    const RunResult r = run_in(app, (python ? ".venv/bin/python '" : "node '") + file.string() + "'");
+    const RunResult r = run_script(app.string(), (python ? ".venv/bin/python '" : "node '") + file.string() + "'");
     ASSERT_EQ(r.code, 0) << said(r);
     if (b.body.find("report.csv") != std::string::npos) {
       EXPECT_NE(r.out.find("bytes of " + std::to_string(report_bytes) + "\n"), std::string::npos) << said(r);
@@ -144,7 +139,7 @@ TEST(ClientsDoc, EveryBlockRunsAsWritten) {
   ASSERT_GE(page.programs.size(), 4u) << "a producer and a flow in each language";
 
   for (const std::string& install : page.installs) {
-    const RunResult r = run_in(app, install);
+    const RunResult r = run_script(app.string(), install);
     ASSERT_EQ(r.code, 0) << install << said(r);
   }
   // The files the page tells its reader to save and to have.
