@@ -186,7 +186,8 @@ RunResult run_program(const std::vector<std::string>& argv_in, const std::string
 
 RunResult run_script(const std::string& dir, const std::string& script, std::vector<std::string> extra_env) {
   const std::string out = dir + "/.run_script.out", err = dir + "/.run_script.err";
-  const std::string body = "set -e\ntrap 'rc=$?; kill $(jobs -p) 2>/dev/null || true; exit $rc' EXIT\ncd '" + dir + "'\n" + script;
+  const std::string body =
+      "set -e\ntrap 'rc=$?; kill $(jobs -p) 2>/dev/null || true; exit $rc' EXIT\ncd '" + dir + "'\n" + script;
   RunResult r = run_program({"/bin/bash", "-c", "/bin/bash -c \"$0\" > '" + out + "' 2> '" + err + "'", body}, "",
                             std::move(extra_env));
   auto read = [](const std::string& path) {
