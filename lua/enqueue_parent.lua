@@ -7,7 +7,8 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the parent's row
   KEYS[2]  emq:{q}:waiting    zset  member id, score time enqueued (ms)
   KEYS[3]  emq:{q}:deps:<id>  set   the refs of the children still awaited
-  KEYS[4]  emq:{q}:meta       hash  flows = 1 once a flow touches the queue
+  KEYS[4]  emq:{q}:meta       hash  parents = 1 once a parent is enqueued
+                                    here; flows = 1 once a child is
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
   ARGV[3]  lane               integer -1000..1000, where it waits once released
@@ -17,7 +18,8 @@
 
   Reply:   1 enqueued: state waiting (row: state, attempts, payload,
              children, on_child_failure, lane if not 0, parent if given),
-             id in waiting, the refs in deps, meta flows = 1
+             id in waiting, the refs in deps, meta parents = 1, and
+             flows = 1 when it has a parent
            0 duplicate (the row exists, whatever its state; nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when the lane, the policy or a ref is malformed, no child
@@ -83,5 +85,11 @@ redis.call('DEL', deps)
 for first = 6, #ARGV, 1000 do
   redis.call('SADD', deps, unpack(ARGV, first, math.min(first + 999, #ARGV)))
 end
-redis.call('HSET', meta, 'flows', '1')
+-- parents tells a speaker which queues' claimed jobs may need their
+-- children's results; flows, which queues' jobs must tell a parent.
+if parent ~= '' then
+  redis.call('HSET', meta, 'parents', '1', 'flows', '1')
+else
+  redis.call('HSET', meta, 'parents', '1')
+end
 return 1

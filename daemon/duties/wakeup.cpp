@@ -73,6 +73,17 @@ bool Wakeup::pause(milliseconds d, const std::atomic<bool>& stop) const {
 
 bool Wakeup::events_on(Connection& c) {
   Reply r = c.command({"CONFIG", "GET", "notify-keyspace-events"});
+  if (r.is_error()) {
+    // Managed servers block CONFIG and take the setting in the provider's
+    // parameters. Listening costs one idle connection if nothing comes;
+    // not listening would poll for ever where the events are on.
+    spdlog::info(
+        "wakeup: cannot read notify-keyspace-events ({}); listening in case the server publishes them (set "
+        "notify-keyspace-events Kz on the server, e.g. in the provider's parameters); idle queues also poll up to "
+        "poll_max_ms",
+        r.str);
+    return true;
+  }
   std::string flags = r.elements.size() == 2 ? r.elements[1].str : "";
   if (has_flags(flags)) return true;
   if (!enable_) {

@@ -3,22 +3,28 @@
 namespace echomq {
 
 namespace {
-// The flag's place in the reply: right after limit_fields_read's five.
+// The flags' places in the reply: right after limit_fields_read's five.
 constexpr std::size_t kFlowsField = 5;
+constexpr std::size_t kParentsField = 6;
+
+bool flag(const Reply& r, std::size_t field) {
+  return r.type == Reply::Type::Array && r.elements.size() > field && r.elements[field].type == Reply::Type::String &&
+         r.elements[field].str == "1";
+}
 }  // namespace
 
 Command claim_meta_read(const QueueKeys& q) {
   Command read = limit_fields_read(q);
   read.push_back("flows");
+  read.push_back("parents");
   return read;
 }
 
 ClaimMeta decode_claim_meta(const Reply& r) {
   ClaimMeta m;
   m.limits = decode_limit_fields(r);
-  const bool flow = r.type == Reply::Type::Array && r.elements.size() > kFlowsField &&
-                    r.elements[kFlowsField].type == Reply::Type::String && r.elements[kFlowsField].str == "1";
-  m.flows = flow ? FlowMode::Flow : FlowMode::Plain;
+  m.parents = flag(r, kParentsField);
+  m.flows = flag(r, kFlowsField) || m.parents ? FlowMode::Flow : FlowMode::Plain;
   return m;
 }
 

@@ -30,6 +30,8 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::FailFlow, "fail_flow", 9, nullptr},
     {Script::ChildDone, "child_done", 6, nullptr, 1},
     {Script::OutboxAck, "outbox_ack", 2, nullptr},
+    {Script::ChildrenDone, "children_done", 7, nullptr, 1},
+    {Script::OutboxAckMany, "outbox_ack_many", 2, nullptr},
 }};
 }  // namespace
 

@@ -1,5 +1,6 @@
 'use strict';
 // A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause.
+const { inspect: show } = require('node:util');
 const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
@@ -11,7 +12,7 @@ const POLICIES = ['fail', 'wait', 'ignore'];
 const FIRST_POLL_MS = 5;
 const MAX_POLL_MS = 500;
 
-// Every key of a queue, by PROTOCOL.md's L1 rules.
+// Every key of a queue, by the key rules of docs/protocol.md.
 function keys(queue) {
   ids.checkQueueName(queue);
   const base = `emq:{${queue}}:`;
@@ -35,6 +36,14 @@ function checkLane(lane) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// wait's timeout: milliseconds, as a number (null waits for ever). An
+// object, text, NaN or Infinity would make the loop below poll for ever.
+function checkTimeoutMs(timeoutMs) {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= 1e12)) {
+    throw new InvalidError(`timeoutMs must be milliseconds (a number) in 0..10^12, or null to wait for ever: wait(id, 60000), not ${show(timeoutMs)}`);
+  }
+}
 
 class Queue {
   // new Queue(urlOrClient, name, options): a URL as emq takes it, or an ioredis client.
@@ -140,7 +149,9 @@ class Queue {
     for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
   }
 
-  // Depths, paused and the counters, as emq stats --json shows them.
+  // The queue as one object of `emq stats --json`, plus waiting (parents
+  // waiting for children). The dead depth is `dead`, the dead counter
+  // `counters.dead`; a counter another writer broke is null, as emq shows it.
   async stats() {
     const p = this.client.pipeline();
     for (const d of DEPTHS) p.zcard(this.keys[d]);
@@ -148,8 +159,13 @@ class Queue {
     p.hmget(this.keys.stats, ...COUNTERS);
     const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
     const out = { queue: this.name, paused: r[5] === '1' };
-    DEPTHS.forEach((d, i) => { out[d] = r[i]; });
-    COUNTERS.forEach((c, i) => { out[c] = /^-?\d+$/.test(r[6][i] || '') ? Number(r[6][i]) : 0; });
+    DEPTHS.slice(0, 4).forEach((d, i) => { out[d] = r[i]; });
+    out.counters = {};
+    COUNTERS.forEach((c, i) => {
+      const v = r[6][i];
+      out.counters[c] = v == null ? 0 : /^-?\d+$/.test(v) ? Number(v) : null;
+    });
+    out.waiting = r[4];
     return out;
   }
 
@@ -184,6 +200,7 @@ class Queue {
   // completion (a queue that keeps no completed rows) resolves to null.
   async wait(id, timeoutMs) {
     ids.checkWireGate(id);
+    if (timeoutMs != null) checkTimeoutMs(timeoutMs);
     const row = this.keys.rowRoot + id;
     const until = timeoutMs == null ? null : Date.now() + timeoutMs;
     let step = FIRST_POLL_MS;

@@ -30,6 +30,8 @@ enum class Script {
   FailFlow,
   ChildDone,
   OutboxAck,
+  ChildrenDone,
+  OutboxAckMany,
 };
 
 struct ScriptInfo {
@@ -37,13 +39,13 @@ struct ScriptInfo {
   const char* name;    // the file name without .lua, as in PROTOCOL.md
   int num_keys;        // the KEYS every call passes (PROTOCOL.md's KEYS column)
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
-  // KEYS a call may add after those: reap, cancel and child_done take the
-  // outbox as an optional last KEY, so a speaker that knows nothing of
+  // KEYS a call may add after those: reap, cancel, child_done and children_done
+  // take the outbox as an optional last KEY, so a speaker that knows nothing of
   // flows calls them as before.
   int optional_keys = 0;
 };
 
-inline constexpr std::size_t kScriptCount = 21;
+inline constexpr std::size_t kScriptCount = 23;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);
