@@ -32,6 +32,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::OutboxAck, "outbox_ack", 2, nullptr},
     {Script::ChildrenDone, "children_done", 7, nullptr, 1},
     {Script::OutboxAckMany, "outbox_ack_many", 2, nullptr},
+    {Script::Progress, "progress", 2, nullptr, 1},
 }};
 }  // namespace
 

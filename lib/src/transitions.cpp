@@ -110,6 +110,17 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
   return decode_extend(x.eval(extend_call(q, lease_ms, leases)), leases.size());
 }
 
+ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value) {
+  check_wire_gate(lease.id);
+  return {Script::Progress, {q.row(lease.id), q.active}, {lease.id, num(lease.epoch), std::string(value)}};
+}
+
+bool decode_progress(const Reply& r) { return integer_of(r, "progress") == 1; }
+
+bool progress(Executor& x, const QueueKeys& q, const Lease& lease, std::string_view value) {
+  return decode_progress(x.eval(progress_call(q, lease, value)));
+}
+
 ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result,
                          FlowMode mode) {
   ScriptCall call{

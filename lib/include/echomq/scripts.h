@@ -32,6 +32,7 @@ enum class Script {
   OutboxAck,
   ChildrenDone,
   OutboxAckMany,
+  Progress,
 };
 
 struct ScriptInfo {
@@ -45,7 +46,7 @@ struct ScriptInfo {
   int optional_keys = 0;
 };
 
-inline constexpr std::size_t kScriptCount = 23;
+inline constexpr std::size_t kScriptCount = 24;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

@@ -114,6 +114,12 @@ ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vec
 std::vector<bool> decode_extend(const Reply& r, std::size_t leases);
 std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
 
+// A running job's progress, as its handler reported it (at most 1024
+// bytes), fenced as extend is: true stored, false lease lost.
+ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value);
+bool decode_progress(const Reply& r);
+bool progress(Executor& x, const QueueKeys& q, const Lease& lease, std::string_view value);
+
 // In Flow mode a child's row is kept with its result whatever keep_ms
 // (outbox_ack applies keep_ms once its parent is told): pass the result
 // even when the queue keeps no completed rows.
