@@ -97,6 +97,7 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A limit field: the server's integer form, within lo..hi; nil otherwise.
 local function limit_of(v, lo, hi)
@@ -168,7 +169,7 @@ if m[1] == '1' then
 end
 for _, set in ipairs({pending, active, delayed}) do
   if not is_zset(set) then
-    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    return redis.error_reply(WRONGTYPE)
   end
 end
 local limits, broken = limits_of({m[2], m[3], m[4], m[5], m[6]})

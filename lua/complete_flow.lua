@@ -26,6 +26,14 @@
 local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
 local function is_counter(v)
@@ -58,8 +66,8 @@ if fields[1] ~= 'active' or fields[2] ~= epoch then
 end
 -- A child's id goes to the outbox after it leaves active: a ZADD failing
 -- there would strand it, so the outbox is checked first.
-if fields[3] and not ({zset = true, none = true})[redis.call('TYPE', outbox).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+if fields[3] and not is_zset(outbox) then
+  return redis.error_reply(WRONGTYPE)
 end
 local counted = is_counter_of(stats, 'completed')
 
