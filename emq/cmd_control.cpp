@@ -19,15 +19,6 @@ struct ControlArgs {
   std::string id;
 };
 
-// Pausing a name nobody uses is legal (a queue may be paused before its
-// first job), but it is more often a typo: say so, and go on.
-void warn_if_unknown(Executor& x, const QueueKeys& q) {
-  std::vector<std::string> known = known_queues(x);
-  if (!std::binary_search(known.begin(), known.end(), q.queue)) {
-    say("note: " + q.queue + " is not a known queue (not in " + std::string(kQueuesKey) + "); check the name");
-  }
-}
-
 int run_pause(Tool& tool, const ControlArgs& a, bool paused) {
   QueueKeys q(a.queue);
   Executor x(tool.options());
@@ -56,6 +47,13 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
 }
 
 }  // namespace
+
+void warn_if_unknown(Executor& x, const QueueKeys& q) {
+  std::vector<std::string> known = known_queues(x);
+  if (!std::binary_search(known.begin(), known.end(), q.queue)) {
+    say("note: " + q.queue + " is not a known queue (not in " + std::string(kQueuesKey) + "); check the name");
+  }
+}
 
 void add_control(CLI::App& app, Tool& tool) {
   for (bool paused : {true, false}) {

@@ -45,6 +45,11 @@ CLI::Option* add_number_option(CLI::App* app, const std::string& name, std::int6
                                const std::string& description);
 CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& value, const std::string& description);
 
+// Pausing or limiting a name nobody uses is legal (a queue may be set up
+// before its first daemon), but it is more often a typo: a note on stderr
+// when q is not in {emq}:queues (emq pause, resume, limit).
+void warn_if_unknown(Executor& x, const QueueKeys& q);
+
 // Deletes every job of q in state (not active) through cancel, asking first
 // unless yes, and prints the count: emq purge, and emq dead delete --all.
 int purge_confirmed(Executor& x, const QueueKeys& q, JobState state, bool yes);

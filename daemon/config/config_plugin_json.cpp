@@ -2,7 +2,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -17,15 +16,13 @@ namespace {
 nlohmann::json scalar_json(const YAML::Node& n) {
   const std::string& s = n.Scalar();
   if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return s;
-  static const std::regex kInteger("[+-]?[0-9]+");
-  static const std::regex kNumber(R"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)");
   if (s == "true" || s == "false") return s == "true";
-  if (std::regex_match(s, kInteger)) {
+  if (is_integer_text(s)) {
     errno = 0;
     const long long v = std::strtoll(s.c_str(), nullptr, 10);
     if (errno != ERANGE) return v;
   }
-  if (std::regex_match(s, kNumber)) {
+  if (is_number_text(s)) {
     const double v = std::strtod(s.c_str(), nullptr);
     if (std::isfinite(v)) return v;
   }

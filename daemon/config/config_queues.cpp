@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include "config/config_paths.h"
@@ -105,13 +104,12 @@ class QueueReader {
       r_.error(field, "expected a mapping of NAME: value, got " + describe_value(field.value));
       return;
     }
-    static const std::regex kName("[A-Za-z_][A-Za-z0-9_]*");
     std::map<std::string, int> seen;
     for (auto it = field.value.begin(); it != field.value.end(); ++it) {
       const int line = it->first.Mark().line + 1;
       const std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
       const Field entry{field.key + "." + name, it->second, line};
-      if (!std::regex_match(name, kName)) {
+      if (!is_ascii_word(name, "_") || (name[0] >= '0' && name[0] <= '9')) {
         r_.error(line, field.key,
                  "expected environment variable names of letters, digits and _, got " + describe_value(it->first));
       } else if (name.rfind("EMQ_", 0) == 0) {

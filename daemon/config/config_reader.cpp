@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
-#include <regex>
 
 #include "http/lower_case.h"
 
@@ -56,6 +56,16 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// Skips the digits from i on; how many there were.
+std::size_t skip_digits(const std::string& s, std::size_t& i) {
+  const std::size_t from = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i - from;
+}
+
+// Skips a leading + or -.
+std::size_t after_sign(const std::string& s) { return !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0; }
+
 std::string join(const std::vector<std::string>& words, const char* sep) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : sep) + w;
@@ -63,6 +73,34 @@ std::string join(const std::vector<std::string>& words, const char* sep) {
 }
 
 }  // namespace
+
+bool is_integer_text(const std::string& s) {
+  std::size_t i = after_sign(s);
+  return skip_digits(s, i) > 0 && i == s.size();
+}
+
+bool is_number_text(const std::string& s) {
+  std::size_t i = after_sign(s);
+  const std::size_t whole = skip_digits(s, i);
+  std::size_t fraction = 0;
+  if (i < s.size() && s[i] == '.') fraction = skip_digits(s, ++i);
+  if (whole == 0 && fraction == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (skip_digits(s, i) == 0) return false;
+  }
+  return i == s.size();
+}
+
+bool is_ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+bool is_ascii_word(const std::string& s, const char* extra) {
+  auto in_word = [&](char c) {
+    return is_ascii_letter(c) || (c >= '0' && c <= '9') || (c != '\0' && std::strchr(extra, c) != nullptr);
+  };
+  return !s.empty() && std::all_of(s.begin(), s.end(), in_word);
+}
 
 int Field::line() const {
   if (value.IsScalar() || key_line == 0) return mark_line(value);
@@ -174,8 +212,7 @@ bool ConfigReader::sequence(const Field& f, const std::string& expected, std::ve
 
 bool ConfigReader::integer(const Field& f, std::int64_t lo, std::int64_t hi, std::int64_t& out, const char* why) {
   const std::string expected = "expected a whole number in " + range_text(lo, hi) + ", got ";
-  static const std::regex kInteger("[+-]?[0-9]+");
-  if (!f.value.IsScalar() || is_quoted(f.value) || !std::regex_match(f.value.Scalar(), kInteger)) {
+  if (!f.value.IsScalar() || is_quoted(f.value) || !is_integer_text(f.value.Scalar())) {
     std::string hint = is_quoted(f.value) ? " (write numbers without quotes)" : "";
     error(f, with_why(expected + describe_value(f.value) + hint, why));
     return false;
@@ -199,8 +236,7 @@ bool ConfigReader::integer(const Field& f, int lo, int hi, int& out, const char*
 
 bool ConfigReader::number(const Field& f, double lo, double hi, double& out, const char* why) {
   const std::string expected = "expected a number in " + number_text(lo) + ".." + number_text(hi) + ", got ";
-  static const std::regex kNumber(R"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)");
-  if (!f.value.IsScalar() || is_quoted(f.value) || !std::regex_match(f.value.Scalar(), kNumber)) {
+  if (!f.value.IsScalar() || is_quoted(f.value) || !is_number_text(f.value.Scalar())) {
     std::string hint = is_quoted(f.value) ? " (write numbers without quotes)" : "";
     error(f, with_why(expected + describe_value(f.value) + hint, why));
     return false;

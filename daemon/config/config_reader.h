@@ -74,6 +74,17 @@ class ConfigReader {
 // enough to be a likely typo.
 std::string nearest_key(const std::string& name, const std::vector<std::string>& candidates);
 
+// Whether a plain scalar is a whole number ([+-]digits), or a number
+// ([+-], digits with an optional fraction, an optional exponent), as YAML
+// 1.2 reads one. Hand-written: std::regex recursed once per character and
+// overflowed the stack on a value of 200,000 digits.
+bool is_integer_text(const std::string& s);
+bool is_number_text(const std::string& s);
+// Whether s is not empty and holds only ASCII letters, digits and the bytes
+// of `extra` (names, schemes; by hand for the same reason).
+bool is_ascii_word(const std::string& s, const char* extra);
+bool is_ascii_letter(char c);
+
 // How a value is shown in an error: "the string \"x\"", "a mapping", ...
 std::string describe_value(const YAML::Node& value);
 

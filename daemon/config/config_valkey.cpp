@@ -1,7 +1,6 @@
 // The valkey block: the url (or embedded), the user and where the password
 // comes from, TLS files, and what url: embedded needs of this host.
 #include <cstdlib>
-#include <regex>
 
 #include "config/config_paths.h"
 #include "config/config_sections.h"
@@ -88,9 +87,11 @@ class ValkeyReader {
     const Field* cert = tls_file(m, "cert_file", t.cert_file);
     const Field* key = tls_file(m, "key_file", t.key_file);
     if (auto f = m.get("server_name"); f && r_.string(*f, t.server_name)) {
-      static const std::regex kName("[A-Za-z0-9._:-]+");
-      if (!std::regex_match(t.server_name, kName)) {
-        r_.error(*f, "expected the host name or IP address the server's certificate holds (cache.example.com)");
+      // 253: the longest DNS name.
+      if (!is_ascii_word(t.server_name, "._:-") || t.server_name.size() > 253) {
+        r_.error(*f,
+                 "expected the host name or IP address the server's certificate holds (cache.example.com), of at "
+                 "most 253 characters");
       }
     }
     if (ca != nullptr) check_file(*ca, check_ca_file(t.ca_file));
@@ -129,8 +130,9 @@ class ValkeyReader {
     }
     // The URL may hold a password: name no part of it but a plain scheme.
     const std::size_t sep = v.url.find("://");
-    static const std::regex kScheme("[A-Za-z][A-Za-z0-9+.-]*");
-    if (sep == std::string::npos || !std::regex_match(v.url.substr(0, sep), kScheme)) {
+    // No scheme taken is longer than 16 characters.
+    if (sep == std::string::npos || sep > 16 || !is_ascii_word(v.url.substr(0, sep), "+.-") ||
+        !is_ascii_letter(v.url[0])) {
       r_.error(f, kForms);
       return false;
     }

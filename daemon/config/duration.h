@@ -10,8 +10,9 @@
 
 namespace echomq::daemon {
 
-// The duration in ms; nullopt for anything else (no unit, a sign, a
-// fraction, more than 2^40 of the unit).
+// The duration in ms; INT64_MAX for one too long to count in ms, so that
+// every range refuses it; nullopt for anything else (no unit, a sign, a
+// fraction).
 std::optional<std::int64_t> parse_duration_ms(const std::string& text);
 
 }  // namespace echomq::daemon

@@ -79,6 +79,27 @@ void QueueSampler::sample(std::vector<QueueStats>& all, std::int64_t& server_now
   refused_ = std::move(refused);
 }
 
+void QueueSampler::on_limits_change(std::function<void(const std::string& queue)> tell) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tell_limits_ = std::move(tell);
+}
+
+void QueueSampler::note_limits(const std::vector<QueueStats>& all) {
+  std::vector<std::string> changed;
+  for (const QueueStats& s : all) {
+    auto [it, first] = limits_.try_emplace(s.queue, s.limits);
+    if (!first && it->second != s.limits) changed.push_back(s.queue);
+    it->second = s.limits;
+  }
+  std::function<void(const std::string&)> tell;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tell = tell_limits_;
+  }
+  if (!tell) return;
+  for (const std::string& q : changed) tell(q);
+}
+
 void QueueSampler::note_nodes() {
   const std::string lost = executor_.lost_node();
   if (const SlotMap* map = executor_.cluster_map()) {
@@ -146,6 +167,7 @@ std::chrono::milliseconds QueueSampler::tick() {
     }
   }
   problems_ = problems;
+  note_limits(all);
   for (const QueueStats& s : all) {
     QueueMetrics& m = metrics_.queue(s.queue);
     m.pending->Set(static_cast<double>(s.pending));

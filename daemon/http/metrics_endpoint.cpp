@@ -53,6 +53,11 @@ MetricsEndpoint::~MetricsEndpoint() {
 void MetricsEndpoint::watch(const std::vector<ClaimLoop*>& loops) {
   std::vector<Health::Loop> watched;
   for (const ClaimLoop* l : loops) watched.push_back(Health::watch(*l, server_call_limit_));
+  sampler_->on_limits_change([loops](const std::string& queue) {
+    for (ClaimLoop* l : loops) {
+      if (l->queue().name == queue) l->limits_changed();
+    }
+  });
   std::lock_guard<std::mutex> lock(mutex_);
   health_.emplace(std::move(watched), [this] { return server_trouble(); });
 }

@@ -31,8 +31,9 @@ class MetricsEndpoint {
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
-  // From now on health covers these loops; until then /healthz says the
-  // daemon is starting. The loops must outlive this endpoint.
+  // From now on health covers these loops, and a change of a queue's
+  // limits, as the sampler reads them, wakes its loop; until then /healthz
+  // says the daemon is starting. The loops must outlive this endpoint.
   void watch(const std::vector<ClaimLoop*>& loops);
 
   // Until watch(): what start-up waits on, for /healthz ("starting: ...").

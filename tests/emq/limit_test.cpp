@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli_fixture.h"
+#include "echomq/stats.h"
 #include "echomq/transitions.h"
 
 namespace echomq::test {
@@ -58,8 +59,14 @@ TEST_F(LimitCli, SetLimitsTakeEffectAtTheNextClaim) {
 }
 
 TEST_F(LimitCli, BadValuesAreUsageErrorsAndABrokenLimitIsShown) {
-  for (const auto& bad : std::vector<std::vector<std::string>>{
-           {"--max-active", "0"}, {"--max-active", "many"}, {"--rate", "5"}, {"--rate", "5/2d"}, {"--rate", "0/1s"}}) {
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"--max-active", "0"},
+                                             {"--max-active", "many"},
+                                             {"--rate", "5"},
+                                             {"--rate", "5/2d"},
+                                             {"--rate", "0/1s"},
+                                             // Past int64 in ms: it used to wrap to 4.7 h and be taken.
+                                             {"--rate", "5/640511947004d"}}) {
     EmqResult r = emq({"limit", queue(), bad[0], bad[1]});
     EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1];
     EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;
@@ -71,6 +78,43 @@ TEST_F(LimitCli, BadValuesAreUsageErrorsAndABrokenLimitIsShown) {
   r = emq({"limit", queue(), "--max-active", "3"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(meta("max_active"), "3");
+}
+
+// Issue 37 row 7: a 60,000-character --rate overflowed the stack of the
+// std::regex that read it (SIGSEGV). A usage error naming the option, and
+// the value shortened in it.
+TEST_F(LimitCli, AHugeValueIsAUsageErrorNotACrash) {
+  const std::string digits(60000, '1');
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--rate", "5/" + digits + "s"},
+                                                               {"--rate", "5/1" + std::string(60000, 's')},
+                                                               {"--rate", digits + "/1s"},
+                                                               {"--max-active", digits}}) {
+    EmqResult r = emq({"limit", queue(), bad[0], bad[1]});
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1].substr(0, 20) << ": " << r.err.substr(0, 500);
+    EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err.substr(0, 500);
+    EXPECT_LT(r.err.size(), 1000u) << "the value is shortened, not echoed whole";
+  }
+  EXPECT_EQ(meta("rate_max"), "") << "nothing was written";
+  EXPECT_EQ(meta("max_active"), "");
+}
+
+// Issue 37 row 21: limits on a name no daemon registered are set (a queue
+// may be limited before its first daemon), with the note emq pause gives.
+TEST_F(LimitCli, ALimitOnAnUnknownQueueWarnsButIsSet) {
+  EmqResult r = emq({"limit", queue(), "--max-active", "4"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: " + queue() + " is not a known queue (not in {emq}:queues); check the name"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(meta("max_active"), "4");
+  r = emq({"limit", queue()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("is not a known queue"), std::string::npos) << "shown too: " << r.err;
+
+  register_queues(x(), {queue()});
+  r = emq({"limit", queue(), "--max-active", "5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "a registered queue gets no note";
 }
 
 }  // namespace

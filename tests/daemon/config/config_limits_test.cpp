@@ -46,5 +46,14 @@ TEST(ConfigLimits, BadLimitsAreNamedWithTheirLine) {
   EXPECT_NE(errors.find("1ms to 24h"), std::string::npos) << errors;
 }
 
+TEST(ConfigLimits, AWindowPastInt64IsRefusedNotWrapped) {
+  TempDir dir;
+  // 640511947004 days in ms wrap int64 to 4.7 h, which the range took.
+  const std::string text = std::string("queues:\n  - name: q\n") +
+                           "    limits: { rate: { max: 5, per: 640511947004d } }\n" +  // line 3
+                           kHandler;
+  expect_one_error_at(dir.write("bad.yaml", text), 3, "queues[0].limits.rate.per", "expected a window of 1ms to 24h");
+}
+
 }  // namespace
 }  // namespace echomq::daemon::test

@@ -2,6 +2,8 @@
 // one error, "FILE:LINE: KEY: ...", at the right line and key.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "config/config.h"
 #include "config/config_schedules.h"
 #include "config/duration.h"
@@ -42,6 +44,11 @@ const BadSchedule kBad[] = {
      "schedules[0].misfire_grace", "expected a duration such as 500ms, 30s"},
     {"every_too_short", "  - { name: a, queue: q, every: 10ms }\n", 5, "schedules[0].every",
      "expected 1s to 366d, got 10ms"},
+    // Past int64 in ms: it used to wrap to 4.7 h and be taken.
+    {"every_past_int64", "  - { name: a, queue: q, every: 640511947004d }\n", 5, "schedules[0].every",
+     "expected 1s to 366d, got 640511947004d"},
+    {"grace_past_int64", "  - { name: a, queue: q, every: 1m, misfire_grace: 640511947004d }\n", 5,
+     "schedules[0].misfire_grace", "expected 0s to 7d, got 640511947004d"},
     {"bad_overlap", "  - { name: a, queue: q, every: 1m, overlap: wait }\n", 5, "schedules[0].overlap",
      "expected one of allow, skip, got wait"},
     {"unknown_key", "  - { name: a, queue: q, every: 1m, timezon: UTC }\n", 5, "schedules[0].timezon",
@@ -114,6 +121,13 @@ TEST(ScheduleConfig, DurationsReadTheirUnits) {
   EXPECT_FALSE(parse_duration_ms("m"));
   EXPECT_FALSE(parse_duration_ms("-1s"));
   EXPECT_FALSE(parse_duration_ms("1.5s"));
+  // Too long to count in ms: the most there is, which every range refuses.
+  constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(parse_duration_ms("640511947004d"), kMost);
+  EXPECT_EQ(parse_duration_ms("9223372036854775807ms"), kMost);
+  EXPECT_EQ(parse_duration_ms("9223372036854775808ms"), kMost);
+  EXPECT_EQ(parse_duration_ms(std::string(200000, '9') + "s"), kMost);
+  EXPECT_FALSE(parse_duration_ms(std::string(200000, '9') + "parsecs"));
 }
 
 }  // namespace
