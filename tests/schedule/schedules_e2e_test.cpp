@@ -340,31 +340,5 @@ TEST(SchedulesE2E, ScheduleFiresAsAScriptBesideTheNativeExecutor) {
     EXPECT_NE(stats.find(used), std::string::npos) << used << " never called:\n" << stats;
 }
 
-// emq schedules and emq schedules fire, on a definition as a daemon
-// publishes it.
-TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
-  ValkeyServer server;
-  Connection c = Connection::open(server.options());
-  c.command({"HSET", "emq:{reports}:schedules", "nightly",
-             R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})"});
-  RunResult fired =
-      run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly", "--payload", "p"});
-  ASSERT_EQ(fired.code, 0) << fired.err;
-  const std::string id = fired.out.substr(0, fired.out.find('\n'));
-  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "schedule"}).str, "nightly");
-  // overlap: skip, and that job is pending: a second fire is held.
-  RunResult again = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly"});
-  EXPECT_EQ(again.code, 4) << again.err;
-  EXPECT_EQ(run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nope"}).code, 1);
-
-  RunResult listed = run_program({emq_binary(), "--url", server.url(), "schedules", "reports", "--json"});
-  ASSERT_EQ(listed.code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("\"last_job\": \"" + id + "\""), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find("\"missed\": 0"), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find("\"next_fire_ms\": 1"), std::string::npos) << listed.out;
-  RunResult table = run_program({emq_binary(), "--url", server.url(), "schedules", "reports"});
-  EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
-}
-
 }  // namespace
 }  // namespace echomq::test
