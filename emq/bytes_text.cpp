@@ -39,6 +39,15 @@ void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std
   }
 }
 
+void put_text(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes) {
+  obj[name] = std::string(bytes);
+  if (!is_utf8(bytes)) obj[name + "_hex"] = hex_encode(bytes);
+}
+
+std::string json_text(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::string hex_encode(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;

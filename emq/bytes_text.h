@@ -29,6 +29,16 @@ void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string
 // The same, or obj[name] = null when there are none (a field the row lacks).
 void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std::optional<std::string_view> bytes);
 
+// obj[name] = bytes, plus obj[name + "_hex"] = their exact bytes in hex
+// when they are not UTF-8 (json_text then shows U+FFFD for the bad ones):
+// for names, ids and states another writer put there, which a reader must
+// still recognise, and `emq web` links by the hex.
+void put_text(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes);
+
+// j as JSON text. Bytes that are not UTF-8 become U+FFFD rather than an
+// exception: put_text has named them exactly beside.
+std::string json_text(const nlohmann::ordered_json& j, int indent = -1);
+
 // Lower-case hex, two digits a byte.
 std::string hex_encode(std::string_view bytes);
 

@@ -23,6 +23,9 @@ using json = nlohmann::json;
 
 // Text mode shows this much of a result or an error; --json shows all.
 constexpr std::size_t kShownBytes = 200;
+// How far down the tree show reads; where it stops, the line says how to
+// go on.
+constexpr int kShownDepth = 16;
 
 struct FlowArgs {
   std::string file;
@@ -137,15 +140,25 @@ std::string outcome_text(const std::optional<ChildResult>& r) {
   return t + " " + text_cell(r->text, kShownBytes);
 }
 
+// What stands for a job's state where show did not read it.
+std::string cut_text(const FlowView& v) {
+  if (v.cut == FlowCut::Repeat) return "(shown elsewhere in this tree; not followed again)";
+  return "(cut: more than " + std::to_string(kShownDepth) + " levels down; emq flow show " + v.queue + " " + v.id +
+         " goes on from here)";
+}
+
 void print_view(const FlowView& v, int depth, const std::optional<ChildResult>& recorded, bool awaited) {
-  std::string line = std::string(2 * depth, ' ') + v.queue + ":" + v.id + "  ";
-  line += v.found ? v.state : "(no row)";
-  if (v.found && v.result) line += "  result: " + text_cell(v.result, kShownBytes);
-  if (v.found && v.error) line += "  error: " + text_cell(v.error, kShownBytes);
+  std::string line = std::string(2 * depth, ' ') + v.queue + ":" + v.id;
+  if (v.cut == FlowCut::None) {
+    line += "  " + (v.found ? v.state : std::string("(no row)"));
+    if (v.found && v.result) line += "  result: " + text_cell(v.result, kShownBytes);
+    if (v.found && v.error) line += "  error: " + text_cell(v.error, kShownBytes);
+  }
   if (depth > 0) {
     if (recorded) line += "  [" + outcome_text(recorded) + "]";
     if (awaited) line += "  [awaited]";
   }
+  if (v.cut != FlowCut::None) line += "  " + cut_text(v);
   if (!v.on_child_failure.empty()) line += "  on_child_failure=" + v.on_child_failure;
   std::cout << line << '\n';
   for (std::size_t i = 0; i < v.children.size(); ++i) {
@@ -153,15 +166,25 @@ void print_view(const FlowView& v, int depth, const std::optional<ChildResult>& 
   }
 }
 
+// Names, ids and states are shown as text, with their bytes in hex beside
+// when another writer put bytes there that are not UTF-8 (put_text).
 nlohmann::ordered_json view_json(const FlowView& v) {
   nlohmann::ordered_json o;
   o["queue"] = v.queue;
-  o["id"] = v.id;
-  o["state"] = v.found ? json(v.state) : json(nullptr);
+  put_text(o, "id", v.id);
+  if (v.cut != FlowCut::None) {
+    o["cut"] = v.cut == FlowCut::Depth ? "depth" : "repeat";
+    return o;
+  }
+  if (v.found) {
+    put_text(o, "state", v.state);
+  } else {
+    o["state"] = nullptr;
+  }
   put_bytes_or_null(o, "result", v.result ? std::optional<std::string_view>(*v.result) : std::nullopt);
   put_bytes_or_null(o, "error", v.error ? std::optional<std::string_view>(*v.error) : std::nullopt);
-  if (!v.parent.empty()) o["parent"] = v.parent;
-  if (!v.on_child_failure.empty()) o["on_child_failure"] = v.on_child_failure;
+  if (!v.parent.empty()) put_text(o, "parent", v.parent);
+  if (!v.on_child_failure.empty()) put_text(o, "on_child_failure", v.on_child_failure);
   if (v.children_enqueued > 0) o["children_enqueued"] = v.children_enqueued;
   if (!v.children.empty()) {
     o["children"] = nlohmann::ordered_json::array();
@@ -184,13 +207,13 @@ int run_show_flow(Tool& tool, const FlowArgs& a) {
   QueueKeys q(a.queue);
   check_wire_gate(a.id);
   Executor x(tool.options());
-  FlowView v = read_flow(x, q, a.id);
+  FlowView v = read_flow(x, q, a.id, kShownDepth);
   if (!v.found && v.children.empty()) {
     say_no_job(a.queue, a.id);
     return kExitNotFound;
   }
   if (a.json) {
-    std::cout << view_json(v).dump() << '\n';
+    std::cout << json_text(view_json(v)) << '\n';
   } else {
     print_view(v, 0, std::nullopt, false);
   }
@@ -224,7 +247,8 @@ void add_flow(CLI::App& app, Tool& tool) {
       "Each child shows its own row (its state, result or error) and what its parent recorded of it\n"
       "([told: ...]), or [awaited] while the parent still waits for it. A child told and\n"
       "acknowledged may have no row left (a queue keeping no completed jobs): (no row). A parent that\n"
-      "has run keeps no list of its children.");
+      "has run keeps no list of its children. Each job is read once, 16 levels down at most: a job met\n"
+      "again says so, one deeper says how to go on (--json: \"cut\": \"repeat\" or \"depth\").");
   show->callback([&tool, a] { tool.run = [&tool, a] { return run_show_flow(tool, *a); }; });
 }
 

@@ -12,6 +12,7 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "bytes_text.h"
 #include "output.h"
 #include "schedule_view.h"
 #include "tool.h"
@@ -43,7 +44,13 @@ void print_table(const std::vector<ScheduleView>& all) {
 void print_json(const std::vector<ScheduleView>& all) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ScheduleView& v : all) out.push_back(schedule_json(v));
-  std::cout << out.dump(2) << '\n';
+  std::cout << json_text(out, 2) << '\n';
+}
+
+// "schedule NAME of queue Q", the name in hex when it is not text.
+std::string schedule_words(const std::string& queue, const std::string& name) {
+  if (name.empty()) return "queue " + queue;
+  return "schedule " + (is_printable_text(name) ? name : "(hex " + hex_encode(name) + ")") + " of queue " + queue;
 }
 
 int run_schedules(Tool& tool, const SchedulesArgs& a) {
@@ -68,7 +75,7 @@ int run_schedules(Tool& tool, const SchedulesArgs& a) {
     print_table(all);
   }
   for (const ScheduleView& v : all) {
-    if (!v.problem.empty()) say("schedule " + v.name + " of queue " + v.queue + ": " + v.problem);
+    if (!v.problem.empty()) say(schedule_words(v.queue, v.name) + ": " + v.problem);
   }
   return kExitOk;
 }
@@ -81,9 +88,15 @@ int run_fire(Tool& tool, const FireArgs& a) {
     say("no schedule " + a.name + " is published in queue " + q.queue + " (see emq schedules " + q.queue + ")");
     return kExitNotFound;
   }
-  nlohmann::json d = nlohmann::json::parse(text.str, nullptr, false);
-  CronFire fire{a.name, x.server_time_ms(), d.is_discarded() ? 0 : d.value("lane", std::int64_t{0}),
-                !d.is_discarded() && d.value("overlap", std::string("allow")) == "skip"};
+  std::string broken;
+  const std::optional<FireSettings> settings = fire_settings(text.str, broken);
+  if (!settings) {
+    say(schedule_words(q.queue, a.name) + ": not fired: its published definition " + broken +
+        ". Another writer changed " + q.schedules + "; a daemon that runs the schedule publishes it again when it " +
+        "starts");
+    return kExitServer;
+  }
+  CronFire fire{a.name, x.server_time_ms(), settings->lane, settings->skip_overlap};
   const std::string id = mint_job_id();
   switch (enqueue_cron(x, q, id, a.payload, fire)) {
     case CronFireResult::Enqueued: std::cout << id << '\n'; return kExitOk;
@@ -105,7 +118,8 @@ void add_schedules(CLI::App& app, Tool& tool) {
   add_queue_list_options(sub, a->queues, a->json, "schedule");
   sub->footer(
       "Times are UTC, by the server's clock. MISSED: ticks since the last fire that are past\n"
-      "misfire_grace and so will never fire.");
+      "misfire_grace and so will never fire. A marker ahead of the server's clock holds its schedule\n"
+      "until then (--json: held_until_ms), said on stderr with what is broken in any schedule.");
   sub->callback([&tool, a, sub] {
     if (sub->get_subcommands().empty()) tool.run = [&tool, a] { return run_schedules(tool, *a); };
   });
@@ -116,7 +130,9 @@ void add_schedules(CLI::App& app, Tool& tool) {
   fire->add_option("queue", f->queue, "the queue")->required()->type_name("QUEUE");
   fire->add_option("name", f->name, "the schedule")->required()->type_name("NAME");
   fire->add_option("--payload", f->payload, "the job's payload (the published definition holds none); default empty");
-  fire->footer("Prints the job id. Exit 1 no such schedule (or the marker is ahead), 4 overlap: skip held it.");
+  fire->footer(
+      "Prints the job id. Exit 1 no such schedule (or the marker is ahead), 3 its published definition is\n"
+      "broken (another writer's: said on stderr, nothing fired), 4 overlap: skip held it.");
   fire->callback([&tool, f] { tool.run = [&tool, f] { return run_fire(tool, *f); }; });
 }
 

@@ -5,15 +5,21 @@
 //
 // On start (and after losing the server) it fires at most the latest tick
 // it missed, and only within misfire_grace; older ones are counted as
-// missed. A new schedule (no marker yet) fires only a tick within grace.
-// Each definition is published to emq:{q}:schedules for tools, with a
-// warning when another daemon published a different one under the name.
+// missed. A tick that comes while it waits fires when it wakes for it (see
+// TickRule::kOnTimeMs), so misfire_grace: 0s fires on time. A new schedule
+// (no marker yet) first fires the first tick at or after the daemon saw it.
+// A schedule whose marker is broken, or ahead of the server's clock, or
+// whose cron hash is of another type, stops alone: said once, naming it,
+// and looked at again every few seconds. Each definition is published to
+// emq:{q}:schedules for tools, with a warning when another daemon published
+// a different one under the name.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config_types.h"
@@ -21,6 +27,7 @@
 #include "echomq/keyspace.h"
 #include "metrics.h"
 #include "duties/periodic.h"
+#include "schedule/cron_marker.h"
 #include "schedule/next_tick.h"
 
 namespace echomq::daemon {
@@ -43,16 +50,25 @@ class Scheduler : public Periodic {
 
  private:
   struct Entry {
+    Entry(ScheduleConfig c, QueueKeys k, TickRule r, ScheduleMetrics m)
+        : config(std::move(c)), keys(std::move(k)), rule(std::move(r)), metrics(m) {}
     ScheduleConfig config;
     QueueKeys keys;
     TickRule rule;
     ScheduleMetrics metrics;
     bool published = false;
-    std::optional<std::int64_t> handled_ms;  // the latest tick fired or counted; none before the first round
+    bool publish_failed = false;                // said once
+    std::optional<std::int64_t> handled_ms;     // the latest tick fired or counted; none: read the marker
+    std::optional<std::int64_t> last_round_ms;  // the server's time at this schedule's last good round
+    bool reread_marker = false;                 // enqueue_cron found the tick taken
+    std::string trouble;                        // what stops it, as last said; "" while it runs
   };
 
+  // This schedule's part of a round; returns its next tick, if any.
+  std::optional<std::int64_t> round(Entry& e, std::int64_t now_ms);
   void publish(Entry& e);
-  std::optional<std::int64_t> last_fire(const Entry& e);
+  std::optional<CronMarker> marker(const Entry& e);
+  std::int64_t counting_from(Entry& e, std::int64_t now_ms, bool& count_missed);
   void fire(Entry& e, std::int64_t tick_ms);
   // Fires what is due; returns the next tick, if any.
   std::optional<std::int64_t> run(Entry& e, std::int64_t now_ms);

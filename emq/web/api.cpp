@@ -76,10 +76,7 @@ json preview_json(const JobSummary& j) {
 // An id as the page shows and links it: {"id": text}, plus "id_hex" (its
 // exact bytes) when it is not UTF-8, where "id" has U+FFFD for the bad
 // bytes and cannot name the job; the page builds its links from the hex.
-void put_id(json& o, const std::string& id) {
-  o["id"] = id;
-  if (!is_utf8(id)) o["id_hex"] = hex_encode(id);
-}
+void put_id(json& o, const std::string& id) { put_text(o, "id", id); }
 
 json summary_json(const JobSummary& j, JobState state) {
   json o = json::object();
@@ -101,14 +98,14 @@ json summary_json(const JobSummary& j, JobState state) {
   return o;
 }
 
-// A queue's schedules as `emq schedules --json` gives them, each with its
-// definition in words and its last fire's job linkable (put_id).
+// A queue's schedules as `emq schedules --json` gives them (its last
+// fire's job linkable by last_job_hex, as put_id), each with its
+// definition in words.
 json schedules_json(Executor& x, const QueueKeys& q, std::int64_t now_ms) {
   json out = json::array();
   for (const ScheduleView& v : read_schedules(x, q, now_ms)) {
     json o = schedule_json(v);
     o["described"] = describe_definition(v);
-    if (!v.last_job.empty() && !is_utf8(v.last_job)) o["last_job_hex"] = hex_encode(v.last_job);
     out.push_back(std::move(o));
   }
   return out;

@@ -40,7 +40,7 @@ HttpResponse json_response(const ApiAnswer& a) {
   // Bytes that are not UTF-8 (a hostile queue name in the registry) are
   // replaced rather than failing the whole answer; payloads never get here
   // unchecked (shown_bytes).
-  r.body = a.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  r.body = json_text(a.body) + "\n";
   return r;
 }
 

@@ -3,6 +3,7 @@
 // each job's state and what its parent recorded of it.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -122,6 +123,95 @@ TEST_F(FlowCli, CancelOfAWaitingParentSaysWhyAndWhatToDo) {
 TEST_F(FlowCli, ShowOfNoSuchJobExitsOne) {
   EmqResult r = emq({"flow", "show", queue(), "JOB_nope"});
   EXPECT_EQ(r.exit_code, 1);
+}
+
+// A chain of hand-made rows deeper than show reads: each level waits on
+// the next. Returns the ids, root first.
+std::vector<std::string> chain(Executor& x, const QueueKeys& q, int length) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < length; ++i) ids.push_back("JOB_link" + std::to_string(i));
+  for (int i = 0; i < length; ++i) {
+    const bool last = i + 1 == length;
+    x.command({"HSET", q.row(ids[i]), "state", last ? "pending" : "waiting", "attempts", "0", "payload", ""});
+    if (!last) x.command({"SADD", q.deps(ids[i]), q.ref(ids[i + 1])});
+  }
+  return ids;
+}
+
+TEST_F(FlowCli, ShowSaysWhereADeepTreeIsCutAndHowToGoOn) {
+  const std::vector<std::string> ids = chain(x(), keys(), 20);
+  EmqResult r = emq({"flow", "show", queue(), ids[0]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 18u) << r.out;
+  for (int i = 0; i < 17; ++i) EXPECT_NE(lines[i].find(ids[i] + "  waiting"), std::string::npos) << lines[i];
+  EXPECT_EQ(r.out.find("(no row)"), std::string::npos) << r.out;
+  EXPECT_NE(lines[17].find(ids[17]), std::string::npos) << lines[17];
+  EXPECT_NE(lines[17].find("[awaited]  (cut: more than 16 levels down; emq flow show " + queue() + " " + ids[17] +
+                           " goes on from here)"),
+            std::string::npos)
+      << lines[17];
+
+  EmqResult j = emq({"flow", "show", queue(), ids[0], "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  nlohmann::json node = nlohmann::json::parse(j.out);
+  for (int i = 0; i < 17; ++i) node = node["children"][0];
+  EXPECT_EQ(node["id"], ids[17]);
+  EXPECT_EQ(node["cut"], "depth") << node;
+  EXPECT_FALSE(node.contains("state")) << "not read: " << node;
+
+  EmqResult on = emq({"flow", "show", queue(), ids[17]});
+  EXPECT_EQ(lines_of(on.out).size(), 3u) << on.out;
+}
+
+// Deps that name each other (another writer's, or a flow given one id
+// twice): each job is read and shown once; where it comes again, the
+// line says so. Three rows each waiting on all three unfolded 3^16 views.
+TEST_F(FlowCli, ShowFollowsEachJobOnceWhenDepsNameEachOther) {
+  const QueueKeys& q = keys();
+  for (const char* id : {"JOB_a", "JOB_b"}) x().command({"HSET", q.row(id), "state", "waiting"});
+  x().command({"SADD", q.deps("JOB_a"), q.ref("JOB_b")});
+  x().command({"SADD", q.deps("JOB_b"), q.ref("JOB_a")});
+  EmqResult r = emq({"flow", "show", queue(), "JOB_a"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(lines_of(r.out).size(), 3u) << r.out;
+  EXPECT_NE(lines_of(r.out)[2].find("JOB_a  [awaited]  (shown elsewhere in this tree; not followed again)"),
+            std::string::npos)
+      << r.out;
+
+  x().command({"HSET", q.row("JOB_c"), "state", "waiting"});
+  for (const char* id : {"JOB_a", "JOB_b", "JOB_c"})
+    x().command({"SADD", q.deps(id), q.ref("JOB_a"), q.ref("JOB_b"), q.ref("JOB_c")});
+  r = emq({"flow", "show", queue(), "JOB_a", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::size_t read = 0, repeats = 0;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& n) {
+    if (n.value("cut", "") == "repeat") ++repeats;
+    if (!n.contains("cut")) ++read;
+    if (n.contains("children"))
+      for (const auto& c : n["children"]) walk(c);
+  };
+  walk(j);
+  EXPECT_EQ(read, 3u) << r.out;
+  EXPECT_EQ(repeats, 7u) << r.out;  // a under a; a, b and c under b and under c
+}
+
+// Bytes that are not UTF-8 in an id or a state (another writer's) are
+// shown, with their exact bytes in hex beside them; it was
+// "unexpected failure: json", exit 3.
+TEST_F(FlowCli, ShowJsonShowsBytesThatAreNotUtf8InHex) {
+  const QueueKeys& q = keys();
+  x().command({"HSET", q.row("JOB_p"), "state", "waiting", "children", "1"});
+  x().command({"SADD", q.deps("JOB_p"), q.ref("JOB_\xff")});
+  x().command({"HSET", q.row("JOB_\xff"), "state", "pend\xfe", "parent", q.ref("JOB_p")});
+  EmqResult r = emq({"flow", "show", queue(), "JOB_p", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["children"].size(), 1u) << r.out;
+  EXPECT_EQ(j["children"][0]["id_hex"], "4a4f425fff") << r.out;
+  EXPECT_EQ(j["children"][0]["state_hex"], "70656e64fe") << r.out;
+  EXPECT_FALSE(j.contains("id_hex")) << "JOB_p is UTF-8";
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 
 #include "echomq/connection.h"
 #include "emqd_process.h"
+#include "schedule_e2e.h"
 #include "schedule_ledger.h"
 #include "valkey_server.h"
 #include "wait_for.h"
@@ -34,22 +35,6 @@ namespace echomq::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string config(const ValkeyServer& server, const std::string& schedule) {
-  return "valkey: { url: \"" + server.url() +
-         "\" }\n"
-         "metrics: { listen: \"\" }\n"
-         "queues:\n"
-         "  - name: work\n"
-         "    handler: { type: exec, command: [/bin/true] }\n"
-         "schedules:\n" +
-         schedule;
-}
-
-std::int64_t server_ms(Connection& c) {
-  Reply t = c.command({"TIME"});
-  return std::stoll(t.elements.at(0).str) * 1000 + std::stoll(t.elements.at(1).str) / 1000;
-}
 
 // Polls the marker in a thread and keeps every value it took.
 class MarkerWatch {
@@ -97,17 +82,6 @@ class MarkerWatch {
   std::vector<std::string> conflicts_;
   std::atomic<int> future_{0};
 };
-
-// The ids of the queue's rows made by the schedule (pending: nothing consumes it).
-std::set<std::string> scheduled_rows(const ValkeyServer& server, const std::string& queue, const std::string& name) {
-  Connection c = Connection::open(server.options());
-  std::set<std::string> out;
-  for (const Reply& id : c.command({"ZRANGE", "emq:{" + queue + "}:pending", "0", "-1"}).elements) {
-    Reply s = c.command({"HGET", "emq:{" + queue + "}:job:" + id.str, "schedule"});
-    if (s.type == Reply::Type::String && s.str == name) out.insert(id.str);
-  }
-  return out;
-}
 
 // The ticks a daemon's log says it enqueued.
 std::set<std::int64_t> fired_in_log(const std::string& log) {
@@ -160,7 +134,7 @@ void expect_logs_fired_the_ledger(const std::map<std::int64_t, std::string>& fir
 
 TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
   ValkeyServer server;
-  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
+  const std::string yaml = schedule_config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
   MarkerWatch watch(server, "ticks", "beat");
   EmqdProcess a(yaml);
   EmqdProcess b(yaml);
@@ -197,7 +171,7 @@ TEST(SchedulesE2E, ThreeDaemonsOneKilledHalfwayFireEachTickOnce) {
 TEST(SchedulesE2E, DaemonsWithTheirClocksAnHourOffFireTheServersTicks) {
   ValkeyServer server;
   Connection conn = Connection::open(server.options());
-  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
+  const std::string yaml = schedule_config(server, "  - { name: beat, queue: ticks, every: 1s }\n");
   MarkerWatch watch(server, "ticks", "beat");
   const std::int64_t started = server_ms(conn);
   EmqdProcess ahead(yaml, {}, clock_off(3600));
@@ -235,7 +209,7 @@ TEST(SchedulesE2E, DaemonsWithTheirClocksAnHourOffFireTheServersTicks) {
 TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
   ValkeyServer server;
   Connection conn = Connection::open(server.options());
-  const std::string yaml = config(server, "  - { name: beat, queue: ticks, every: 1s, misfire_grace: 2s }\n");
+  const std::string yaml = schedule_config(server, "  - { name: beat, queue: ticks, every: 1s, misfire_grace: 2s }\n");
   std::int64_t last_before = 0;
   {
     EmqdProcess a(yaml);
@@ -364,32 +338,6 @@ TEST(SchedulesE2E, ScheduleFiresAsAScriptBesideTheNativeExecutor) {
   const std::string stats = c.command({"INFO", "commandstats"}).str;
   for (const char* used : {"cmdstat_emq.claim:", "cmdstat_emq.complete:", "cmdstat_evalsha:"})
     EXPECT_NE(stats.find(used), std::string::npos) << used << " never called:\n" << stats;
-}
-
-// emq schedules and emq schedules fire, on a definition as a daemon
-// publishes it.
-TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
-  ValkeyServer server;
-  Connection c = Connection::open(server.options());
-  c.command({"HSET", "emq:{reports}:schedules", "nightly",
-             R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})"});
-  RunResult fired =
-      run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly", "--payload", "p"});
-  ASSERT_EQ(fired.code, 0) << fired.err;
-  const std::string id = fired.out.substr(0, fired.out.find('\n'));
-  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "schedule"}).str, "nightly");
-  // overlap: skip, and that job is pending: a second fire is held.
-  RunResult again = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly"});
-  EXPECT_EQ(again.code, 4) << again.err;
-  EXPECT_EQ(run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nope"}).code, 1);
-
-  RunResult listed = run_program({emq_binary(), "--url", server.url(), "schedules", "reports", "--json"});
-  ASSERT_EQ(listed.code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("\"last_job\": \"" + id + "\""), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find("\"missed\": 0"), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find("\"next_fire_ms\": 1"), std::string::npos) << listed.out;
-  RunResult table = run_program({emq_binary(), "--url", server.url(), "schedules", "reports"});
-  EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
 }
 
 }  // namespace
