@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "echomq/job_actions.h"
+#include "echomq/job_id.h"
 #include "output.h"
 #include "tool.h"
 
