@@ -74,7 +74,7 @@ void ClaimLoop::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_ = true;
   }
-  cv_.notify_all();
+  cv_.notify_one();
 }
 
 void ClaimLoop::stop_claiming() {
@@ -117,7 +117,7 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
     if (s) outbox_.push_back(std::move(*s));
     wake_loop = first || turn_due(now);
   }
-  if (wake_loop) cv_.notify_all();
+  if (wake_loop) cv_.notify_one();
 }
 
 // Waiting out server trouble, unless another connection of the daemon has
@@ -128,14 +128,8 @@ bool ClaimLoop::backing_off(Clock::time_point now) const {
 
 // Through server trouble, the channel that met it makes the attempts
 // alone: one line and one growing wait per attempt, on one connection's
-// backoff, rather than two channels taking turns at failing. Otherwise the
-// first channel takes every turn it can, and the second only while the
-// first is in a turn: an idle queue, whose polls never overlap, is polled
-// on one connection, whichever thread happens to wake first.
-bool ClaimLoop::may_turn(const Channel& ch) const {
-  if (trouble_count_ > 0) return troubled_ == &ch;
-  return &ch == channels_.front().get() || channels_.front()->in_turn;
-}
+// backoff, rather than two channels taking turns at failing.
+bool ClaimLoop::may_turn(const Channel& ch) const { return trouble_count_ == 0 || troubled_ == &ch; }
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (backing_off(now)) return false;  // the server is in trouble: wait
@@ -212,7 +206,7 @@ void ClaimLoop::lease_ended() {
     const auto at = Clock::now() + milliseconds(std::uniform_int_distribution<int>(0, kLeaseEndJitterMs)(jitter_));
     held_until_ = std::min(held_until_, at);
   }
-  cv_.notify_all();
+  cv_.notify_one();
 }
 
 void ClaimLoop::limits_changed() {
@@ -331,18 +325,8 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     claim_now =
         claim_due(now) || (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
     wake_ = false;
-    if (batch.empty() && !claim_now) return true;
-    ch.in_turn = true;
   }
-  cv_.notify_all();  // the second channel may take a turn that falls due meanwhile
-  struct TurnEnds {
-    ClaimLoop& loop;
-    Channel& ch;
-    ~TurnEnds() {
-      std::lock_guard<std::mutex> lock(loop.mutex_);
-      ch.in_turn = false;
-    }
-  } turn_ends{*this, ch};
+  if (batch.empty() && !claim_now) return true;
   settle_and_claim(ch, std::move(batch), claim_now);
   return true;
 }

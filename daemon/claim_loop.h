@@ -89,7 +89,6 @@ class ClaimLoop {
     explicit Channel(Executor e) : executor(std::move(e)) {}
     Executor executor;
     std::thread thread;
-    bool in_turn = false;  // under mutex_: from the turn's decision to its end
   };
 
   void run_channel(Channel& ch);
