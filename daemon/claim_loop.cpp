@@ -210,6 +210,16 @@ void ClaimLoop::lease_ended() {
   cv_.notify_one();
 }
 
+void ClaimLoop::limits_changed() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++limits_changes_;
+    held_by_ = HeldBy::None;
+    wake_ = true;
+  }
+  cv_.notify_one();
+}
+
 void ClaimLoop::note_limit_problem(const std::string& why) {
   std::string was;
   {
@@ -355,6 +365,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
     reads = {claim_meta_read(keys_), {"ZCARD", keys_.pending}};
   }
 
+  const std::uint64_t changes_before = limits_changes_;
   std::vector<Reply> replies;
   try {
     replies = round_trip(ch, calls, reads);
@@ -408,7 +419,9 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
       queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
-      if (claimed_ok) hold_for_limits(meta->limits, replies[calls.size() + 1], free, jobs.size());
+      if (claimed_ok && changes_before == limits_changes_) {
+        hold_for_limits(meta->limits, replies[calls.size() + 1], free, jobs.size());
+      }
     }
   }
   std::vector<std::vector<ChildResult>> children;

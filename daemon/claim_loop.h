@@ -10,7 +10,8 @@
 // and wakes at once when the wakeup subscriber reports new work. A claim
 // cut short by the queue's limits (max_active, a rate: claim enforces
 // them) holds the next claim back: until the rate's next token, or until
-// a lease of the queue ends (or poll_max_ms) at max_active.
+// a lease of the queue ends (or poll_max_ms) at max_active, or until the
+// limits change.
 #pragma once
 
 #include <atomic>
@@ -24,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/flows.h"
 #include "echomq/keyspace.h"
@@ -75,6 +76,11 @@ class ClaimLoop {
   // A lease of the queue ended, here or in another daemon (the active set
   // lost a member): a loop held back by max_active claims again.
   void lease_ended();
+  // The queue's limits in meta changed (the queue sampler reads them each
+  // second): a loop held back by the old ones claims again at once, and
+  // the claim reads the new ones. A rate lifted or loosened would
+  // otherwise wait for the old bucket's next token, up to a day.
+  void limits_changed();
 
  private:
   // A connection and the thread that waits on it: a turn blocks its
@@ -152,6 +158,9 @@ class ClaimLoop {
   HeldBy held_by_ = HeldBy::None;
   std::chrono::steady_clock::time_point held_until_{};
   std::string limit_problem_;  // see limit_problem()
+  // Counts limits_changed(): a claim's reading of meta that a change
+  // overtook holds nothing back.
+  std::atomic<std::uint64_t> limits_changes_{0};
   std::minstd_rand jitter_{std::random_device{}()};
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};

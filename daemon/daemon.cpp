@@ -9,8 +9,8 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/tls.h"
-#include "config_limits.h"
 #include "events_publisher.h"
+#include "limits_publisher.h"
 #include "handlers/handler_factory.h"
 #include "signals.h"
 

@@ -6,20 +6,20 @@
 #include <vector>
 
 #include "claim_loop.h"
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/events.h"
 #include "embedded_valkey.h"
 #include "handlers/handler.h"
 #include "duties/progress_sender.h"
-#include "lease_renewer.h"
+#include "duties/lease_renewer.h"
 #include "metrics.h"
-#include "metrics_endpoint.h"
-#include "flow_orphans.h"
-#include "outbox_drainer.h"
-#include "reaper.h"
-#include "scheduler.h"
+#include "http/metrics_endpoint.h"
+#include "duties/flow_orphans.h"
+#include "duties/outbox_drainer.h"
+#include "duties/reaper.h"
+#include "duties/scheduler.h"
 #include "systemd_notify.h"
-#include "wakeup.h"
+#include "duties/wakeup.h"
 
 namespace echomq::daemon {
 

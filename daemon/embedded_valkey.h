@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "config_paths.h"
+#include "config/config_paths.h"
 #include "echomq/url.h"
 #include "process/fd.h"
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/executor.h"
 
 namespace echomq::daemon {

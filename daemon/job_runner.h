@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "handlers/handler.h"
 #include "metrics.h"
 #include "running_jobs.h"

@@ -6,7 +6,7 @@
 #include <exception>
 #include <iostream>
 
-#include "config.h"
+#include "config/config.h"
 #include "daemon.h"
 #include "handlers/plugin_library.h"
 #include "logging.h"

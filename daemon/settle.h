@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"

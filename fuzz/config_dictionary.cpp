@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "config_schema.h"
+#include "config/config_schema.h"
 
 namespace echomq::daemon {
 
@@ -43,7 +43,7 @@ std::string quoted(const std::string& token) {
 std::string config_dictionary() {
   std::set<std::string> seen;
   std::ostringstream out;
-  out << "# config_fuzz's dictionary, made from daemon/config_schema.cpp by\n"
+  out << "# config_fuzz's dictionary, made from daemon/config/config_schema.cpp by\n"
          "# fuzz/config_dict (scripts/fuzz.sh writes it before each run).\n";
   auto add = [&](const std::string& token) {
     if (seen.insert(token).second) out << quoted(token) << "\n";

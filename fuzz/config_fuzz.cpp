@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "config.h"
+#include "config/config.h"
 
 namespace {
 std::string scratch_path() {

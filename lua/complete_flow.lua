@@ -29,12 +29,13 @@
 ]]
 -- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
 -- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
 local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
 if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
   return redis.error_reply('EMQARG events must be an integer in 1..10000000')
 elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  return redis.error_reply(WRONGTYPE)
 end
 local function emit(event, id, attempt, ...)
   if stream then
@@ -46,6 +47,13 @@ local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KE
 local id, epoch, keep_arg = ARGV[1], ARGV[2], ARGV[3]
 -- Given the stream, the result is ARGV[4] only when N follows it.
 local result = (not stream or #ARGV > 4) and ARGV[4] or nil
+
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -79,8 +87,8 @@ if fields[1] ~= 'active' or fields[2] ~= epoch then
 end
 -- A child's id goes to the outbox after it leaves active: a ZADD failing
 -- there would strand it, so the outbox is checked first.
-if fields[3] and not ({zset = true, none = true})[redis.call('TYPE', outbox).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+if fields[3] and not is_zset(outbox) then
+  return redis.error_reply(WRONGTYPE)
 end
 local counted = is_counter_of(stats, 'completed')
 

@@ -7,7 +7,8 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the parent's row
   KEYS[2]  emq:{q}:waiting    zset  member id, score time enqueued (ms)
   KEYS[3]  emq:{q}:deps:<id>  set   the refs of the children still awaited
-  KEYS[4]  emq:{q}:meta       hash  flows = 1 once a flow touches the queue
+  KEYS[4]  emq:{q}:meta       hash  parents = 1 once a parent is enqueued
+                                    here; flows = 1 once a child is
   KEYS[5]  emq:{q}:events     stream optional: given, the entry waiting
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
@@ -19,7 +20,8 @@
 
   Reply:   1 enqueued: state waiting (row: state, attempts, payload,
              children, on_child_failure, lane if not 0, parent if given),
-             id in waiting, the refs in deps, meta flows = 1
+             id in waiting, the refs in deps, meta parents = 1, and
+             flows = 1 when it has a parent
            0 duplicate (the row exists, whatever its state; nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when the lane, the policy or a ref is malformed, no child
@@ -29,12 +31,13 @@
 ]]
 -- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
 -- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
 local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
 if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
   return redis.error_reply('EMQARG events must be an integer in 1..10000000')
 elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  return redis.error_reply(WRONGTYPE)
 end
 local function emit(event, id, attempt, ...)
   if stream then
@@ -104,6 +107,12 @@ redis.call('DEL', deps)
 for first = 6, last, 1000 do
   redis.call('SADD', deps, unpack(ARGV, first, math.min(first + 999, last)))
 end
-redis.call('HSET', meta, 'flows', '1')
+-- parents tells a speaker which queues' claimed jobs may need their
+-- children's results; flows, which queues' jobs must tell a parent.
+if parent ~= '' then
+  redis.call('HSET', meta, 'parents', '1', 'flows', '1')
+else
+  redis.call('HSET', meta, 'parents', '1')
+end
 emit('waiting', id, '0')
 return 1

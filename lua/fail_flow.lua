@@ -38,12 +38,13 @@
 ]]
 -- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
 -- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
 local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
 if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
   return redis.error_reply('EMQARG events must be an integer in 1..10000000')
 elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  return redis.error_reply(WRONGTYPE)
 end
 local function emit(event, id, attempt, ...)
   if stream then
@@ -54,6 +55,13 @@ end
 local row, active, delayed, pending, dead, stats, outbox =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, epoch, err = ARGV[1], ARGV[2], ARGV[3] or ''
+
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -77,13 +85,6 @@ end
 local function lane_of(v)
   local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
   return n and n >= -1000 and n <= 1000 and n or nil
-end
-
--- A set this call adds to must be a zset (or absent) before the first
--- write: ZADD failing after it would leave the job in no set.
-local function is_zset(key)
-  local kind = redis.call('TYPE', key).ok
-  return kind == 'zset' or kind == 'none'
 end
 
 local function malformed(field, rule)
@@ -124,7 +125,7 @@ local dies = permanent == '1' or tonumber(fields[3] or '0') >= max_attempts
 local counter = dies and 'dead' or 'retried'
 if not is_zset(dies and dead or (backoff_ms > 0 and delayed or pending)) or
     (dies and fields[6] and not is_zset(outbox)) then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  return redis.error_reply(WRONGTYPE)
 end
 local counted = is_counter_of(stats, counter)
 

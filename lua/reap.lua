@@ -34,12 +34,13 @@
 ]]
 -- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
 -- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
 local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
 if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
   return redis.error_reply('EMQARG events must be an integer in 1..10000000')
 elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  return redis.error_reply(WRONGTYPE)
 end
 local function emit(event, id, attempt, ...)
   if stream then
@@ -56,7 +57,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.

@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh url_fuzz         one target
 #   FUZZ_SECONDS=600 scripts/fuzz.sh longer
 #
-# Targets: config_fuzz (daemon/config.h load_config), url_fuzz
+# Targets: config_fuzz (daemon/config/config.h load_config), url_fuzz
 # (echomq::parse_url), pool_frame_fuzz (daemon/handlers/pool_protocol.h).
 # The corpus grows in build-fuzz/corpus/<target>, seeded from fuzz/seeds/
 # and, for config_fuzz, from tests/configs/. A crash leaves its input in

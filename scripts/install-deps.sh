@@ -101,16 +101,18 @@ build_pkgs=(
 )
 test_pkgs=(
   libgtest-dev libgmock-dev googletest
-  python3 python3-redis python3-croniter
+  python3 python3-redis python3-croniter python3-venv python3-wheel
   chromium chromium-driver python3-selenium
   systemd prometheus openssl clang-format
 )
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
 # promtool, which checks the /metrics text (tests/ops); chromium,
 # chromium-driver, python3-selenium: the browser tests of `emq web`
-# (tests/web); libdate-tz3, tzdata: schedules' time zones, read from the
+# (tests/emq/web); libdate-tz3, tzdata: schedules' time zones, read from the
 # system's tzdata; python3-croniter: the oracle of the cron tests
-# (tests/schedule); clang-format: Style.ClangFormat holds the sources to
+# (tests/daemon/schedule); python3-venv, python3-wheel: the Python client's
+# install as docs/clients.md gives it (tests/e2e/clients_doc_test.cpp runs
+# it), python3-redis: that client's library; clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS
 # tests make their own CA and certificates with it (tests/support/test_pki).
 

@@ -94,7 +94,7 @@ std::optional<Clock::time_point> ProgressSender::send_due() {
     const auto& [loop, r] = sent[i];
     if (replies[i].is_error()) {
       spdlog::warn("queue={} job={} progress not stored: {}", loop->queue().name, r.lease.id, replies[i].str);
-    } else if (decode_progress(replies[i]) == ProgressResult::LeaseLost) {
+    } else if (!decode_progress(replies[i])) {
       spdlog::debug("queue={} job={} progress refused: the lease was lost", loop->queue().name, r.lease.id);
     }
   }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "handlers/handler.h"
 #include "handlers/handler_env.h"
 

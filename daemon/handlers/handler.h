@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/flows.h"
 #include "handlers/stop_token.h"
 

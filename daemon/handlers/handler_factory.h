@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "handlers/handler.h"
 
 namespace echomq::daemon {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "handlers/handler.h"
 #include "handlers/plugin_library.h"
 

@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "echomq/backoff.h"
 #include "handlers/handler.h"
 #include "handlers/pool_process.h"

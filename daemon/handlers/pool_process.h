@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "config_types.h"
+#include "config/config_types.h"
 #include "handlers/handler.h"
 #include "process/child_io_pump.h"
 #include "process/child_process.h"

@@ -51,6 +51,11 @@ class TickRule {
   // The count_limit the scheduler and `emq schedules` pass: missed ticks
   // counted at most this many (a schedule stopped for a year at every: 1s).
   static constexpr std::int64_t kMissedCountLimit = 1000000;
+  // A tick the running scheduler waited for fires when it reads the
+  // server's clock within this much of it, whatever misfire_grace (so 0s
+  // fires on time); grace is for ticks missed while no daemon waited for
+  // them. `emq schedules` counts a tick missed only past both.
+  static constexpr std::int64_t kOnTimeMs = 1000;
 
  private:
   TickRule() = default;

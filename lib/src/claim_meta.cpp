@@ -5,14 +5,21 @@
 namespace echomq {
 
 namespace {
-// The flag's place in the reply: right after limit_fields_read's five.
+// The flags' places in the reply: right after limit_fields_read's five.
 constexpr std::size_t kFlowsField = 5;
-constexpr std::size_t kEventsField = 6;
+constexpr std::size_t kParentsField = 6;
+constexpr std::size_t kEventsField = 7;
+
+bool flag(const Reply& r, std::size_t field) {
+  return r.type == Reply::Type::Array && r.elements.size() > field && r.elements[field].type == Reply::Type::String &&
+         r.elements[field].str == "1";
+}
 }  // namespace
 
 Command claim_meta_read(const QueueKeys& q) {
   Command read = limit_fields_read(q);
   read.push_back("flows");
+  read.push_back("parents");
   read.push_back("events");
   return read;
 }
@@ -20,9 +27,8 @@ Command claim_meta_read(const QueueKeys& q) {
 ClaimMeta decode_claim_meta(const Reply& r) {
   ClaimMeta m;
   m.limits = decode_limit_fields(r);
-  const bool flow = r.type == Reply::Type::Array && r.elements.size() > kFlowsField &&
-                    r.elements[kFlowsField].type == Reply::Type::String && r.elements[kFlowsField].str == "1";
-  m.flows = flow ? FlowMode::Flow : FlowMode::Plain;
+  m.parents = flag(r, kParentsField);
+  m.flows = flag(r, kFlowsField) || m.parents ? FlowMode::Flow : FlowMode::Plain;
   if (r.type == Reply::Type::Array && r.elements.size() > kEventsField)
     m.events = decode_events(r.elements[kEventsField]);
   return m;

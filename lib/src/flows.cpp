@@ -225,13 +225,20 @@ FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max
   FlowView top;
   top.queue = q.queue;
   top.id = std::string(id);
+  std::set<std::string> met{q.ref(id)};
   std::vector<FlowView*> level{&top};
-  for (int depth = 0; depth <= max_depth && !level.empty(); ++depth) {
+  for (int depth = 0; !level.empty(); ++depth) {
     read_level(x, level);
     std::vector<FlowView*> next;
-    if (depth < max_depth) {
-      for (FlowView* v : level) {
-        for (FlowView& c : v->children) next.push_back(&c);
+    for (FlowView* v : level) {
+      for (FlowView& c : v->children) {
+        if (!met.insert(c.queue + ":" + c.id).second) {
+          c.cut = FlowCut::Repeat;
+        } else if (depth >= max_depth) {
+          c.cut = FlowCut::Depth;
+        } else {
+          next.push_back(&c);
+        }
       }
     }
     level = std::move(next);

@@ -42,6 +42,11 @@ std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const st
       x, ids, [&](const std::string& id) { return retry_job_call(q, id); }, decode_retry_job);
 }
 
+std::vector<PromoteJobResult> promote_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
+  return run_batched<PromoteJobResult>(
+      x, ids, [&](const std::string& id) { return promote_job_call(q, id); }, decode_promote_job);
+}
+
 std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
                                       FlowMode mode) {
   return run_batched<CancelResult>(

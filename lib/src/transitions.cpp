@@ -110,6 +110,17 @@ std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms,
   return decode_extend(x.eval(extend_call(q, lease_ms, leases)), leases.size());
 }
 
+ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value) {
+  check_wire_gate(lease.id);
+  return {Script::Progress, {q.row(lease.id), q.active}, {lease.id, num(lease.epoch), std::string(value)}};
+}
+
+bool decode_progress(const Reply& r) { return integer_of(r, "progress") == 1; }
+
+bool progress(Executor& x, const QueueKeys& q, const Lease& lease, std::string_view value) {
+  return decode_progress(x.eval(progress_call(q, lease, value)));
+}
+
 ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_ms, std::string_view result,
                          FlowMode mode) {
   ScriptCall call{
@@ -191,6 +202,18 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
   return decode_retry_job(x.eval(retry_job_call(q, id)));
 }
 
+ScriptCall promote_job_call(const QueueKeys& q, std::string_view id) {
+  return {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+}
+
+PromoteJobResult decode_promote_job(const Reply& r) {
+  return integer_of(r, "promote_job") == 1 ? PromoteJobResult::Moved : PromoteJobResult::NotDelayed;
+}
+
+PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view id) {
+  return decode_promote_job(x.eval(promote_job_call(q, id)));
+}
+
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.push_back(q.outbox);
@@ -211,14 +234,6 @@ CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMo
 
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
   return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root}, {num(older_than_ms), num(max_keep)}}), "trim_dead");
-}
-
-ScriptCall progress_call(const QueueKeys& q, const Lease& l, std::string_view value) {
-  return {Script::Progress, {q.row(l.id), q.active}, {l.id, num(l.epoch), std::string(value)}};
-}
-
-ProgressResult decode_progress(const Reply& r) {
-  return integer_of(r, "progress") == 1 ? ProgressResult::Stored : ProgressResult::LeaseLost;
 }
 
 }  // namespace echomq

@@ -3,8 +3,8 @@
 // own primary, and an action taken on the page lands on that primary.
 #include <nlohmann/json.hpp>
 
-#include "../cli/emq_web_process.h"
-#include "../cli/web_client.h"
+#include "../emq/web/emq_web_process.h"
+#include "../emq/web/web_client.h"
 #include "cluster_fixture.h"
 #include "echomq/stats.h"
 

@@ -50,11 +50,6 @@ class ClaimLoopTest : public ::testing::Test {
     for (std::size_t at = list.find("name=loop "); at != std::string::npos; at = list.find("name=loop ", at + 1)) ++n;
     return n;
   }
-  long long evalsha_calls() {
-    const std::string info = server.cli({"INFO", "commandstats"});
-    const std::size_t at = info.find("cmdstat_evalsha:calls=");
-    return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
-  }
 
   test::ValkeyServer server;
   Executor x{server.options()};
@@ -218,7 +213,7 @@ TEST_F(ClaimLoopTest, AnIdleQueueIsPolledOnOneConnection) {
   const QueueConfig q = queue("q", 4, 4);
   ClaimLoop loop(q, loop_options(), handler, metrics);
   loop.start();
-  ASSERT_TRUE(test::wait_for([&] { return evalsha_calls() >= 20; }, seconds(10)));
+  ASSERT_TRUE(test::wait_for([&] { return server.calls("evalsha") >= 20; }, seconds(10)));
   EXPECT_EQ(loop_connections(), 1);
 }
 

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "doc_text.h"
 #include "e2e_fixture.h"
@@ -61,6 +64,54 @@ TEST(Readme, TheQuickStartRunsAsWrittenAndPrintsTheResult) {
   EXPECT_NE(r.out.find("emails"), std::string::npos) << "emq stats emails:\n" << r.out;
   EXPECT_NE(log.find("stopped cleanly"), std::string::npos) << log;
   fs::remove_all(dir);
+}
+
+// The packages of README.md's table, "Debian 12 package" column: every
+// word in backticks there.
+std::set<std::string> table_packages() {
+  std::set<std::string> out;
+  std::istringstream page(read_doc((fs::path(EMQ_SOURCE_DIR) / "README.md").string()));
+  bool in_table = false;
+  for (std::string line; std::getline(page, line);) {
+    if (line.rfind("| what | version | Debian 12 package |", 0) == 0) in_table = true;
+    if (!in_table) continue;
+    if (line.rfind("|", 0) != 0) break;
+    std::vector<std::string> cells;
+    std::istringstream split(line.substr(1));
+    for (std::string cell; std::getline(split, cell, '|');) cells.push_back(cell);
+    if (cells.size() < 3) continue;
+    for (std::size_t open = cells[2].find('`'); open != std::string::npos; open = cells[2].find('`', open + 1)) {
+      const std::size_t close = cells[2].find('`', open + 1);
+      std::istringstream words(cells[2].substr(open + 1, close - open - 1));
+      for (std::string w; words >> w;) out.insert(w);
+      open = close;
+    }
+  }
+  return out;
+}
+
+// The table is what install-deps.sh installs, for a reader on another
+// distribution: each package the script installs is named (shared
+// libraries aside: their -dev packages pull them in), and the table names
+// nothing the script does not install (nodejs and npm: it installs them
+// only when none is on PATH).
+TEST(Readme, TheTableNamesWhatInstallDepsInstalls) {
+  RunResult r = run_program({"/bin/bash", (fs::path(EMQ_SOURCE_DIR) / "scripts/install-deps.sh").string(), "--list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> script;
+  std::istringstream lines(r.out);
+  for (std::string p; lines >> p;) script.insert(p);
+  const std::set<std::string> table = table_packages();
+  ASSERT_FALSE(table.empty()) << "README.md has no package table";
+  const std::regex shared_library("lib.*[0-9]");
+  for (const std::string& p : script) {
+    if (std::regex_match(p, shared_library)) continue;
+    EXPECT_TRUE(table.count(p)) << p << " is installed by scripts/install-deps.sh but not in README.md's table";
+  }
+  for (const std::string& p : table) {
+    if (p == "nodejs" || p == "npm") continue;
+    EXPECT_TRUE(script.count(p)) << p << " is in README.md's table but scripts/install-deps.sh does not install it";
+  }
 }
 
 }  // namespace

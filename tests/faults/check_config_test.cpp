@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "config.h"
+#include "config/config.h"
 #include "fault_fixture.h"
 
 namespace echomq::test {
@@ -118,6 +118,50 @@ TEST(CheckConfig, NestedAliasesAreRefusedAtOnceNamingFileLineAndKey) {
             std::string::npos)
       << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// Issue 37 row 7: a value of 200,000 characters where the loader matched
+// a std::regex recursed once per character and overflowed the stack
+// (SIGSEGV). Each is refused with exit 2 naming its line and key, or, in a
+// plugin's config (any scalar goes), taken.
+TEST(CheckConfig, HugeValuesAreRefusedNamingTheLineNotACrash) {
+  const std::string digits(200000, '9'), letters(200000, 'a');
+  struct Case {
+    std::string name, yaml, where;  // where: "" when the file is fine
+  };
+  const std::string handler = "    handler:\n      type: exec\n      command: [\"" EMQ_TEST_HANDLERS "/ok.sh\"]\n";
+  const std::vector<Case> cases = {
+      {"integer", "queues:\n  - name: q\n    concurrency: " + digits + "\n" + handler,
+       ":3: queues[0].concurrency: expected a whole number in 1..4096, got 9999"},
+      {"negative integer", "queues:\n  - name: q\n    prefetch: -" + digits + "\n" + handler,
+       ":3: queues[0].prefetch: expected a whole number in 0..4096, got -9999"},
+      {"number", "defaults:\n  timeout_s: " + digits + ".5e1\n" + kOkQueue,
+       ":2: defaults.timeout_s: expected a number in 0..2592000, got 9999"},
+      {"lane", kOkQueue + "schedules:\n  - { name: s, queue: q, every: 1m, lane: " + digits + " }\n",
+       ":7: schedules[0].lane: expected a whole number in -1000..1000"},
+      {"env name", "defaults:\n  env:\n    ? " + letters + "-\n    : x\n" + kOkQueue,
+       ":3: defaults.env: expected environment variable names"},
+      {"url scheme", "valkey:\n  url: " + letters + "://localhost\n" + kOkQueue, ":2: valkey.url: expected valkey://"},
+      {"tls server name",
+       "valkey:\n  url: valkeys://localhost:6379\n  tls:\n    server_name: " + letters + "\n" + kOkQueue,
+       ":4: valkey.tls.server_name: expected the host name or IP address"},
+      {"plugin config",
+       "queues:\n  - name: q\n    handler:\n      type: plugin\n      path: " + noop_plugin() +
+           "\n      config: { n: " + digits + ", x: " + digits + ".5, s: " + letters + " }\n",
+       ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = write_config(c.yaml);
+    RunResult r = run_program({emqd_binary(), "--check-config", "--config", path});
+    if (c.where.empty()) {
+      EXPECT_EQ(r.code, 0) << r.err.substr(0, 2000);
+      continue;
+    }
+    EXPECT_EQ(r.code, 2) << r.err.substr(0, 2000);
+    EXPECT_NE(r.err.find(path + c.where), std::string::npos) << r.err.substr(0, 2000);
+    EXPECT_LT(r.err.size(), 2000u) << "the value is shortened, not echoed whole";
+  }
 }
 
 }  // namespace

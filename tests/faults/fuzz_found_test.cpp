@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "config.h"
+#include "config/config.h"
 #include "echomq/errors.h"
 #include "echomq/url.h"
 #include "emqd_process.h"

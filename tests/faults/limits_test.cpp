@@ -115,5 +115,49 @@ TEST_F(Limits, ABrokenLimitStopsTheQueueSaysSoAndResumesWhenMended) {
   EXPECT_TRUE(wait_for([&] { return http_get(ports[0], "/healthz").status == 200; }, seconds(10)));
 }
 
+// Issue 37 row 8: a daemon held back by a rate slept until the old
+// bucket's next token (here an hour) whatever became of the limit. Lifted
+// or loosened with emq limit, the held jobs run within seconds, whether
+// or not the server publishes keyspace events.
+class HeldByARate : public Limits {
+ protected:
+  // One daemon of four slots on "held", whose rate of 1 an hour is spent
+  // on the first of three jobs: the claim that took it holds the next one
+  // back for an hour.
+  std::unique_ptr<EmqdProcess> held_daemon(bool keyspace_events) {
+    if (!keyspace_events) {
+      EXPECT_FALSE(x.command({"CONFIG", "SET", "notify-keyspace-events", ""}).is_error());
+    }
+    set_meta("held", {"rate_max", "1", "rate_window_ms", "3600000"});
+    std::string head = fault_config_head(server.url(), FaultSettings{});
+    if (!keyspace_events) head.replace(head.find("keyspace_events: true"), 21, "keyspace_events: false");
+    auto d = start_ready(head +
+                         "  - name: held\n    concurrency: 4\n"
+                         "    handler: { type: exec, command: [\"/bin/true\"] }\n");
+    put_many("held", 3);
+    EXPECT_TRUE(wait_for([&] { return completed("held") == 1; }, seconds(20))) << d->log();
+    return d;
+  }
+  // Sets the rate with emq limit; the two held jobs must then run soon.
+  void expect_held_jobs_run_after(const std::string& rate, const std::string& scenario, EmqdProcess& d) {
+    const auto set_at = std::chrono::steady_clock::now();
+    RunResult r = run_program({emq_binary(), "--url", server.url(), "limit", "held", "--rate", rate});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_TRUE(all_completed(x, "held", 3, seconds(10))) << d.log();
+    const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - set_at);
+    report_figures(scenario, "held jobs done in " + std::to_string(took.count()) + " ms");
+  }
+};
+
+TEST_F(HeldByARate, ALiftedRateWakesTheDaemonWithKeyspaceEvents) {
+  auto d = held_daemon(true);
+  expect_held_jobs_run_after("off", "rate 1/1h lifted, keyspace events on", *d);
+}
+
+TEST_F(HeldByARate, ALoosenedRateWakesTheDaemonWithoutKeyspaceEvents) {
+  auto d = held_daemon(false);
+  expect_held_jobs_run_after("100/1s", "rate 1/1h loosened to 100/1s, keyspace events off", *d);
+}
+
 }  // namespace
 }  // namespace echomq::test

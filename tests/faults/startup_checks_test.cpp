@@ -59,6 +59,28 @@ TEST(StartupCheck, RequireNoevictionRefusesAServerWhosePolicyCannotBeRead) {
   EXPECT_EQ(lenient.wait_exit(seconds(10)), 0) << lenient.log();
 }
 
+// A managed server blocks CONFIG but publishes the keyspace events its
+// operator set in the provider's parameters. emqd cannot read the setting,
+// so it listens all the same (polling stays the safety net) instead of
+// polling for ever; the log says why and what to set.
+TEST(StartupCheck, KeyspaceEventsAreHeardWhereConfigIsBlocked) {
+  ValkeyServer managed(
+      ValkeyServer::Options{false, {"--rename-command", "CONFIG", "", "--notify-keyspace-events", "Kz"}});
+  EmqdProcess d(fault_config_head(managed.url(), {}) + ok_queue("events"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  const std::string channel = "__keyspace@0__:" + QueueKeys("events").pending;
+  EXPECT_TRUE(wait_for(
+      [&] {
+        return managed.cli({"PUBSUB", "NUMSUB", channel}).find("\n1") != std::string::npos;
+      },
+      seconds(10)))
+      << "nobody listens on " << channel << "\n"
+      << d.log();
+  EXPECT_NE(d.log().find("cannot read notify-keyspace-events"), std::string::npos) << d.log();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(10)), 0) << d.log();
+}
+
 TEST(StartupCheck, AServerSpeakingAnotherWireIsRefusedWithEmqwire) {
   ValkeyServer other;
   ASSERT_EQ(other.cli({"SET", "{emq}:version", "emq/2"}), "OK\n");

@@ -30,7 +30,7 @@ TEST_F(EnqueueParent, WritesAWaitingParentItsDepsAndTheFlag) {
   std::int64_t at = score(q.waiting, id);
   EXPECT_GE(at, before);
   EXPECT_LE(at, now_ms());
-  EXPECT_EQ(hash(q.meta), (Row{{"flows", "1"}}));
+  EXPECT_EQ(hash(q.meta), (Row{{"flows", "1"}, {"parents", "1"}})) << "a nested parent is a child too";
   EXPECT_TRUE(zset(q.pending).empty());
   EXPECT_TRUE(claim(x, q, {30000, 10, 10}).empty()) << "a waiting parent is never claimed";
 }
@@ -43,6 +43,7 @@ TEST_F(EnqueueParent, ALaneZeroRootParentHasNeitherLaneNorParent) {
                           {"payload", "parent payload"},
                           {"children", "1"},
                           {"on_child_failure", "fail"}}));
+  EXPECT_EQ(hash(q.meta), (Row{{"parents", "1"}})) << "no flows: none of the queue's jobs has a parent to tell";
 }
 
 TEST_F(EnqueueParent, ADuplicateChangesNothing) {

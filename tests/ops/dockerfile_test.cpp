@@ -12,8 +12,8 @@
 #include <regex>
 #include <set>
 
-#include "config_types.h"
-#include "http_server.h"
+#include "config/config_types.h"
+#include "http/http_server.h"
 #include "ops_files.h"
 
 namespace echomq::test {

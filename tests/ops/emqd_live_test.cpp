@@ -9,7 +9,7 @@
 #include "echomq/job_id.h"
 #include "echomq/transitions.h"
 #include "http_client.h"
-#include "http_server.h"
+#include "http/http_server.h"
 #include "notify_socket.h"
 #include "ops_files.h"
 #include "wait_for.h"

@@ -184,4 +184,23 @@ RunResult run_program(const std::vector<std::string>& argv_in, const std::string
   return r;
 }
 
+RunResult run_script(const std::string& dir, const std::string& script, std::vector<std::string> extra_env) {
+  const std::string out = dir + "/.run_script.out", err = dir + "/.run_script.err";
+  const std::string body =
+      "set -e\ntrap 'rc=$?; kill $(jobs -p) 2>/dev/null || true; exit $rc' EXIT\ncd '" + dir + "'\n" + script;
+  RunResult r = run_program({"/bin/bash", "-c", "/bin/bash -c \"$0\" > '" + out + "' 2> '" + err + "'", body}, "",
+                            std::move(extra_env));
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  r.out = read(out);
+  r.err = read(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
 }  // namespace echomq::test

@@ -50,6 +50,13 @@ struct RunResult {
 RunResult run_program(const std::vector<std::string>& argv, const std::string& stdin_data = "",
                       std::vector<std::string> extra_env = {});
 
+// Runs `script` with bash (`set -e`) in `dir`, its output to files there
+// rather than to pipes: a step silent for longer than run_program reads
+// (an install under load) neither loses its output nor is cut off by a
+// pipe closed under it. Whatever it started in the background is killed
+// when it ends.
+RunResult run_script(const std::string& dir, const std::string& script, std::vector<std::string> extra_env = {});
+
 // The built binaries.
 std::string emqd_binary();
 std::string emq_binary();

@@ -265,4 +265,11 @@ std::string ValkeyServer::cli(const std::vector<std::string>& args) const {
   return out;
 }
 
+long long ValkeyServer::calls(const std::string& command) const {
+  const std::string info = cli({"INFO", "commandstats"});
+  const std::string tag = "cmdstat_" + command + ":calls=";
+  const std::size_t at = info.find(tag);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
+}
+
 }  // namespace echomq::test

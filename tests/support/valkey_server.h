@@ -56,6 +56,9 @@ class ValkeyServer {
 
   // Runs valkey-cli against this server; returns its stdout.
   std::string cli(const std::vector<std::string>& args) const;
+  // How many times the server has run `command` ("evalsha"), from INFO
+  // commandstats: 0 before the first.
+  long long calls(const std::string& command) const;
 
  private:
   void launch();

@@ -1,5 +1,5 @@
 'use strict';
-// Job ids and queue names, by the rules of PROTOCOL.md and lib/src/job_id.cpp.
+// Job ids and queue names, by the rules of docs/protocol.md and lib/src/job_id.cpp.
 // Minted ids are JOB_ + a 26-character ULID (Crockford base32): 48 bits of
 // milliseconds, 80 random bits that a second id in the same (or an earlier)
 // millisecond increments, so byte order is mint order within this process.
@@ -51,8 +51,20 @@ function mintedAtMs(id) {
 const validJobId = (id) => typeof id === 'string' && id.startsWith('JOB_') && ID_TAIL.test(id.slice(4));
 const validQueueName = (name) => typeof name === 'string' && QUEUE.test(name);
 
+// Names and ids are strings. Bytes are refused, not guessed at: a key built
+// from a Buffer's own text names a queue no daemon reads.
+function checkText(value, what) {
+  if (typeof value === 'string') return;
+  if (value instanceof Uint8Array) {
+    const head = Buffer.from(value.subarray(0, 80)).toString('latin1');
+    throw new InvalidError(`${what} given as a Buffer (${head}): pass a string, e.g. value.toString('ascii')`);
+  }
+  throw new InvalidError(`${what} must be a string, not ${value === null ? 'null' : typeof value}`);
+}
+
 function checkWireGate(id) {
-  if (typeof id !== 'string' || !id.startsWith('JOB')) {
+  checkText(id, 'a job id');
+  if (!id.startsWith('JOB')) {
     throw new KindError(`EMQKIND ${JSON.stringify(id)} is not JOB-namespaced: ids are JOB_ then 1-128 bytes`);
   }
 }
@@ -65,6 +77,7 @@ function checkJobId(id) {
 }
 
 function checkQueueName(name) {
+  checkText(name, 'a queue name');
   if (!validQueueName(name)) {
     throw new InvalidError(`${JSON.stringify(name)} is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -`);
   }

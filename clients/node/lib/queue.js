@@ -1,5 +1,6 @@
 'use strict';
 // A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause.
+const { inspect: show } = require('node:util');
 const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
@@ -10,7 +11,7 @@ const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
 const POLICIES = ['fail', 'wait', 'ignore'];
 
-// Every key of a queue, by PROTOCOL.md's L1 rules.
+// Every key of a queue, by the key rules of docs/protocol.md.
 function keys(queue) {
   ids.checkQueueName(queue);
   const base = `emq:{${queue}}:`;
@@ -31,6 +32,14 @@ function checkLane(lane) {
     throw new InvalidError(`lane ${lane} is out of range: use an integer in -1000..1000`);
   }
   return lane;
+}
+
+// wait's timeout: milliseconds, as a number (null waits for ever). An
+// object, text, NaN or Infinity would make a wait never end.
+function checkTimeoutMs(timeoutMs) {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= 1e12)) {
+    throw new InvalidError(`timeoutMs must be milliseconds (a number) in 0..10^12, or null to wait for ever: wait(id, 60000), not ${show(timeoutMs)}`);
+  }
 }
 
 class Queue {
@@ -144,7 +153,9 @@ class Queue {
     for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
   }
 
-  // Depths, paused and the counters, as emq stats --json shows them.
+  // The queue as one object of `emq stats --json`, plus waiting (parents
+  // waiting for children). The dead depth is `dead`, the dead counter
+  // `counters.dead`; a counter another writer broke is null, as emq shows it.
   async stats() {
     const p = this.client.pipeline();
     for (const d of DEPTHS) p.zcard(this.keys[d]);
@@ -152,8 +163,13 @@ class Queue {
     p.hmget(this.keys.stats, ...COUNTERS);
     const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
     const out = { queue: this.name, paused: r[5] === '1' };
-    DEPTHS.forEach((d, i) => { out[d] = r[i]; });
-    COUNTERS.forEach((c, i) => { out[c] = /^-?\d+$/.test(r[6][i] || '') ? Number(r[6][i]) : 0; });
+    DEPTHS.slice(0, 4).forEach((d, i) => { out[d] = r[i]; });
+    out.counters = {};
+    COUNTERS.forEach((c, i) => {
+      const v = r[6][i];
+      out.counters[c] = v == null ? 0 : /^-?\d+$/.test(v) ? Number(v) : null;
+    });
+    out.waiting = r[4];
     return out;
   }
 
@@ -190,6 +206,7 @@ class Queue {
   // rows) resolves to null.
   async wait(id, timeoutMs) {
     ids.checkWireGate(id);
+    if (timeoutMs != null) checkTimeoutMs(timeoutMs);
     if ((await this.client.hget(this.keys.rowRoot + id, 'state')) == null) {
       throw new JobNotFound(`no job ${id} in queue ${this.name}`);
     }
@@ -207,6 +224,7 @@ class Queue {
   // that ended within timeoutMs (the others are left out), an end being
   // {state: 'completed'|'dead'|'gone', result, error, attempts}.
   async waitMany(jobIds, timeoutMs) {
+    if (timeoutMs != null) checkTimeoutMs(timeoutMs);
     const unique = [...new Set(jobIds)];
     for (const id of unique) ids.checkWireGate(id);
     const waiter = new Waiter(this.client, this.name, this.keys.rowRoot);

@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const { Queue, keys, mintedAtMs, validJobId, InvalidError, KindError, JobFailed, JobNotFound, TimeoutError, WireError } = require('../lib');
 const { Scripts } = require('../lib/scripts');
-const { startServer } = require('./server');
+const { serverWithQueues, startServer } = require('./server');
 
 // Just enough of a worker to settle one job: claim, then complete or fail.
 function worker(client, queue) {
@@ -22,15 +22,7 @@ function worker(client, queue) {
 }
 
 test('Queue', async (t) => {
-  const server = await startServer();
-  const r = server.client();
-  const queues = [];
-  const open = (name) => { const q = new Queue(server.url, name); queues.push(q); return q; };
-  t.after(async () => {
-    for (const q of queues) await q.close();
-    r.disconnect();
-    await server.stop();
-  });
+  const { server, r, open } = await serverWithQueues(t);
 
   await t.test('enqueue writes the three-field row and mints an id', async () => {
     const q = open('js-enqueue');
@@ -160,12 +152,12 @@ test('Queue', async (t) => {
     await q.enqueue('b', { delay: 100000 });
     await q.pause();
     let s = await q.stats();
-    assert.deepStrictEqual([s.paused, s.pending, s.delayed, s.active, s.claimed], [true, 1, 1, 0, 0]);
+    assert.deepStrictEqual([s.paused, s.pending, s.delayed, s.active, s.counters.claimed], [true, 1, 1, 0, 0]);
     assert.strictEqual(await worker(r, q.name).claim(), null);
     await q.resume();
     assert.notStrictEqual(await worker(r, q.name).claim(), null);
     s = await q.stats();
-    assert.deepStrictEqual([s.paused, s.pending, s.active, s.claimed], [false, 0, 1, 1]);
+    assert.deepStrictEqual([s.paused, s.pending, s.active, s.counters.claimed], [false, 0, 1, 1]);
   });
 
   await t.test('a flow enqueues each parent before its children', async () => {
@@ -189,8 +181,7 @@ test('Queue', async (t) => {
 
   await t.test('a unix socket URL', async () => {
     const q = open('js-unix');
-    const u = new Queue(`unix://${server.socket}?db=0`, 'js-unix');
-    queues.push(u);
+    const u = open('js-unix', `unix://${server.socket}?db=0`);
     const id = await u.enqueue('by socket');
     assert.strictEqual(await r.hget(q.keys.rowRoot + id, 'payload'), 'by socket');
   });

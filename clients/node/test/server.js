@@ -69,4 +69,20 @@ async function startServer(...extra) {
   throw new Error('valkey-server did not start');
 }
 
-module.exports = { startServer, startTlsServer, REPO, WIRE_CASES };
+// A server for the test `t`, a client of it (r), and open(name, url): a
+// Queue on it (or on url); all closed and stopped when t ends.
+async function serverWithQueues(t) {
+  const { Queue } = require('../lib');
+  const server = await startServer();
+  const r = server.client();
+  const queues = [];
+  const open = (name, url = server.url) => { const q = new Queue(url, name); queues.push(q); return q; };
+  t.after(async () => {
+    for (const q of queues) await q.close();
+    r.disconnect();
+    await server.stop();
+  });
+  return { server, r, open };
+}
+
+module.exports = { startServer, startTlsServer, serverWithQueues, REPO, WIRE_CASES };

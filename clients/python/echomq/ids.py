@@ -1,4 +1,4 @@
-"""Job ids and queue names, by the rules of PROTOCOL.md and lib/src/job_id.cpp.
+"""Job ids and queue names, by the rules of docs/protocol.md and lib/src/job_id.cpp.
 
 Minted ids are JOB_ + a 26-character ULID (Crockford base32): 48 bits of
 milliseconds, 80 random bits that a second id in the same (or an earlier)
@@ -56,12 +56,20 @@ def minted_at_ms(job_id):
     return None if ms >> 48 else ms
 
 
-def _bytes(s):
-    return s.encode() if isinstance(s, str) else bytes(s)
+def _check_text(value, what):
+    """Names and ids are str. Bytes are refused, not guessed at: "%s" of
+    b"bq" is "b'bq'", a key no daemon reads."""
+    if isinstance(value, str):
+        return
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidError("%s given as bytes (%r): pass a str, e.g. value.decode('ascii')" % (what, bytes(value[:80])))
+    raise InvalidError("%s must be a str, not %s" % (what, type(value).__name__))
 
 
 def valid_job_id(job_id):
-    b = _bytes(job_id)
+    if not isinstance(job_id, str):
+        return False
+    b = job_id.encode()
     return b.startswith(b"JOB_") and _ID_TAIL.fullmatch(b[4:]) is not None
 
 
@@ -69,21 +77,24 @@ def check_job_id(job_id):
     """The full host-side check, for an id a user gives or a speaker mints."""
     if valid_job_id(job_id):
         return
-    if not _bytes(job_id).startswith(b"JOB"):
+    _check_text(job_id, "a job id")
+    if not job_id.startswith("JOB"):
         raise KindError("EMQKIND %r is not JOB-namespaced: ids are JOB_ then 1-128 bytes" % (job_id,))
     raise InvalidError("%r is not a valid job id: use JOB_ then 1-128 bytes of 0-9 A-Z a-z _ . : -" % (job_id,))
 
 
 def check_wire_gate(job_id):
     """The wire's own gate, for an id read back from the server."""
-    if not _bytes(job_id).startswith(b"JOB"):
+    _check_text(job_id, "a job id")
+    if not job_id.startswith("JOB"):
         raise KindError("EMQKIND %r is not JOB-namespaced: ids are JOB_ then 1-128 bytes" % (job_id,))
 
 
 def valid_queue_name(name):
-    return _QUEUE.fullmatch(_bytes(name)) is not None
+    return isinstance(name, str) and _QUEUE.fullmatch(name.encode()) is not None
 
 
 def check_queue_name(name):
+    _check_text(name, "a queue name")
     if not valid_queue_name(name):
         raise InvalidError("%r is not a valid queue name: use 1-64 bytes of A-Z a-z 0-9 _ . -" % (name,))

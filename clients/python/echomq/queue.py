@@ -1,5 +1,6 @@
 """A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause."""
 import datetime
+import re
 
 import redis
 
@@ -11,11 +12,13 @@ from .scripts import Scripts
 
 MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
+DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
+_INTEGER = re.compile(rb"-?[0-9]+")
 POLICIES = ("fail", "wait", "ignore")
 
 
 def keys(queue):
-    """Every key of a queue, by PROTOCOL.md's L1 rules."""
+    """Every key of a queue, by the key rules of docs/protocol.md."""
     ids.check_queue_name(queue)
     base = "emq:{%s}:" % queue
     out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox",
@@ -34,6 +37,24 @@ def _payload(p):
     if isinstance(p, (bytes, bytearray, memoryview)):
         return bytes(p)
     raise InvalidError("a payload is bytes or str, not %s" % type(p).__name__)
+
+
+def _seconds(value, what):
+    """A span in seconds as delay= and timeout= take it: a number or a timedelta, 0..10^9.
+
+    NaN and infinity are refused, and so is text: each would make wait poll for ever.
+    """
+    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else value
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
+        raise InvalidError("%s must be seconds (a number, or a timedelta) in 0..10^9, not %r" % (what, value))
+    return seconds
+
+
+def _counter(v):
+    """A stats field: absent is 0, anything but an integer None."""
+    if v is None:
+        return 0
+    return int(v) if _INTEGER.fullmatch(v) else None
 
 
 def _lane(lane):
@@ -85,9 +106,7 @@ class Queue:
                 return at
             raise InvalidError("at must be an aware datetime or epoch milliseconds in 0..10^15")
         if delay is not None:
-            seconds = delay.total_seconds() if isinstance(delay, datetime.timedelta) else delay
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
-                raise InvalidError("delay must be seconds (or a timedelta) in 0..10^9")
+            seconds = _seconds(delay, "delay")
             # Due times are the server's clock, never ours.
             return self.server_time_ms() + int(seconds * 1000)
         return None
@@ -161,18 +180,22 @@ class Queue:
         return {"queue": n["queue"], "id": n["id"], "children": [self._ids_of(c) for c in n["children"]]}
 
     def stats(self):
-        """Depths, paused and the counters, as emq stats --json shows them."""
+        """The queue as one object of `emq stats --json`, plus waiting (parents waiting for children).
+
+        The dead depth is "dead", the dead counter counters["dead"]. A
+        counter another writer broke is None, as emq shows it (null).
+        """
         k = self.keys
         with self.client.pipeline(transaction=False) as p:
-            for s in ("pending", "active", "delayed", "dead", "waiting"):
+            for s in DEPTHS:
                 p.zcard(k[s])
             p.hget(k["meta"], "paused")
             p.hmget(k["stats"], *COUNTERS)
             r = p.execute()
         out = {"queue": self.name, "paused": r[5] == b"1"}
-        out.update(zip(("pending", "active", "delayed", "dead", "waiting"), r[:5]))
-        for name, v in zip(COUNTERS, r[6]):
-            out[name] = int(v) if v is not None and v.lstrip(b"-").isdigit() else 0
+        out.update(zip(DEPTHS[:4], r[:4]))
+        out["counters"] = {name: _counter(v) for name, v in zip(COUNTERS, r[6])}
+        out["waiting"] = r[4]
         return out
 
     def inspect(self, job_id):
@@ -206,11 +229,12 @@ class Queue:
 
         By the queue's events stream when it keeps events (no polling), by
         polling otherwise. Raises JobFailed when it died, JobNotFound when
-        there is no such job, TimeoutError when timeout seconds pass first.
-        A row deleted on completion (a queue that keeps no completed rows)
-        returns None.
+        there is no such job, TimeoutError when timeout seconds (a number or
+        a timedelta; None waits for ever) pass first. A row deleted on
+        completion (a queue that keeps no completed rows) returns None.
         """
         ids.check_wire_gate(job_id)
+        timeout = None if timeout is None else _seconds(timeout, "timeout")
         state = self.client.hget(self.keys["row_root"] + job_id, "state")
         if state is None:
             raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
@@ -228,6 +252,7 @@ class Queue:
         ended within timeout seconds (the others are left out), an end being
         {"state": "completed"|"dead"|"gone", "result", "error", "attempts"}."""
         job_ids = list(dict.fromkeys(job_ids))
+        timeout = None if timeout is None else _seconds(timeout, "timeout")
         for job_id in job_ids:
             ids.check_wire_gate(job_id)
         waiter = Waiter(self.client, self.name, self.keys["row_root"])

@@ -13,8 +13,8 @@ from .errors import from_reply
 
 NAMES = (
     "enqueue", "enqueue_lane", "enqueue_at", "claim", "extend", "complete", "fail", "release", "reap",
-    "retry_dead", "retry_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
-    "complete_flow", "fail_flow", "child_done", "outbox_ack", "progress",
+    "retry_dead", "retry_job", "promote_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
+    "complete_flow", "fail_flow", "child_done", "outbox_ack", "children_done", "outbox_ack_many", "progress",
 )
 
 

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 
 import redis
 
@@ -68,3 +69,16 @@ class Server:
         self.proc.terminate()
         self.proc.wait(timeout=10)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerTest(unittest.TestCase):
+    """A test class with a server of its own (cls.server) and a client of it (cls.r)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.r = cls.server.client()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()

@@ -15,7 +15,7 @@ from echomq import InvalidError, JobFailed, JobNotFound, KindError, Queue, WireE
 from echomq.connect import client_from_url  # noqa: E402
 from echomq.queue import keys  # noqa: E402
 from echomq.scripts import Scripts  # noqa: E402
-from server import Server  # noqa: E402
+from server import Server, ServerTest  # noqa: E402
 
 
 class Worker:
@@ -40,16 +40,7 @@ class Worker:
                           [job_id, epoch, error, 1, 0, 1])
 
 
-class QueueTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-        cls.r = cls.server.client()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
+class QueueTest(ServerTest):
     def queue(self, name=None):
         return Queue(self.server.url, name or self.id().rsplit(".", 1)[-1][:64])
 
@@ -199,12 +190,12 @@ class QueueTest(unittest.TestCase):
         q.enqueue("b", delay=100)
         q.pause()
         s = q.stats()
-        self.assertEqual((s["paused"], s["pending"], s["delayed"], s["active"], s["claimed"]), (True, 1, 1, 0, 0))
+        self.assertEqual((s["paused"], s["pending"], s["delayed"], s["active"], s["counters"]["claimed"]), (True, 1, 1, 0, 0))
         self.assertIsNone(Worker(self.r, q.name).claim())
         q.resume()
         self.assertIsNotNone(Worker(self.r, q.name).claim())
         s = q.stats()
-        self.assertEqual((s["paused"], s["pending"], s["active"], s["claimed"]), (False, 0, 1, 1))
+        self.assertEqual((s["paused"], s["pending"], s["active"], s["counters"]["claimed"]), (False, 0, 1, 1))
 
     def test_a_flow_enqueues_each_parent_before_its_children(self):
         q = self.queue("flowpy")

@@ -102,11 +102,17 @@ struct ChildResult {
 Command results_read(const QueueKeys& q, std::string_view id);
 std::vector<ChildResult> decode_results(const Reply& r);
 
+// Why read_flow did not read a job it lists: past max_depth, or met
+// before in this tree (deps that name each other, a job under two
+// parents), where it is read and shown once.
+enum class FlowCut { None, Depth, Repeat };
+
 // A job of a flow as it stands, for `emq flow show`.
 struct FlowView {
   std::string queue;
   std::string id;
-  bool found = false;  // the row exists
+  FlowCut cut = FlowCut::None;  // not None: nothing below but queue and id was read
+  bool found = false;           // the row exists
   std::string state;
   std::optional<std::string> result;
   std::optional<std::string> error;
@@ -138,8 +144,9 @@ struct FlowOrphan {
 std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std::vector<std::string>& parents);
 
 // Reads a job and, down to max_depth levels, its children: one round trip
-// per level. A completed parent has no deps or results left, so only its
-// own row shows.
+// per level, each job once (memory linear in the jobs read). The children
+// of the last level, and a job met again, are listed with their cut. A
+// completed parent has no deps or results left, so only its own row shows.
 FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth = 16);
 
 }  // namespace echomq

@@ -1,8 +1,8 @@
-// Acting on jobs an operator picked: retry or delete by id, or empty a
-// whole set. What `emq dead retry|delete`, `emq purge` and the buttons of
-// `emq web` do. Everything goes through the wire's transitions (retry_job,
-// cancel), pipelined, so a row always goes with its id and a running job is
-// never taken from its worker.
+// Acting on jobs an operator picked: retry, run now or delete by id, or
+// empty a whole set. What `emq dead retry|delete`, `emq promote`, `emq
+// purge` and the buttons of `emq web` do. Everything goes through the
+// wire's transitions (retry_job, promote_job, cancel), pipelined, so a row
+// always goes with its id and a running job is never taken from its worker.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@ namespace echomq {
 // id, in order. Ids are taken as given past the wire's gate (an id that is
 // not JOB-namespaced throws Error{Kind}): check ids a person typed first.
 std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+std::vector<PromoteJobResult> promote_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
 // cancel_jobs in Flow mode moves a child to dead and tells its parent
 // (transitions.h, FlowMode); Plain deletes every row.
 std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,

@@ -20,6 +20,7 @@ enum class Script {
   Reap,
   RetryDead,
   RetryJob,
+  PromoteJob,
   Cancel,
   TrimDead,
   EnqueueCron,
@@ -29,6 +30,8 @@ enum class Script {
   FailFlow,
   ChildDone,
   OutboxAck,
+  ChildrenDone,
+  OutboxAckMany,
   Progress,
 };
 
@@ -37,17 +40,17 @@ struct ScriptInfo {
   const char* name;    // the file name without .lua, as in PROTOCOL.md
   int num_keys;        // the KEYS every call passes (PROTOCOL.md's KEYS column)
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
-  // KEYS a call may add after those: reap, cancel and child_done take the
-  // outbox as an optional last KEY, so a speaker that knows nothing of
-  // flows calls them as before; and every transition that writes a job's
-  // state takes the queue's events stream last (events below).
+  // KEYS a call may add after those: reap, cancel, child_done and
+  // children_done take the outbox as an optional last KEY, so a speaker that
+  // knows nothing of flows calls them as before; and every transition that
+  // writes a job's state takes the queue's events stream last (events below).
   int optional_keys = 0;
   // Whether it takes the events stream as its last KEY and the stream's
   // length as its last ARGV (PROTOCOL.md, "Events").
   bool events = false;
 };
 
-inline constexpr std::size_t kScriptCount = 21;
+inline constexpr std::size_t kScriptCount = 24;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

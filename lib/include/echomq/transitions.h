@@ -30,6 +30,7 @@ enum class ReleaseResult { Released, LeaseLost };
 // parent has not been told; job_actions.h, cancel_refusal, says which).
 enum class CancelResult { Removed, NotFound, Refused };
 enum class RetryJobResult { Moved, NotDead };
+enum class PromoteJobResult { Moved, NotDelayed };
 // enqueue_cron's replies: 1, 0, 2.
 enum class CronFireResult { Enqueued, Already, Skipped };
 
@@ -113,6 +114,14 @@ ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vec
 std::vector<bool> decode_extend(const Reply& r, std::size_t leases);
 std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
 
+// A running job's progress, as its handler reported it (at most
+// kMaxProgressBytes), fenced as extend is: true stored (and, given the
+// stream, appended to it), false lease lost.
+inline constexpr std::size_t kMaxProgressBytes = 1024;
+ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value);
+bool decode_progress(const Reply& r);
+bool progress(Executor& x, const QueueKeys& q, const Lease& lease, std::string_view value);
+
 // In Flow mode a child's row is kept with its result whatever keep_ms
 // (outbox_ack applies keep_ms once its parent is told): pass the result
 // even when the queue keeps no completed rows.
@@ -139,17 +148,14 @@ std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id);
 RetryJobResult decode_retry_job(const Reply& r);
 RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id);
+// An operator's "run it now": one delayed job to pending at its lane.
+ScriptCall promote_job_call(const QueueKeys& q, std::string_view id);
+PromoteJobResult decode_promote_job(const Reply& r);
+PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view id);
 
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
-
-// A running job's progress, as its handler reported it: stored in its row
-// (and on the queue's stream) while the lease holds. At most this long.
-inline constexpr std::size_t kMaxProgressBytes = 1024;
-enum class ProgressResult { Stored, LeaseLost };
-ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value);
-ProgressResult decode_progress(const Reply& r);
 
 }  // namespace echomq

@@ -1,0 +1,45 @@
+// The outbox drainer: tells parents that their children finished. For each
+// configured queue it reads the outbox (children of the queue that
+// completed or died, whose parent has not been told), calls child_done on
+// each parent's queue, then outbox_ack on the child's (PROTOCOL.md,
+// "Flows"). A crash between the two leaves the id in the outbox and the
+// next round repeats child_done, which changes nothing the second time.
+// Every daemon runs one; any number may drain the same outbox at once.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "config/config_types.h"
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+#include "metrics.h"
+#include "duties/periodic.h"
+
+namespace echomq::daemon {
+
+class OutboxDrainer : public Periodic {
+ public:
+  OutboxDrainer(const Config& config, const ConnectionOptions& server, Metrics& metrics,
+                ReconnectPolicy reconnect = {});
+  ~OutboxDrainer() override;
+
+ protected:
+  std::chrono::milliseconds tick() override;
+
+ private:
+  // One id of an outbox, as read from its row.
+  struct Finished;
+  std::vector<Finished> read_outboxes();
+  // Tells the parents and acknowledges; returns how many ids left an outbox.
+  std::size_t tell(const std::vector<Finished>& batch);
+
+  const Config& config_;
+  std::vector<QueueKeys> keys_;
+  Executor executor_;
+  Metrics& metrics_;
+  std::chrono::milliseconds idle_;
+};
+
+}  // namespace echomq::daemon

@@ -1,0 +1,77 @@
+#include "bytes_text.h"
+
+#include <algorithm>
+
+namespace echomq::cli {
+
+bool is_printable_text(std::string_view s) {
+  if (!is_utf8(s)) return false;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return false;
+  }
+  return true;
+}
+
+std::string text_cell(const std::optional<std::string>& bytes, std::size_t max_bytes) {
+  if (!bytes || bytes->empty()) return "-";
+  if (!is_printable_text(*bytes)) return "(not text, " + std::to_string(bytes->size()) + " bytes)";
+  std::string_view line = std::string_view(*bytes).substr(0, bytes->find_first_of("\r\n"));
+  std::string cell(utf8_prefix(line, max_bytes));
+  std::replace(cell.begin(), cell.end(), '\t', ' ');
+  if (cell.size() < bytes->size()) cell += " ...";
+  return cell;
+}
+
+void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes) {
+  if (is_utf8(bytes)) {
+    obj[name] = std::string(bytes);
+  } else {
+    obj[name + "_b64"] = base64_encode(bytes);
+  }
+}
+
+void put_bytes_or_null(nlohmann::ordered_json& obj, const std::string& name, std::optional<std::string_view> bytes) {
+  if (bytes) {
+    put_bytes(obj, name, *bytes);
+  } else {
+    obj[name] = nullptr;
+  }
+}
+
+void put_text(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes) {
+  obj[name] = std::string(bytes);
+  if (!is_utf8(bytes)) obj[name + "_hex"] = hex_encode(bytes);
+}
+
+std::string json_text(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char ch : bytes) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0xF];
+  }
+  return out;
+}
+
+nlohmann::ordered_json shown_bytes(std::string_view bytes, std::size_t max_bytes, std::size_t total) {
+  nlohmann::ordered_json out = {{"bytes", total}};
+  if (is_utf8(bytes)) {
+    const std::string_view head = utf8_prefix(bytes, max_bytes);
+    out["text"] = std::string(head);
+    out["truncated"] = head.size() < total;
+  } else {
+    const std::string_view head = bytes.substr(0, max_bytes);
+    out["hex"] = hex_encode(head);
+    out["truncated"] = head.size() < total;
+  }
+  return out;
+}
+
+}  // namespace echomq::cli

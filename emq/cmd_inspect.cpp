@@ -1,0 +1,164 @@
+// emq inspect QUEUE ID [--json]
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "echomq/job_id.h"
+#include "echomq/stats.h"
+#include "bytes_text.h"
+#include "output.h"
+#include "tool.h"
+
+namespace echomq::cli {
+
+namespace {
+
+// Text mode shows this much of a payload, result or error; --json shows all.
+constexpr std::size_t kShownBytes = 1024;
+constexpr int kLabelWidth = 13;
+
+struct InspectArgs {
+  std::string queue;
+  std::string id;
+  bool json = false;
+};
+
+std::optional<std::string_view> field(const JobRow& row, const std::string& name) {
+  auto it = row.fields.find(name);
+  if (it == row.fields.end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+// Fields absent from a row are 0: @enqueue writes only state, attempts and
+// payload, and later transitions add the rest.
+std::int64_t int_field(const JobRow& row, const std::string& name) {
+  auto v = field(row, name);
+  return v ? std::strtoll(std::string(*v).c_str(), nullptr, 10) : 0;
+}
+
+// Where the state's set says the job stands in time: the due time of a
+// delayed job, the lease deadline of an active one, the death of a dead one.
+struct SetTime {
+  const char* json_name;
+  const char* label;
+  std::int64_t ms;
+};
+
+std::optional<SetTime> set_time(Executor& x, const QueueKeys& q, const std::string& id, std::string_view state) {
+  SetTime t{};
+  std::string key;
+  if (state == "delayed") {
+    t = {"due_ms", "due", 0};
+    key = q.delayed;
+  } else if (state == "active") {
+    t = {"lease_deadline_ms", "lease until", 0};
+    key = q.active;
+  } else if (state == "dead") {
+    t = {"died_ms", "died", 0};
+    key = q.dead;
+  } else {
+    return std::nullopt;
+  }
+  Reply r = x.command({"ZSCORE", key, id});
+  if (r.is_error()) throw error_from_reply("inspect", r.str);
+  if (r.type != Reply::Type::String) return std::nullopt;
+  t.ms = static_cast<std::int64_t>(std::strtod(r.str.c_str(), nullptr));
+  return t;
+}
+
+void print_label(const std::string& label, const std::string& value) {
+  std::string pad(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ');
+  std::cout << label << pad << value << '\n';
+}
+
+// Bytes as a header line ("11 bytes, text") and then the bytes themselves,
+// indented, cut to kShownBytes with a note saying so.
+void print_bytes(const std::string& label, std::optional<std::string_view> bytes) {
+  if (!bytes) return print_label(label, "(none)");
+  const std::string size = std::to_string(bytes->size()) + (bytes->size() == 1 ? " byte" : " bytes");
+  if (bytes->empty()) return print_label(label, size);
+  const bool text = is_printable_text(*bytes);
+  std::string shown =
+      text ? std::string(utf8_prefix(*bytes, kShownBytes)) : base64_encode(bytes->substr(0, kShownBytes / 4 * 3));
+  const std::size_t shown_bytes = text ? shown.size() : std::min(bytes->size(), kShownBytes / 4 * 3);
+  std::string head = size + (text ? ", text" : ", not text: shown as base64");
+  if (shown_bytes < bytes->size()) {
+    head += "; truncated to the first " + std::to_string(shown_bytes) + " bytes (--json shows all)";
+  }
+  print_label(label, head);
+  if (!text) {
+    for (std::size_t i = 0; i < shown.size(); i += 76) std::cout << "  " << shown.substr(i, 76) << '\n';
+    return;
+  }
+  std::size_t start = 0;
+  while (start < shown.size()) {
+    std::size_t nl = shown.find('\n', start);
+    std::size_t end = nl == std::string::npos ? shown.size() : nl;
+    std::cout << "  " << std::string_view(shown).substr(start, end - start) << '\n';
+    start = end + 1;
+  }
+}
+
+void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+  print_label("queue", q.queue);
+  print_label("id", row.id);
+  if (auto minted = minted_at_ms(row.id)) print_label("minted", iso_time(static_cast<std::int64_t>(*minted)));
+  print_label("state", std::string(field(row, "state").value_or("unknown")));
+  if (when) print_label(when->label, iso_time(when->ms));
+  for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) {
+    print_label(name, std::to_string(int_field(row, name)));
+  }
+  print_bytes("error", field(row, "error"));
+  if (auto progress = field(row, "progress")) print_bytes("progress", progress);
+  print_bytes("payload", field(row, "payload"));
+  print_bytes("result", field(row, "result"));
+}
+
+void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+  nlohmann::ordered_json j = {{"queue", q.queue}, {"id", row.id}};
+  if (auto minted = minted_at_ms(row.id)) j["minted_ms"] = *minted;
+  j["state"] = std::string(field(row, "state").value_or("unknown"));
+  if (when) j[when->json_name] = when->ms;
+  for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
+  for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
+  j["payload_bytes"] = field(row, "payload").value_or("").size();
+  std::cout << j.dump(2) << '\n';
+}
+
+int run_inspect(Tool& tool, const InspectArgs& a) {
+  QueueKeys q(a.queue);
+  check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
+  Executor x(tool.options());
+  std::optional<JobRow> row = inspect(x, q, a.id);
+  if (!row) {
+    say_no_job(q.queue, a.id);
+    return kExitNotFound;
+  }
+  std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));
+  if (a.json) {
+    print_json(q, *row, when);
+  } else {
+    print_text(q, *row, when);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_inspect(CLI::App& app, Tool& tool) {
+  auto a = std::make_shared<InspectArgs>();
+  CLI::App* sub = app.add_subcommand("inspect", "show the row of one job; exit 1 when there is none");
+  sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
+  sub->add_option("id", a->id, "the job id (JOB_...)")->required()->type_name("ID");
+  sub->add_flag("--json", a->json, "print one JSON object, with the whole payload and result");
+  sub->footer(
+      "Text mode shows at most 1024 bytes of the payload, result and error, and says when it cut.\n"
+      "Bytes that are not UTF-8 text are shown as base64; in --json such a field is named\n"
+      "payload_b64 (result_b64, error_b64) instead of payload.");
+  sub->callback([&tool, a] { tool.run = [&tool, a] { return run_inspect(tool, *a); }; });
+}
+
+}  // namespace echomq::cli

@@ -1,0 +1,333 @@
+#include "web/api.h"
+
+#include <charconv>
+#include <map>
+
+#include "echomq/errors.h"
+#include "echomq/events.h"
+#include "echomq/flows.h"
+#include "echomq/job_actions.h"
+#include "echomq/job_id.h"
+#include "echomq/jobs.h"
+#include "echomq/keyspace.h"
+#include "echomq/limits.h"
+#include "echomq/stats.h"
+#include "echomq/transitions.h"
+#include "bytes_text.h"
+#include "schedule_view.h"
+
+namespace echomq::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// How much of a job's payload, result or error the JSON carries: the page
+// shows this much and links to the whole.
+constexpr std::size_t kJobFieldBytes = 64 * 1024;
+// How much of each listed job's payload and error a listing carries.
+constexpr std::size_t kListPayloadBytes = 200;
+constexpr std::size_t kListErrorBytes = 1000;
+// Past this a page number cannot name a real page (offsets are int64).
+constexpr std::int64_t kMaxPage = 1'000'000'000'000;
+
+constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
+
+// The queue's limits and what they do now (limits.h, limit_status); null
+// for a queue without any.
+json limits_json(const QueueStats& s, std::int64_t now_ms) {
+  const LimitStatus l = limit_status(s.limit_fields, s.active, now_ms);
+  if (l.limits && *l.limits == QueueLimits{}) return nullptr;
+  json o = json::object();
+  o["broken"] = l.limits ? json(nullptr) : json(l.broken);
+  o["max_active"] = l.limits && l.limits->max_active ? json(*l.limits->max_active) : json(nullptr);
+  o["rate"] = l.limits && l.limits->rate ? json{{"max", l.limits->rate->max}, {"window_ms", l.limits->rate->window_ms}}
+                                         : json(nullptr);
+  o["tokens"] = l.tokens ? json(*l.tokens) : json(nullptr);
+  o["ms_to_token"] = l.tokens && *l.tokens == 0 ? json(l.ms_to_token) : json(nullptr);
+  o["held_back"] = l.held_back.empty() ? json(nullptr) : json(l.held_back);
+  return o;
+}
+
+json queue_json(const QueueStats& s, std::int64_t now_ms) {
+  json counters = json::object();
+  for (const char* name : kCounters) {
+    auto it = s.counters.find(name);
+    counters[name] = it == s.counters.end() ? json(nullptr) : json(it->second);
+  }
+  json q = {{"queue", s.queue},     {"paused", s.paused}, {"pending", s.pending}, {"active", s.active},
+            {"delayed", s.delayed}, {"dead", s.dead},     {"counters", counters}};
+  q["oldest_pending_age_ms"] =
+      s.head_pending_since_ms ? json(std::max<std::int64_t>(0, now_ms - *s.head_pending_since_ms)) : json(nullptr);
+  q["problems"] = s.problems;
+  q["limits"] = limits_json(s, now_ms);
+  return q;
+}
+
+// A listed job's payload head: hex when the whole payload is not UTF-8,
+// even where its head happens to be.
+json preview_json(const JobSummary& j) {
+  if (!j.payload_head) return {{"bytes", j.payload_bytes}, {"unread", true}};
+  const auto total = static_cast<std::size_t>(j.payload_bytes);
+  if (j.payload_utf8) return shown_bytes(*j.payload_head, kListPayloadBytes, total);
+  const std::string_view head = std::string_view(*j.payload_head).substr(0, kListPayloadBytes);
+  return {{"bytes", total}, {"hex", hex_encode(head)}, {"truncated", head.size() < total}};
+}
+
+// An id as the page shows and links it: {"id": text}, plus "id_hex" (its
+// exact bytes) when it is not UTF-8, where "id" has U+FFFD for the bad
+// bytes and cannot name the job; the page builds its links from the hex.
+void put_id(json& o, const std::string& id) { put_text(o, "id", id); }
+
+json summary_json(const JobSummary& j, JobState state) {
+  json o = json::object();
+  put_id(o, j.id);
+  o["row_found"] = j.row_found;
+  o["state"] = j.row_found ? json(j.state) : json(nullptr);
+  // The set's score: the lane for pending, a time in epoch ms otherwise.
+  if (state == JobState::Pending) {
+    o["lane"] = j.score;
+    o["time_ms"] = nullptr;
+  } else {
+    o["lane"] = j.lane;
+    o["time_ms"] = j.score;
+  }
+  o["attempts"] = j.attempts;
+  o["failures"] = j.failures;
+  o["error"] = j.error ? shown_bytes(*j.error, kListErrorBytes) : json(nullptr);
+  o["payload"] = preview_json(j);
+  return o;
+}
+
+// A queue's schedules as `emq schedules --json` gives them (its last
+// fire's job linkable by last_job_hex, as put_id), each with its
+// definition in words.
+json schedules_json(Executor& x, const QueueKeys& q, std::int64_t now_ms) {
+  json out = json::array();
+  for (const ScheduleView& v : read_schedules(x, q, now_ms)) {
+    json o = schedule_json(v);
+    o["described"] = describe_definition(v);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// A ref's job as the page links it: queue, id (put_id) and the state of
+// its row, null when the row is gone.
+json ref_json(const std::string& queue, const std::string& id, const std::optional<std::string>& state) {
+  json o = {{"queue", queue}};
+  put_id(o, id);
+  o["state"] = state ? json(*state) : json(nullptr);
+  return o;
+}
+
+// A job's place in a flow (PROTOCOL.md, "Flows"): "parent", its parent
+// when it is a child; "children", when it is a parent that still has them
+// listed (deps and results: one that has run keeps none), each with its
+// state, whether the parent still awaits it, what it was told of it, and,
+// for an orphan (flows.h, find_orphans), why nothing will release it.
+void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
+  out["parent"] = nullptr;
+  out["children"] = nullptr;
+  out["orphans"] = 0;
+  auto parent = row.fields.find("parent");
+  if (parent != row.fields.end()) {
+    if (auto ref = parse_ref(parent->second)) {
+      Reply state = x.command({"HGET", QueueKeys(ref->first).row(ref->second), "state"});
+      if (state.is_error()) throw error_from_reply("parent", state.str);
+      out["parent"] =
+          ref_json(ref->first, ref->second, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
+    }
+  }
+  if (row.fields.count("children") == 0) return;
+  const FlowView v = read_flow(x, q, row.id, 1);
+  std::map<std::string, std::string> orphaned;  // child ref -> why
+  if (v.state == "waiting") {
+    for (FlowOrphan& o : find_orphans(x, q, {row.id})) orphaned[o.child] = std::move(o.reason);
+  }
+  json children = json::array();
+  for (std::size_t i = 0; i < v.children.size(); ++i) {
+    const FlowView& c = v.children[i];
+    json o = ref_json(c.queue, c.id, c.found ? std::optional<std::string>(c.state) : std::nullopt);
+    o["awaited"] = static_cast<bool>(v.awaited[i]);
+    o["told"] = v.recorded[i] ? json(to_string(v.recorded[i]->outcome)) : json(nullptr);
+    auto why = orphaned.find(c.queue + ":" + c.id);
+    o["orphan"] = why == orphaned.end() ? json(nullptr) : json(why->second);
+    children.push_back(std::move(o));
+  }
+  out["children"] = std::move(children);
+  out["orphans"] = orphaned.size();
+}
+
+// "" -> fallback; digits -> the number; anything else -> nullopt.
+std::optional<std::int64_t> page_number(const std::string& text) {
+  if (text.empty()) return 1;
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPage) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+ApiAnswer api_error(int status, const std::string& message) {
+  ApiAnswer a{status, {{"error", message}}};
+  if (status == 503) a.body["server_unreachable"] = true;
+  return a;
+}
+
+ApiAnswer guarded_api(const std::function<ApiAnswer()>& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    switch (e.kind()) {
+      case ErrorKind::Invalid:
+      case ErrorKind::Kind:
+      case ErrorKind::Arg: return api_error(400, e.what());
+      default: break;
+    }
+    if (e.transient()) return api_error(503, std::string("the server cannot be reached: ") + e.what());
+    return api_error(502, std::string("the server refused: ") + e.what());
+  }
+}
+
+ApiAnswer WebApi::queues() {
+  Overview o = overview(x_);
+  // Read after the stats, so no oldest-pending age comes out negative.
+  const std::int64_t now = x_.server_time_ms();
+  json list = json::array();
+  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now));
+  return {200,
+          {{"server_time_ms", now}, {"read_only", read_only_}, {"queues", std::move(list)}, {"skipped", o.skipped}}};
+}
+
+ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text) {
+  QueueKeys q(name);
+  const std::optional<JobState> state = job_state_from(state_text.empty() ? "pending" : state_text);
+  if (!state) return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed or dead");
+  const std::optional<std::int64_t> page = page_number(page_text);
+  if (!page) return api_error(400, "page '" + page_text + "' is not a page number: use 1, 2, ...");
+
+  ListArgs args;
+  args.state = *state;
+  args.offset = (*page - 1) * kPageSize;
+  args.limit = kPageSize;
+  args.order = default_order(*state);
+  args.preview_bytes = kListPayloadBytes;
+  const JobPage listed = list_jobs(x_, q, args);
+  const QueueStats s = stats(x_, q);
+  const std::int64_t now = x_.server_time_ms();
+
+  json jobs = json::array();
+  for (const JobSummary& j : listed.jobs) jobs.push_back(summary_json(j, *state));
+  return {200,
+          {{"server_time_ms", now},
+           {"read_only", read_only_},
+           {"queue", queue_json(s, now)},
+           {"state", to_string(*state)},
+           {"order", args.order == ListOrder::Ascending ? "ascending" : "descending"},
+           {"page", *page},
+           {"page_size", kPageSize},
+           {"total", listed.total},
+           {"pages", std::max<std::int64_t>(1, (listed.total + kPageSize - 1) / kPageSize)},
+           {"jobs", std::move(jobs)},
+           {"schedules", schedules_json(x_, q, now)}}};
+}
+
+namespace {
+
+// The job's entries among the latest kEventsLooked at of its queue's
+// stream, oldest first, and whether the queue keeps events at all.
+void put_events(Executor& x, const QueueKeys& q, const std::string& id, json& out) {
+  constexpr const char* kEventsLooked = "2000";
+  const std::vector<Reply> r = x.pipeline({events_read(q), {"XREVRANGE", q.events, "+", "-", "COUNT", kEventsLooked}});
+  out["keeps_events"] = decode_events(r[0]) > 0;
+  json events = json::array();
+  std::vector<EventEntry> entries = decode_entries(r[1]);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->job_id != id) continue;
+    json e = {{"entry", it->entry_id}, {"event", it->event}, {"attempt", it->attempt}};
+    if (!it->error.empty()) e["error"] = shown_bytes(it->error, 256);
+    if (!it->progress.empty()) e["progress"] = shown_bytes(it->progress, 1024);
+    events.push_back(std::move(e));
+  }
+  out["events"] = std::move(events);
+}
+
+}  // namespace
+
+ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
+  QueueKeys q(name);
+  check_wire_gate(id);
+  std::optional<JobRow> row = inspect(x_, q, id);
+  if (!row) {
+    return api_error(404, "no job " + id + " in queue " + q.queue +
+                              " (it may have completed: a completed job's row is kept only keep_completed_s)");
+  }
+  json fields = json::object();
+  json big = {{"payload", nullptr}, {"result", nullptr}, {"error", nullptr}};
+  for (const auto& [field, value] : row->fields) {
+    if (big.contains(field)) {
+      big[field] = shown_bytes(value, kJobFieldBytes);
+    } else {
+      fields[field] = shown_bytes(value, kJobFieldBytes);
+    }
+  }
+  auto state = row->fields.find("state");
+  json out = {{"read_only", read_only_}, {"queue", q.queue}};
+  put_id(out, id);
+  out["state"] = state == row->fields.end() ? json(nullptr) : json(state->second);
+  out["fields"] = std::move(fields);
+  for (auto& [field, value] : big.items()) out[field] = value;
+  put_flow(x_, q, *row, out);
+  put_events(x_, q, id, out);
+  return {200, std::move(out)};
+}
+
+RawField WebApi::job_field(const std::string& name, const std::string& id, const std::string& field) {
+  QueueKeys q(name);
+  check_wire_gate(id);
+  std::optional<JobRow> row = inspect(x_, q, id);
+  if (!row) return {404, true, "no job " + id + " in queue " + q.queue + "\n"};
+  auto it = row->fields.find(field);
+  if (it == row->fields.end()) return {404, true, "job " + id + " has no " + field + "\n"};
+  return {200, is_utf8(it->second), std::move(it->second)};
+}
+
+ApiAnswer WebApi::pause(const std::string& name, bool paused) {
+  QueueKeys q(name);
+  if (paused) {
+    echomq::pause(x_, q);
+  } else {
+    resume(x_, q);
+  }
+  return {200, {{"queue", q.queue}, {"paused", paused}}};
+}
+
+ApiAnswer WebApi::retry_all(const std::string& name) {
+  QueueKeys q(name);
+  return {200, {{"queue", q.queue}, {"moved", retry_all_dead(x_, q)}}};
+}
+
+ApiAnswer WebApi::retry(const std::string& name, const std::string& id) {
+  QueueKeys q(name);
+  check_wire_gate(id);
+  if (retry_jobs(x_, q, {id}).front() == RetryJobResult::NotDead) {
+    return api_error(409, id + " is not dead (it was retried, deleted or never died); nothing changed");
+  }
+  return {200, {{"queue", q.queue}, {"id", id}, {"retried", true}}};
+}
+
+ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
+  QueueKeys q(name);
+  check_wire_gate(id);
+  switch (cancel_jobs(x_, q, {id}).front()) {
+    case CancelResult::Removed: return {200, {{"queue", q.queue}, {"id", id}, {"cancelled", true}}};
+    case CancelResult::NotFound:
+      return api_error(404, "no job " + id + " in queue " + q.queue + "; nothing was cancelled");
+    case CancelResult::Refused: return api_error(409, cancel_refusal(x_, q, id));
+  }
+  return api_error(500, "unexpected cancel outcome");
+}
+
+}  // namespace echomq::cli

@@ -1,0 +1,70 @@
+--[[ promote_job: run one delayed job now, for an operator's "run it now".
+  The id leaves the delayed set for pending at its lane and the row's state
+  becomes pending; attempts, failures and the last error stay, since the
+  job is the same run that was waiting (a retry's backoff, or a due time a
+  producer set). A job that is not in the delayed set is left alone,
+  whatever its state. A delayed id whose row is gone is dropped from
+  delayed (there is nothing to run); one whose row is not a hash is named
+  in the server's log and left in place for an operator. One whose lane is
+  not an integer in -1000..1000 is refused (EMQROW), nothing written.
+
+  KEYS[1]  emq:{q}:job:<id>   hash  the job row
+  KEYS[2]  emq:{q}:delayed    zset  member id, score due time (ms)
+  KEYS[3]  emq:{q}:pending    zset  member id, score lane
+  ARGV[1]  id                 branded job id
+
+  Reply:   1 moved from delayed to pending
+           0 not in the delayed set (nothing changes)
+  Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQROW  when the row's lane is malformed
+]]
+local row, delayed, pending = KEYS[1], KEYS[2], KEYS[3]
+local id = ARGV[1] or ''
+
+-- A set this call adds to must be a zset (or absent) before the first
+-- write: ZADD failing after it would leave the job in no set.
+local function is_zset(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'zset' or kind == 'none'
+end
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+
+-- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
+local function lane_of(v)
+  local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
+  return n and n >= -1000 and n <= 1000 and n or nil
+end
+
+if string.sub(id, 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+
+if not redis.call('ZSCORE', delayed, id) then
+  return 0
+end
+-- Scripts are not rolled back: HSET on a row some other writer made a
+-- string would fail after the ZREM. So the row is checked before any write.
+local kind = redis.call('TYPE', row).ok
+if kind == 'none' then
+  redis.call('ZREM', delayed, id)
+  return 0
+end
+if kind ~= 'hash' then
+  redis.log(redis.LOG_WARNING, 'emq promote_job: ' .. row .. ' is not an emq/1 row (a hash); left in ' .. delayed ..
+    ' for an operator')
+  return 0
+end
+
+local lane = lane_of(redis.call('HGET', row, 'lane'))
+if not lane then
+  return redis.error_reply('EMQROW ' .. row .. ' lane is not an integer in -1000..1000; nothing was written')
+end
+
+if not is_zset(pending) then
+  return redis.error_reply(WRONGTYPE)
+end
+
+redis.call('ZREM', delayed, id)
+redis.call('HSET', row, 'state', 'pending')
+redis.call('ZADD', pending, lane, id)
+return 1

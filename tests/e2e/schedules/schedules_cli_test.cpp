@@ -1,0 +1,136 @@
+// emq schedules and emq schedules fire against a real server: the listing
+// beside the marker, a fire through enqueue_cron, and what another writer
+// broke (bytes that are not UTF-8, a definition that cannot be read, a
+// marker ahead of the server's clock) said plainly, never a JSON crash.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "echomq/connection.h"
+#include "emqd_process.h"
+#include "schedule_e2e.h"
+#include "valkey_server.h"
+
+namespace echomq::test {
+namespace {
+
+const std::string kEverySecond =
+    R"({"every_ms":1000,"lane":0,"misfire_grace_ms":60000,"overlap":"allow","timezone":"UTC"})";
+
+RunResult emq(const ValkeyServer& server, std::vector<std::string> args) {
+  args.insert(args.begin(), {emq_binary(), "--url", server.url()});
+  return run_program(args);
+}
+
+// The listed schedule named `name` (by its exact bytes: name_hex when
+// the name is not UTF-8), or null.
+nlohmann::json listed(const nlohmann::json& all, const std::string& key, const std::string& value) {
+  for (const nlohmann::json& s : all) {
+    if (s.contains(key) && s[key] == value) return s;
+  }
+  return nullptr;
+}
+
+// emq schedules and emq schedules fire, on a definition as a daemon
+// publishes it.
+TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "nightly",
+             R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})"});
+  RunResult fired =
+      run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly", "--payload", "p"});
+  ASSERT_EQ(fired.code, 0) << fired.err;
+  const std::string id = fired.out.substr(0, fired.out.find('\n'));
+  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "schedule"}).str, "nightly");
+  // overlap: skip, and that job is pending: a second fire is held.
+  RunResult again = run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nightly"});
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_EQ(run_program({emq_binary(), "--url", server.url(), "schedules", "fire", "reports", "nope"}).code, 1);
+
+  RunResult listed = run_program({emq_binary(), "--url", server.url(), "schedules", "reports", "--json"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("\"last_job\": \"" + id + "\""), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("\"missed\": 0"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("\"next_fire_ms\": 1"), std::string::npos) << listed.out;
+  RunResult table = run_program({emq_binary(), "--url", server.url(), "schedules", "reports"});
+  EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
+}
+
+// A name, a job id in a marker or a definition that is not UTF-8 (another
+// writer's) is shown with its exact bytes in hex beside it and said to be
+// wrong; the listing still exits 0 (it was "unexpected failure: json", exit 3).
+TEST(SchedulesCli, JsonShowsBytesThatAreNotUtf8InHexAndSaysWhatIsWrong) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{odd}:schedules", "beat", kEverySecond,
+             "be\xff"
+             "at",
+             kEverySecond, "late", "{\"every_ms\":\"\xfe\"}"});
+  c.command({"HSET", "emq:{odd}:cron", "beat", "1000:JOB_\xff\xfe"});
+  RunResult r = emq(server, {"schedules", "odd", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("unexpected failure"), std::string::npos) << r.err;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  ASSERT_EQ(all.size(), 3u) << r.out;
+  const nlohmann::json beat = listed(all, "name", "beat");
+  ASSERT_FALSE(beat.is_null()) << r.out;
+  EXPECT_EQ(beat["last_job_hex"], "4a4f425ffffe") << r.out;
+  EXPECT_EQ(beat["last_fire_ms"], 1000);
+  const nlohmann::json odd = listed(all, "name_hex", "6265ff6174");
+  ASSERT_FALSE(odd.is_null()) << r.out;
+  EXPECT_NE(odd["problem"].get<std::string>().find("not a schedule name"), std::string::npos) << r.out;
+  const nlohmann::json late = listed(all, "name", "late");
+  ASSERT_FALSE(late.is_null()) << r.out;
+  EXPECT_NE(late["problem"].get<std::string>().find("not UTF-8"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("schedule late of queue odd"), std::string::npos) << r.err;
+
+  RunResult table = emq(server, {"schedules", "odd"});
+  EXPECT_EQ(table.code, 0) << table.err;
+}
+
+// A definition another writer broke is not fired with guesses (its
+// overlap may be skip): the refusal names the field; nothing is written.
+TEST(SchedulesCli, FireOnADefinitionAnotherWriterBrokeSaysWhatIsWrong) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "lane", R"({"every_ms":1000,"lane":"x","overlap":"skip"})", "overlap",
+             R"({"every_ms":1000,"overlap":7})", "text", "{not json"});
+  for (const char* name : {"lane", "overlap", "text"}) {
+    RunResult r = emq(server, {"schedules", "fire", "reports", name});
+    EXPECT_EQ(r.code, 3) << name << ": " << r.err;
+    EXPECT_EQ(r.err.find("unexpected failure"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("schedule " + std::string(name) + " of queue reports"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not fired"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  RunResult lane = emq(server, {"schedules", "fire", "reports", "lane"});
+  EXPECT_NE(lane.err.find("\"lane\" is not an integer in -1000..1000"), std::string::npos) << lane.err;
+  EXPECT_EQ(c.command({"EXISTS", "emq:{reports}:cron", "emq:{reports}:pending"}).integer, 0) << "nothing written";
+}
+
+// A marker ahead of the server's clock holds the schedule until then
+// (enqueue_cron never moves a marker back): the listing says so, and its
+// next fire is the first tick after the marker, not one a second away.
+TEST(SchedulesCli, AMarkerAheadOfTheServersClockShowsTheScheduleHeldUntilIt) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  const std::int64_t ahead = server_ms(c) + 3600 * 1000;
+  c.command({"HSET", "emq:{ticks}:schedules", "beat", kEverySecond});
+  c.command({"HSET", "emq:{ticks}:cron", "beat", std::to_string(ahead) + ":JOB_future"});
+  RunResult r = emq(server, {"schedules", "ticks", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json beat = nlohmann::json::parse(r.out).at(0);
+  EXPECT_EQ(beat["held_until_ms"], ahead) << r.out;
+  EXPECT_EQ(beat["next_fire_ms"], ahead / 1000 * 1000 + 1000) << r.out;
+  EXPECT_NE(beat["problem"].get<std::string>().find("ahead of the server's clock"), std::string::npos) << r.out;
+
+  RunResult table = emq(server, {"schedules", "ticks"});
+  EXPECT_NE(table.err.find("schedule beat of queue ticks: held until"), std::string::npos) << table.err;
+  EXPECT_NE(table.err.find("HDEL emq:{ticks}:cron beat"), std::string::npos) << table.err;
+}
+
+}  // namespace
+}  // namespace echomq::test

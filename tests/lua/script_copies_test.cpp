@@ -1,0 +1,108 @@
+// The helpers several scripts share (is_counter, is_zset, lane_of, the
+// WRONGTYPE text, ...) are copies, since each script is loaded alone by
+// SHA and Lua in Valkey has no include. A copy that drifts is a rule that
+// differs between transitions: every copy of a helper must be the same,
+// byte for byte, as every other.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace echomq {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kLuaDir = EMQ_LUA_DIR;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Helper name -> script name -> its text: each `local function NAME(...)`
+// at the start of a line through the first `end` alone on a line, and
+// each top-level `local NAME = '...'` text constant.
+using Copies = std::map<std::string, std::map<std::string, std::string>>;
+
+// The name after `prefix` on a line that starts with it: letters, digits, _.
+std::string name_after(const std::string& line, const std::string& prefix) {
+  if (line.rfind(prefix, 0) != 0) return "";
+  std::size_t end = prefix.size();
+  while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) ++end;
+  return line.substr(prefix.size(), end - prefix.size());
+}
+
+void add_helpers(const std::string& script, std::istream& in, Copies& copies) {
+  std::string line;
+  std::string open;  // the function being read, if any
+  std::string text;
+  while (std::getline(in, line)) {
+    if (!open.empty()) {
+      text += line + "\n";
+      if (line == "end") {
+        copies[open][script] = text;
+        open.clear();
+      }
+      continue;
+    }
+    const std::string function = name_after(line, "local function ");
+    const std::string constant = name_after(line, "local ");
+    if (!function.empty()) {
+      open = function;
+      text = line + "\n";
+    } else if (!constant.empty() && line.find(" = '") == constant.size() + 6) {
+      copies[constant][script] = line;
+    }
+  }
+}
+
+Copies helpers_of_every_script() {
+  Copies copies;
+  for (const auto& entry : fs::directory_iterator(kLuaDir)) {
+    if (entry.path().extension() != ".lua") continue;
+    std::ifstream in(entry.path());
+    add_helpers(entry.path().stem().string(), in, copies);
+  }
+  return copies;
+}
+
+TEST(ScriptCopies, EveryCopyOfASharedHelperIsTheSame) {
+  const Copies copies = helpers_of_every_script();
+  int shared = 0;
+  for (const auto& [name, by_script] : copies) {
+    if (by_script.size() < 2) continue;
+    ++shared;
+    const auto& [first_script, first_text] = *by_script.begin();
+    for (const auto& [script, text] : by_script) {
+      EXPECT_EQ(text, first_text) << name << " in lua/" << script << ".lua differs from its copy in lua/"
+                                  << first_script << ".lua";
+    }
+  }
+  EXPECT_GE(shared, 5) << "the helpers were not found: is " << kLuaDir << " the scripts' folder?";
+}
+
+// The refusal a script returns for a key of the wrong type is the one
+// WRONGTYPE constant, not a literal that could drift from it.
+TEST(ScriptCopies, TheWrongTypeTextIsWrittenOnlyAsTheConstant) {
+  const std::string text = "WRONGTYPE Operation against a key holding the wrong kind of value";
+  for (const auto& entry : fs::directory_iterator(kLuaDir)) {
+    if (entry.path().extension() != ".lua") continue;
+    const std::string body = read_file(entry.path());
+    std::size_t uses = 0;
+    for (std::size_t at = body.find(text); at != std::string::npos; at = body.find(text, at + 1)) ++uses;
+    EXPECT_LE(uses, 1u) << entry.path() << " writes the WRONGTYPE text more than once: use local WRONGTYPE";
+    if (uses == 1) {
+      EXPECT_NE(body.find("local WRONGTYPE = '" + text + "'"), std::string::npos)
+          << entry.path() << " writes the WRONGTYPE text outside its constant";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace echomq
