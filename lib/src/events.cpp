@@ -38,8 +38,13 @@ bool carries_events(const ScriptCall& call) {
 std::int64_t entries_appended(const ScriptCall& call, const Reply& r) {
   if (r.type == Reply::Type::Array) {
     if (call.script == Script::Claim) return static_cast<std::int64_t>(r.elements.size() / 4);
-    std::int64_t n = 0;  // reap: [requeued, dead]
-    for (const Reply& e : r.elements) n += e.type == Reply::Type::Integer ? e.integer : 0;
+    std::int64_t n = 0;
+    for (const Reply& e : r.elements) {
+      if (e.type != Reply::Type::Integer) continue;
+      // children_done: child_done's reply per child, an entry for 2 and 3;
+      // reap: [requeued, dead], an entry each.
+      n += call.script == Script::ChildrenDone ? (e.integer == 2 || e.integer == 3 ? 1 : 0) : e.integer;
+    }
     return n;
   }
   if (r.type != Reply::Type::Integer) return 0;

@@ -20,7 +20,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Reap, "reap", 5, nullptr, 2, true},
     {Script::RetryDead, "retry_dead", 3, nullptr, 1, true},
     {Script::RetryJob, "retry_job", 3, nullptr, 1, true},
-    {Script::PromoteJob, "promote_job", 3, nullptr},
+    {Script::PromoteJob, "promote_job", 3, nullptr, 1, true},
     {Script::Cancel, "cancel", 4, nullptr, 2, true},
     {Script::TrimDead, "trim_dead", 2, nullptr, 1, true},
     {Script::EnqueueCron, "enqueue_cron", 4, nullptr, 1, true},
@@ -30,7 +30,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::FailFlow, "fail_flow", 9, nullptr, 1, true},
     {Script::ChildDone, "child_done", 6, nullptr, 2, true},
     {Script::OutboxAck, "outbox_ack", 2, nullptr},
-    {Script::ChildrenDone, "children_done", 7, nullptr, 1},
+    {Script::ChildrenDone, "children_done", 7, nullptr, 2, true},
     {Script::OutboxAckMany, "outbox_ack_many", 2, nullptr},
     {Script::Progress, "progress", 2, nullptr, 1, true},
 }};

@@ -7,8 +7,8 @@ const MAX_LENGTH = 10000000;
 // their last ARGV.
 const TAKES_STREAM = new Set([
   'enqueue', 'enqueue_lane', 'enqueue_at', 'claim', 'complete', 'fail', 'release', 'reap', 'retry_dead',
-  'retry_job', 'cancel', 'trim_dead', 'enqueue_cron', 'enqueue_parent', 'enqueue_child', 'complete_flow',
-  'fail_flow', 'child_done', 'progress',
+  'retry_job', 'promote_job', 'cancel', 'trim_dead', 'enqueue_cron', 'enqueue_parent', 'enqueue_child',
+  'complete_flow', 'fail_flow', 'child_done', 'children_done', 'progress',
 ]);
 const FINAL_EVENTS = new Set(['completed', 'dead', 'removed']);
 const FRESH_MS = 1000;

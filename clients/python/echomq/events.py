@@ -10,8 +10,8 @@ MAX_LENGTH = 10_000_000
 # their last ARGV.
 TAKES_STREAM = frozenset((
     "enqueue", "enqueue_lane", "enqueue_at", "claim", "complete", "fail", "release", "reap", "retry_dead",
-    "retry_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child", "complete_flow",
-    "fail_flow", "child_done", "progress",
+    "retry_job", "promote_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
+    "complete_flow", "fail_flow", "child_done", "children_done", "progress",
 ))
 FINAL_EVENTS = (b"completed", b"dead", b"removed")
 _FRESH_S = 1.0
