@@ -529,9 +529,14 @@ class Differential : public ::testing::Test {
     if (roll < 90) return corrupt();
     if (roll < 93) {
       ScriptCall call;
-      switch (pick(3)) {
+      switch (pick(4)) {
         case 0: call = {Script::RetryDead, {q.dead, q.pending, q.row_root}, {std::to_string(pick(3))}}; break;
         case 1: {
+          std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
+          call = {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {id}};
+          break;
+        }
+        case 2: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
           call = {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}};
           break;
