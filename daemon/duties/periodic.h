@@ -1,6 +1,7 @@
 // The shape every periodic duty shares (lease renewal, the reaper, the queue
-// sampler): one thread that runs tick() at once and then whenever the
-// interval tick() returns has passed, and stops promptly when asked.
+// sampler, the progress sender): one thread that runs tick() at once and
+// then whenever the interval tick() returns has passed, or sooner when
+// woken, and stops promptly when asked.
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,8 @@ class Periodic {
   void start();
   void request_stop();
   void join();
+  // Runs the next tick now, whatever the interval the last one returned.
+  void wake();
 
  protected:
   // One round of the duty; returns how long to wait before the next. A
@@ -35,6 +38,7 @@ class Periodic {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool woken_ = false;
   int failures_ = 0;  // main() only: rounds failed in a row
   std::thread thread_;
 };

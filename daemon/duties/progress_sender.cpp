@@ -2,17 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
 namespace echomq::daemon {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-// After the server refused or failed a round, the wait before the next.
-constexpr std::chrono::seconds kAfterTrouble{1};
+// How long it sleeps with nothing due: a new report wakes it sooner.
+constexpr std::chrono::hours kIdle{1};
 }  // namespace
 
 ProgressSender::ProgressSender(std::vector<ClaimLoop*> loops, const ConnectionOptions& server, Metrics& metrics,
                                ReconnectPolicy reconnect)
-    : loops_(std::move(loops)), executor_(server, std::move(reconnect), &metrics) {
+    : Periodic("progress"), loops_(std::move(loops)), executor_(server, std::move(reconnect), &metrics) {
   for (ClaimLoop* loop : loops_) loop->leased_jobs().on_progress([this] { wake(); });
 }
 
@@ -22,56 +26,7 @@ ProgressSender::~ProgressSender() {
   for (ClaimLoop* loop : loops_) loop->leased_jobs().on_progress(nullptr);
 }
 
-void ProgressSender::start() {
-  thread_ = std::thread([this] { main(); });
-}
-
-void ProgressSender::request_stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_one();
-}
-
-void ProgressSender::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void ProgressSender::wake() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    woken_ = true;
-  }
-  cv_.notify_one();
-}
-
-void ProgressSender::main() {
-  std::optional<Clock::time_point> next;
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      const auto ready = [&] { return stopping_ || woken_; };
-      if (next) {
-        cv_.wait_until(lock, *next, ready);
-      } else {
-        cv_.wait(lock, ready);
-      }
-      if (stopping_) return;
-      woken_ = false;
-    }
-    try {
-      next = send_due();
-    } catch (const Error& e) {
-      // The reports stay unsent (send_due put them back): the next round
-      // sends the latest of each.
-      spdlog::debug("progress reports not sent, retrying: {}", e.what());
-      next = Clock::now() + kAfterTrouble;
-    }
-  }
-}
-
-std::optional<Clock::time_point> ProgressSender::send_due() {
+std::chrono::milliseconds ProgressSender::tick() {
   const Clock::time_point now = Clock::now();
   std::optional<Clock::time_point> next;
   std::vector<ScriptCall> calls;
@@ -82,11 +37,15 @@ std::optional<Clock::time_point> ProgressSender::send_due() {
       sent.emplace_back(loop, std::move(r));
     }
   }
-  if (calls.empty()) return next;
+  const auto until = [&](Clock::time_point at) {
+    return std::chrono::ceil<std::chrono::milliseconds>(std::max(at - Clock::now(), Clock::duration::zero()));
+  };
+  if (calls.empty()) return next ? until(*next) : std::chrono::milliseconds(kIdle);
   std::vector<Reply> replies;
   try {
     replies = executor_.eval_batch(calls);
   } catch (const Error&) {
+    // Unsent again: the next round sends the latest of each.
     for (auto& [loop, r] : sent) loop->leased_jobs().unsent_progress(r);
     throw;
   }
@@ -99,7 +58,7 @@ std::optional<Clock::time_point> ProgressSender::send_due() {
     }
   }
   // What came in while this round was on the wire is due a round later.
-  return next ? std::min(*next, now + kEvery) : std::optional<Clock::time_point>(now + kEvery);
+  return until(next ? std::min(*next, now + kEvery) : now + kEvery);
 }
 
 }  // namespace echomq::daemon
