@@ -106,7 +106,8 @@ TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
 TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
   x().command(events_write(keys(), 100));
   Client c(port());
-  c.send("GET /api/events?queue=" + queue() + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n";
+  c.send("GET /api/events?queue=" + queue() + " HTTP/1.1\r\n" + host);
   std::string seen;
   const auto read_until = [&](const std::string& text) {
     return wait_for(
@@ -122,7 +123,7 @@ TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
   x().eval(with_events(enqueue_call(keys(), id, "p"), keys(), 100));
   EXPECT_TRUE(read_until("\"event\":\"pending\",\"id\":\"" + id + "\"")) << seen;
 
-  const HttpAnswer off = http_request(port(), "GET /api/events?queue=no-events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  const HttpAnswer off = http_request(port(), "GET /api/events?queue=no-events HTTP/1.1\r\n" + host);
   EXPECT_TRUE(off.closed);
   EXPECT_NE(off.body.find("event: off"), std::string::npos) << off.raw;
 }
