@@ -6,25 +6,36 @@
   to the outbox, so its parent hears of it and an operator can still retry
   it; a completed child whose parent has not been told yet (its id still in
   the outbox) is refused, since outbox_ack removes it once its parent has
-  its result. A waiting parent is refused too: its id is in the waiting
-  set, which cancel is not given, and deleting its row would strand it.
+  its result. A waiting parent is refused unless cancel is given its
+  waiting set, deps and results (a flow-aware speaker passes them): then
+  it is removed as any job (its children go on; their news finds no
+  parent), its deps and results with its row, or, a child itself given
+  the outbox, moved to dead as a child is (its deps and results kept, as
+  a dead parent's are). An id in waiting whose row is gone (deleted by
+  hand) is removed from it with its deps and results.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:pending    zset
   KEYS[3]  emq:{q}:delayed    zset
   KEYS[4]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[5]  emq:{q}:outbox     zset  optional: member id, score time (ms)
+  KEYS[6]  emq:{q}:waiting    zset  optional, with KEYS[7] and KEYS[8], after
+                                    the outbox: member id, score time (ms)
+  KEYS[7]  emq:{q}:deps:<id>  set   optional: the parent's awaited refs
+  KEYS[8]  emq:{q}:results:<id> hash optional: the parent's children's outcomes
   ARGV[1]  id                 branded job id
 
   Reply:   1 removed (row deleted; a child given the outbox: dead, with
-             error cancelled, in the outbox)
+             error cancelled, in the outbox; given waiting, an id in it
+             whose row is gone: removed from it)
            0 no such job
            2 refused: it is active (its worker holds the lease), a
-             waiting parent, or, given the outbox, a completed child
-             still in it
+             waiting parent when waiting is not given, or, given the
+             outbox, a completed child still in it
   Errors:  EMQKIND when the id is not JOB-namespaced
 ]]
 local row, pending, delayed, dead, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local waiting, deps, results = KEYS[6], KEYS[7], KEYS[8]
 local id = ARGV[1]
 
 if string.sub(id, 1, 3) ~= 'JOB' then
@@ -33,7 +44,7 @@ end
 
 local f = redis.call('HMGET', row, 'state', 'parent')
 local state, child = f[1], outbox and f[2]
-if state == 'active' or state == 'waiting' then
+if state == 'active' or (state == 'waiting' and not results) then
   return 2
 end
 if child and state == 'completed' and redis.call('ZSCORE', outbox, id) then
@@ -41,9 +52,13 @@ if child and state == 'completed' and redis.call('ZSCORE', outbox, id) then
 end
 redis.call('ZREM', pending, id)
 redis.call('ZREM', delayed, id)
+local was_waiting = results and redis.call('ZREM', waiting, id) == 1
 if not state then
   redis.call('ZREM', dead, id)
-  return 0
+  if results then
+    redis.call('DEL', deps, results)
+  end
+  return was_waiting and 1 or 0
 end
 if child and state ~= 'completed' then
   local t = redis.call('TIME')
@@ -55,4 +70,7 @@ if child and state ~= 'completed' then
 end
 redis.call('ZREM', dead, id)
 redis.call('DEL', row)
+if results then
+  redis.call('DEL', deps, results)
+end
 return 1

@@ -21,7 +21,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::RetryDead, "retry_dead", 3, nullptr},
     {Script::RetryJob, "retry_job", 3, nullptr},
     {Script::PromoteJob, "promote_job", 3, nullptr},
-    {Script::Cancel, "cancel", 4, nullptr, 1},
+    {Script::Cancel, "cancel", 4, nullptr, 4},
     {Script::TrimDead, "trim_dead", 2, nullptr},
     {Script::EnqueueCron, "enqueue_cron", 4, nullptr},
     {Script::EnqueueParent, "enqueue_parent", 4, nullptr},

@@ -41,8 +41,8 @@ struct ScriptInfo {
   int num_keys;        // the KEYS every call passes (PROTOCOL.md's KEYS column)
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
   // KEYS a call may add after those: reap, cancel, child_done and children_done
-  // take the outbox as an optional last KEY, so a speaker that knows nothing of
-  // flows calls them as before.
+  // take the outbox as an optional last KEY (cancel then waiting, deps and
+  // results too), so a speaker that knows nothing of flows calls them as before.
   int optional_keys = 0;
 };
 
