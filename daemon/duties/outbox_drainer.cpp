@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include "echomq/flows.h"
 #include "echomq/job_id.h"
@@ -65,16 +66,21 @@ std::chrono::milliseconds OutboxDrainer::tick() {
 // Two round trips for every outbox at once: the ids, then their rows. A
 // child whose row says it is on its way again is left out.
 std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
+  // Past the entries held back: stuck ones are the oldest, at the head.
+  std::vector<std::size_t> wanted;
   std::vector<Command> ranges;
-  for (const QueueKeys& k : keys_) {
-    ranges.push_back({"ZRANGE", k.outbox, "0", std::to_string(kBatch - 1), "WITHSCORES"});
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    wanted.push_back(static_cast<std::size_t>(kBatch) + stuck_.count(i));
+    ranges.push_back({"ZRANGE", keys_[i].outbox, "0", std::to_string(wanted.back() - 1), "WITHSCORES"});
   }
   std::vector<Reply> ids = executor_.pipeline(ranges);
+  const StuckNews::Clock::time_point now = StuckNews::Clock::now();
   std::vector<Finished> batch;
   std::vector<Command> rows;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i].is_error()) throw error_from_reply("outbox", ids[i].str);
     std::vector<Reply>& pairs = ids[i].elements;
+    std::set<std::string> present;
     for (std::size_t m = 0; m + 1 < pairs.size(); m += 2) {
       std::string& id = pairs[m].str;
       if (!passes_wire_gate(id)) {
@@ -82,9 +88,12 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
                      id.substr(0, 80));
         continue;
       }
+      present.insert(id);
+      if (stuck_.holding(i, id, now)) continue;
       rows.push_back({"HMGET", keys_[i].row(id), "parent", "state", "result", "error"});
       batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str)});
     }
+    if (pairs.size() / 2 < wanted[i]) stuck_.keep_only(i, present);
   }
   if (rows.empty()) return batch;
   std::vector<Reply> fields = executor_.pipeline(rows);
@@ -130,12 +139,24 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
     } catch (const Error& e) {
       if (e.transient()) throw;
       // The parent's row or deps are not what child_done can read: its
-      // outbox entry stays, and says so every round until an operator looks.
-      spdlog::error("queue={} job={} cannot tell its parent {}:{}: {}", keys_[f.queue].queue, f.id, f.parent->first,
-                    f.parent->second, e.what());
+      // outbox entry stays, said once and retried less and less often
+      // until an operator mends or cancels the parent.
+      if (stuck_.refused(f.queue, f.id, StuckNews::Clock::now())) {
+        spdlog::error(
+            "queue={} job={} cannot tell its parent {}:{}: {}. Its news stays in the outbox, retried every {} s "
+            "to {} s and not logged again until it is told: mend the parent's row, or cancel the parent "
+            "(emq cancel {} {})",
+            keys_[f.queue].queue, f.id, f.parent->first, f.parent->second, e.what(),
+            StuckNews::kFirstRetry.count() / 1000, StuckNews::kLastRetry.count() / 1000, f.parent->first,
+            f.parent->second);
+      }
       continue;
     }
     told[asked[c]] = true;
+    if (stuck_.told(f.queue, f.id)) {
+      spdlog::info("queue={} job={} told its parent {}:{} at last: {}", keys_[f.queue].queue, f.id, f.parent->first,
+                   f.parent->second, to_string(r));
+    }
     QueueMetrics& m = metrics_.queue(config_.queues[f.queue].name);
     if (r == ChildDoneResult::NotInDeps) {
       parents_left.push_back({"EXISTS", QueueKeys(f.parent->first).row(f.parent->second)});

@@ -16,6 +16,7 @@
 #include "echomq/keyspace.h"
 #include "metrics.h"
 #include "duties/periodic.h"
+#include "duties/stuck_news.h"
 
 namespace echomq::daemon {
 
@@ -40,6 +41,7 @@ class OutboxDrainer : public Periodic {
   Executor executor_;
   Metrics& metrics_;
   std::chrono::milliseconds idle_;
+  StuckNews stuck_;  // entries whose parent refused the news, held back
 };
 
 }  // namespace echomq::daemon
