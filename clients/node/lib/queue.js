@@ -5,10 +5,10 @@ const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
 const { Scripts } = require('./scripts');
+const flows = require('./flows');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
-const POLICIES = ['fail', 'wait', 'ignore'];
 const FIRST_POLL_MS = 5;
 const MAX_POLL_MS = 500;
 
@@ -107,46 +107,22 @@ class Queue {
   }
 
   // Enqueues a tree of jobs, each parent before its children. A node is
-  // {payload, queue?, id?, lane?, onChildFailure?, children?}; resolves to
-  // the same shape with every node's queue and id: {queue, id, children}.
+  // {payload, queue?, id?, lane?, onChildFailure?, children?}; a node
+  // without children is a plain job (a child of its parent, if it has
+  // one). Resolves to the same shape with every node's queue and id:
+  // {queue, id, children}. The whole tree is checked first (InvalidError
+  // naming the node: a job given twice, more than 64 levels, ...); a
+  // refusal by the server half-way rejects with FlowIncomplete.
   async enqueueFlow(tree) {
-    const planned = this.plan(tree, this.name);
+    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane });
     await this.ensure();
-    await this.enqueueNode(planned, '');
-    const idsOf = (n) => ({ queue: n.queue, id: n.id, children: n.children.map(idsOf) });
-    return idsOf(planned);
-  }
-
-  plan(node, defaultQueue) {
-    if (node == null || typeof node !== 'object' || !('payload' in node)) {
-      throw new InvalidError('a flow node is an object with a payload (and queue, id, lane, onChildFailure, children)');
+    const others = new Set();
+    for (let level = [planned]; level.length; level = level.flatMap((n) => n.children)) {
+      for (const n of level) if (n.queue !== this.name) others.add(n.queue);
     }
-    const unknown = Object.keys(node).filter((k) => !['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children'].includes(k));
-    if (unknown.length) throw new InvalidError(`a flow node has no ${unknown.join(', ')}`);
-    const queue = node.queue || defaultQueue;
-    ids.checkQueueName(queue);
-    const id = node.id || ids.mintJobId();
-    ids.checkJobId(id);
-    const policy = node.onChildFailure || 'fail';
-    if (!POLICIES.includes(policy)) throw new InvalidError(`onChildFailure must be fail, wait or ignore, not ${policy}`);
-    const children = (node.children || []).map((c) => this.plan(c, queue));
-    const refs = children.map((c) => `${c.queue}:${c.id}`);
-    if (new Set(refs).size !== refs.length) throw new InvalidError('a child is given twice in one parent');
-    return { queue, id, payload: payloadBytes(node.payload), lane: checkLane(node.lane || 0), policy, children };
-  }
-
-  async enqueueNode(n, parentRef) {
-    const k = keys(n.queue);
-    const row = k.rowRoot + n.id;
-    if (n.children.length) {
-      const refs = n.children.map((c) => `${c.queue}:${c.id}`);
-      await this.scripts.run('enqueue_parent', [row, k.waiting, k.depsRoot + n.id, k.meta],
-        [n.id, n.payload, String(n.lane), n.policy, parentRef, ...refs]);
-    } else {
-      await this.scripts.run('enqueue_child', [row, k.pending, k.meta], [n.id, n.payload, String(n.lane), parentRef]);
-    }
-    if (n.queue !== this.name) await this.client.sadd('{emq}:queues', n.queue);
-    for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
+    if (others.size) await this.client.sadd('{emq}:queues', ...[...others].sort());
+    await flows.enqueue(this.scripts, keys, planned);
+    return flows.idsOf(planned);
   }
 
   // The queue as one object of `emq stats --json`, plus waiting (parents
