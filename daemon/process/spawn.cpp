@@ -1,5 +1,6 @@
 #include "process/spawn.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -66,7 +67,10 @@ int child_main(void* arg) {
   int failed_errno = 0;
   if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 || ::dup2(r.stderr_fd, 2) < 0) {
     failed_errno = errno;
-  } else if (::close_range(3, ~0U, 0) != 0) {
+  } else if (r.fd3 >= 0 && (r.fd3 == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(r.fd3, 3)) < 0) {
+    // dup2 onto itself would keep close-on-exec: then it is cleared.
+    failed_errno = errno;
+  } else if (::close_range(r.fd3 >= 0 ? 4 : 3, ~0U, 0) != 0) {
     // Libraries' descriptors may lack close-on-exec (hiredis opens its
     // sockets without it): a child that would inherit them is not started.
     failed_errno = errno;

@@ -1,6 +1,7 @@
 // Starting a child: the system call and what the child does before it
 // becomes the program. The child leads a new process group, has the three
-// given descriptors as stdin, stdout and stderr and no others, default
+// given descriptors as stdin, stdout and stderr (and, when given, a fourth
+// as descriptor 3) and no others, default
 // signal dispositions, an empty signal mask, the given environment and
 // working directory: what posix_spawn with those attributes gives, at a
 // lower cost per child (spawn.cpp says where).
@@ -20,6 +21,7 @@ struct SpawnRequest {
   int stdout_fd;
   int stderr_fd;
   const char* cwd;  // nullptr: the daemon's
+  int fd3 = -1;     // above 2: becomes 3 in the child, inherited across exec; -1: none
 };
 
 struct Spawned {
