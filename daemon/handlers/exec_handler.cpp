@@ -133,13 +133,14 @@ class JobRun {
 };
 
 // A parent's children's results for its process: a file with no name,
-// handed to the child as its descriptor 3 and named by EMQ_CHILDREN_FILE
-// as /dev/fd/3. Nothing of it is ever on disk under a name, so nothing
+// handed to the child as its descriptor 4 and named by EMQ_CHILDREN_FILE
+// as /dev/fd/4. Nothing of it is ever on disk under a name, so nothing
 // outlives the job, however the daemon ends (a SIGKILL mid-job left a
 // named file in $TMPDIR for ever); its last reader's exit frees it.
 class ChildrenFile {
  public:
-  static constexpr int kChildFd = 3;
+  // 3 is EMQ_PROGRESS_FD's.
+  static constexpr int kChildFd = 4;
 
   explicit ChildrenFile(const std::vector<ChildResult>& children) : fd_(open_unnamed()) {
     const std::string text = children_json(children);
@@ -150,7 +151,7 @@ class ChildrenFile {
       if (n <= 0) throw std::runtime_error(std::string("cannot write the children file: ") + std::strerror(errno));
       done += static_cast<std::size_t>(n);
     }
-    // A handler reading descriptor 3 itself starts at the first byte.
+    // A handler reading descriptor 4 itself starts at the first byte.
     if (::lseek(fd_.get(), 0, SEEK_SET) != 0) {
       throw std::runtime_error(std::string("cannot rewind the children file: ") + std::strerror(errno));
     }
@@ -158,7 +159,7 @@ class ChildrenFile {
 
   int fd() const { return fd_.get(); }
 
-  // env with EMQ_CHILDREN_FILE=/dev/fd/3, kept sorted by name.
+  // env with EMQ_CHILDREN_FILE=/dev/fd/4, kept sorted by name.
   static void add_to(std::vector<std::string>& env) {
     const std::string name = "EMQ_CHILDREN_FILE=";
     env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name, 0) == 0; }),
@@ -212,7 +213,8 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
       children.emplace(job.children);
       ChildrenFile::add_to(env);
     }
-    ChildProcess child({params_.handler.command, std::move(env), params_.handler.cwd, children ? children->fd() : -1});
+    ChildProcess child(
+        {params_.handler.command, std::move(env), params_.handler.cwd, -1, children ? children->fd() : -1});
     return JobRun(params_.handler, job, stop, child).run();
   } catch (const SpawnError& e) {
     spdlog::warn("queue={} job={}: {}", job.queue, job.id, e.what());

@@ -165,19 +165,10 @@ ChildProcess::ChildProcess(const Params& params) {
   // surprise. Its own process group (pgid = its pid) lets a timeout reach
   // everything it started; a new group rather than a new session keeps the
   // daemon's session, which systemd and a terminal's job control expect.
-  // Above stdio, as the pipes are: the child's dup2 onto 0-2 would
-  // otherwise overwrite it before it moves to 3.
-  Fd fd3_copy;
-  int fd3 = params.fd3;
-  if (fd3 >= 0 && fd3 <= 2) {
-    fd3_copy.reset(::fcntl(fd3, F_DUPFD_CLOEXEC, 3));
-    if (!fd3_copy) throw std::system_error(errno, std::generic_category(), "fcntl (a handler's descriptor 3)");
-    fd3 = fd3_copy.get();
-  }
   std::vector<char*> argv = c_strings(params.argv);
   std::vector<char*> envp = c_strings(params.env);
   Spawned child = spawn({program.c_str(), argv.data(), envp.data(), in.read.get(), out.write.get(), err.write.get(),
-                         params.cwd.empty() ? nullptr : params.cwd.c_str(), fd3});
+                         params.cwd.empty() ? nullptr : params.cwd.c_str(), params.fd3, params.fd4});
   if (child.error != 0) throw SpawnError(spawn_failure(program, params.cwd, child.error));
 
   pid_ = child.pid;

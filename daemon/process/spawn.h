@@ -1,7 +1,7 @@
 // Starting a child: the system call and what the child does before it
 // becomes the program. The child leads a new process group, has the three
-// given descriptors as stdin, stdout and stderr (and, when given, a fourth
-// as descriptor 3) and no others, default
+// given descriptors as stdin, stdout and stderr (and, when given, 3 and 4)
+// and no others, default
 // signal dispositions, an empty signal mask, the given environment and
 // working directory: what posix_spawn with those attributes gives, at a
 // lower cost per child (spawn.cpp says where).
@@ -21,7 +21,10 @@ struct SpawnRequest {
   int stdout_fd;
   int stderr_fd;
   const char* cwd;  // nullptr: the daemon's
-  int fd3 = -1;     // above 2: becomes 3 in the child, inherited across exec; -1: none
+  // Become 3 and 4 in the child, inherited across exec (an exec handler's
+  // progress pipe and a flow parent's children file); -1: that one closed.
+  int fd3 = -1;
+  int fd4 = -1;
 };
 
 struct Spawned {

@@ -1,7 +1,7 @@
 // Flows through emqd, end to end: real servers, the real binary, real
 // handlers of two kinds. A tree over three queues completes bottom-up with
 // each parent given its children's results (pool: the "children" field;
-// exec: EMQ_CHILDREN_FILE, a file with no name on descriptor 3), and
+// exec: EMQ_CHILDREN_FILE, a file with no name on descriptor 4), and
 // nothing is left waiting or in an outbox.
 #include <sys/stat.h>
 
@@ -68,7 +68,7 @@ TEST_F(Flows, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) {
     const std::size_t bar1 = text.find('|'), bar2 = text.find('|', bar1 + 1);
     ASSERT_NE(bar2, std::string::npos) << text;
     const std::string path = text.substr(bar1 + 1, bar2 - bar1 - 1);
-    EXPECT_EQ(path, "/dev/fd/3") << "a parent's exec handler has EMQ_CHILDREN_FILE: " << text;
+    EXPECT_EQ(path, "/dev/fd/4") << "a parent's exec handler has EMQ_CHILDREN_FILE: " << text;
     nlohmann::json kids = nlohmann::json::parse(text.substr(bar2 + 1));
     ASSERT_EQ(kids.size(), payload == "m1" ? 2u : 1u) << text;
     std::set<std::string> leaf_payloads;
@@ -333,7 +333,7 @@ TEST_F(Flows, AnExecParentsChildrenFileIsNeverLeftInTmpdirWhenEmqdIsKilled) {
   ASSERT_TRUE(second.wait_ready()) << second.log();
   ASSERT_TRUE(wait_for([&] { return row("fk-parent", f.id)["state"] == "completed"; }, seconds(30))) << second.log();
   const std::string result = row("fk-parent", f.id)["result"];
-  EXPECT_NE(result.find("sheet|/dev/fd/3|["), std::string::npos) << result;
+  EXPECT_NE(result.find("sheet|/dev/fd/4|["), std::string::npos) << result;
   EXPECT_EQ(nlohmann::json::parse(result.substr(result.find('['))).size(), 2u) << result;
   EXPECT_EQ(in_tmp(), std::vector<std::string>{});
 }
