@@ -141,11 +141,12 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
       // The parent's row or deps are not what child_done can read: its
       // outbox entry stays, said once and retried less and less often
       // until an operator mends or cancels the parent.
-      if (stuck_.refused(f.queue, f.id, StuckNews::Clock::now())) {
+      const std::string parent_ref = f.parent->first + ":" + f.parent->second;
+      if (stuck_.refused(f.queue, f.id, parent_ref, StuckNews::Clock::now())) {
         spdlog::error(
-            "queue={} job={} cannot tell its parent {}:{}: {}. Its news stays in the outbox, retried every {} s "
-            "to {} s and not logged again until it is told: mend the parent's row, or cancel the parent "
-            "(emq cancel {} {})",
+            "queue={} job={} cannot tell its parent {}:{}: {}. The news of its children stays in the outbox, "
+            "retried every {} s to {} s and not logged again until told: mend the parent's row, or cancel the "
+            "parent (emq cancel {} {})",
             keys_[f.queue].queue, f.id, f.parent->first, f.parent->second, e.what(),
             StuckNews::kFirstRetry.count() / 1000, StuckNews::kLastRetry.count() / 1000, f.parent->first,
             f.parent->second);

@@ -1,9 +1,10 @@
 // Outbox entries whose parent could not be told: child_done refused them
 // (the parent's row is broken, e.g. an on_child_failure no transition
-// writes). Each is reported once, then retried after a delay that doubles
-// from kFirstRetry to kLastRetry, so that one broken parent costs a server
-// call now and then, not one per drainer round, until an operator mends or
-// cancels the parent. Per entry: the others drain at full speed.
+// writes). A parent is reported once, however many of its children wait;
+// each entry is retried after a delay that doubles from kFirstRetry to
+// kLastRetry, so that one broken parent costs a server call now and then,
+// not one per drainer round, until an operator mends or cancels it. Per
+// entry: the others drain at full speed.
 #pragma once
 
 #include <chrono>
@@ -23,8 +24,9 @@ class StuckNews {
 
   // True while the entry waits out its delay: leave it out of this round.
   bool holding(std::size_t queue, const std::string& id, Clock::time_point now) const;
-  // child_done refused it again; true the first time (report it then).
-  bool refused(std::size_t queue, const std::string& id, Clock::time_point now);
+  // child_done refused it (again); true when its parent (a ref) was not
+  // refusing any other entry held here: report it then.
+  bool refused(std::size_t queue, const std::string& id, const std::string& parent, Clock::time_point now);
   // Its parent was told at last; true when it had been refused.
   bool told(std::size_t queue, const std::string& id);
   // How many entries of the queue are known stuck: a reader reads that many
@@ -38,8 +40,13 @@ class StuckNews {
   struct Entry {
     Clock::time_point next;
     std::chrono::milliseconds delay;
+    std::string parent;
   };
-  std::map<std::pair<std::size_t, std::string>, Entry> entries_;
+  using Entries = std::map<std::pair<std::size_t, std::string>, Entry>;
+  Entries::iterator forget(Entries::iterator it);
+
+  Entries entries_;
+  std::map<std::string, std::size_t> parents_;  // parent ref -> entries held for it
 };
 
 }  // namespace echomq::daemon

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -99,14 +98,6 @@ class FlowPolicies : public Flows {
     FlowNode root = node("fp-root", "root");
     root.on_child_failure = policy;
     root.children = {node("fp-kid", "ok"), node("fp-kid", second)};
-    return enqueue_flow(x, root);
-  }
-  // A parent with one child whose queue is paused: the child waits until
-  // the test resumes fp-kid.
-  FlowJob one_child_held() {
-    x.command({"HSET", QueueKeys("fp-kid").meta, "paused", "1"});
-    FlowNode root = node("fp-root", "root");
-    root.children = {node("fp-kid", "ok")};
     return enqueue_flow(x, root);
   }
   std::string state(const FlowJob& f) { return row("fp-root", f.id)["state"]; }
@@ -215,79 +206,6 @@ TEST_F(Flows, APluginWithTheFlowsEntryPointGetsItsChildrensResults) {
   EXPECT_EQ(row("fpl-root", f.id)["result"], "children=1;fpl-kid:" + f.children[0].id + "=c:" + kid_result);
   ASSERT_TRUE(wait_for([&] { return row("fpl-root", plain)["state"] == "completed"; }, seconds(30))) << d.log();
   EXPECT_EQ(row("fpl-root", plain)["result"], "plain");
-}
-
-// The server's count of error replies starting with `code` (INFO
-// errorstats): each is one call a speaker made and the server refused.
-std::int64_t error_count(Executor& x, const std::string& code) {
-  const std::string info = x.command({"INFO", "errorstats"}).str;
-  const std::string key = "errorstat_" + code + ":count=";
-  const std::size_t at = info.find(key);
-  return at == std::string::npos ? 0 : std::stoll(info.substr(at + key.size()));
-}
-
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// Issue 37, row 13: a parent whose on_child_failure no transition writes
-// refuses its child's news. Said once, retried less and less often (it was
-// 21 lines and calls a second, for ever), and the parent can be cancelled,
-// after which the news finds no parent and leaves the outbox.
-TEST_F(FlowPolicies, AParentThatRefusesTheNewsIsReportedOnceBackedOffAndCancelled) {
-  QueueKeys root("fp-root"), kid("fp-kid");
-  FlowJob f = one_child_held();
-  x.command({"HSET", root.row(f.id), "on_child_failure", "explode"});
-  const std::int64_t before = error_count(x, "EMQROW");
-  x.command({"HDEL", kid.meta, "paused"});
-  const std::string said = "cannot tell its parent fp-root:" + f.id;
-  ASSERT_TRUE(d_->wait_log(said, seconds(20))) << d_->log();
-  // A window to count the drainer's calls in: a rate, so it takes time.
-  std::this_thread::sleep_for(seconds(3));
-  const std::int64_t calls = error_count(x, "EMQROW") - before;
-  std::printf("figures: child_done refused %lld times in the 3 s after the first refusal\n",
-              static_cast<long long>(calls));
-  EXPECT_GE(calls, 1);
-  EXPECT_LE(calls, 4) << "backed off per entry: 1 s, 2 s, ...";
-  EXPECT_EQ(occurrences(d_->log(), said), 1u) << d_->log();
-  EXPECT_NE(d_->log().find("emq cancel fp-root " + f.id), std::string::npos) << "the line says what to do";
-
-  EXPECT_EQ(cancel(x, root, f.id), CancelResult::Removed) << "an operator can clear it";
-  ASSERT_TRUE(wait_for([&] { return zcard(kid.outbox) == 0; }, seconds(40))) << d_->log();
-  EXPECT_EQ(x.command({"EXISTS", root.row(f.id), root.deps(f.id), root.results(f.id)}).integer, 0);
-  EXPECT_EQ(zcard(root.waiting), 0);
-}
-
-// Issue 37, row 13: a parent whose row was deleted by hand left its id in
-// waiting for ever and its results key behind once its child finished.
-TEST_F(FlowPolicies, AParentWhoseRowWasDeletedLeavesNothingBehindOnceItsChildFinishes) {
-  QueueKeys root("fp-root"), kid("fp-kid");
-  FlowJob f = one_child_held();
-  x.command({"DEL", root.row(f.id)});
-  x.command({"HDEL", kid.meta, "paused"});
-  ASSERT_TRUE(d_->wait_log("finished but its parent fp-root:" + f.id + " is gone", seconds(20))) << d_->log();
-  ASSERT_TRUE(wait_for([&] { return zcard(kid.outbox) == 0; }, seconds(10))) << d_->log();
-  EXPECT_EQ(zcard(root.waiting), 0);
-  EXPECT_EQ(x.command({"EXISTS", root.deps(f.id), root.results(f.id)}).integer, 0) << "nothing leaks";
-}
-
-// Issue 37, row 13: the same, seen before its children finish: the orphan
-// watch names it once, and cancel removes what is left.
-TEST_F(FlowPolicies, AWaitingIdWithoutARowIsReportedOnceAndCancelRemovesIt) {
-  QueueKeys root("fp-root"), kid("fp-kid");
-  FlowJob f = one_child_held();
-  x.command({"DEL", root.row(f.id)});
-  const std::string said = "job=" + f.id + " is in the waiting set but its row is gone";
-  ASSERT_TRUE(d_->wait_log(said, seconds(20))) << d_->log();
-  EXPECT_NE(d_->log().find("emq cancel fp-root " + f.id), std::string::npos);
-  EXPECT_EQ(cancel(x, root, f.id), CancelResult::Removed);
-  EXPECT_EQ(zcard(root.waiting), 0);
-  EXPECT_EQ(x.command({"EXISTS", root.deps(f.id)}).integer, 0);
-  EXPECT_EQ(occurrences(d_->log(), said), 1u);
-  x.command({"HDEL", kid.meta, "paused"});
-  ASSERT_TRUE(wait_for([&] { return completed("fp-kid") == 1 && zcard(kid.outbox) == 0; }, seconds(20))) << d_->log();
 }
 
 // Issue 37, row 14: emqd SIGKILLed while an exec parent runs, another emqd
