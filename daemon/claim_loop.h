@@ -89,6 +89,7 @@ class ClaimLoop {
     explicit Channel(Executor e) : executor(std::move(e)) {}
     Executor executor;
     std::thread thread;
+    bool in_turn = false;  // from its turn's decision to its next wait; under mutex_
   };
 
   void run_channel(Channel& ch);
@@ -100,7 +101,7 @@ class ClaimLoop {
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now);
+  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
   std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
                                 const std::vector<Command>& then = {});
   // A flow queue's claimed parents' children's results, one list per job.
@@ -113,9 +114,10 @@ class ClaimLoop {
   void note_limit_problem(const std::string& why);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
-  // Sets aside room for a claim about to go out (0: none wanted after all),
-  // so that the other channel does not claim the same room; the claim's
-  // jobs, once handed to the runner, take it back with unreserve().
+  // Under mutex_: sets aside room for a claim about to go out (0: none
+  // wanted after all), so that the other channel does not claim the same
+  // room; the claim's jobs, once handed to the runner, take it back with
+  // unreserve().
   int reserve_claim();
   void unreserve(int jobs);
   // Counts what settled; keeps what the server refused for now, and
