@@ -7,6 +7,7 @@
 
 #include "echomq/job_id.h"
 #include "echomq/claim_meta.h"
+#include "echomq/parent_results.h"
 #include "clock.h"
 
 namespace echomq::daemon {
@@ -397,6 +398,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   if (meta && meta->flows == FlowMode::Flow && !flows_.exchange(true)) {
     spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
   }
+  if (meta && meta->parents) parents_ = true;
   bool claimed_ok = false;
   if (free > 0) {
     try {
@@ -439,7 +441,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   }
   std::vector<std::vector<ChildResult>> children;
   bool give_back = false;
-  if (flows_ && !jobs.empty()) {
+  if (parents_ && !jobs.empty()) {
     try {
       children = read_children(ch, jobs);
     } catch (const Error& e) {
@@ -453,14 +455,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
 }
 
 std::vector<std::vector<ChildResult>> ClaimLoop::read_children(Channel& ch, const std::vector<ClaimedJob>& jobs) {
-  std::vector<Command> reads;
-  reads.reserve(jobs.size());
-  for (const ClaimedJob& j : jobs) reads.push_back(results_read(keys_, j.id));
-  std::vector<Reply> replies = ch.executor.pipeline(reads);
-  std::vector<std::vector<ChildResult>> out;
-  out.reserve(jobs.size());
-  for (const Reply& r : replies) out.push_back(decode_results(r));
-  return out;
+  return read_parent_results(ch.executor, keys_, jobs);
 }
 
 std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,

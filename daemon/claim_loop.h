@@ -104,7 +104,7 @@ class ClaimLoop {
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
   std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
                                 const std::vector<Command>& then = {});
-  // A flow queue's claimed parents' children's results, one list per job.
+  // A parents queue's claimed parents' children's results, one list per job.
   std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
   // From meta and the pending set read right after a claim: hold the next
   // claim back when a limit cut this one short. Under mutex_.
@@ -170,6 +170,9 @@ class ClaimLoop {
   // settle through the flow transitions, and parents get their children's
   // results. The flag is never cleared.
   std::atomic<bool> flows_{false};
+  // Meta's parents flag, likewise: only then are claimed jobs looked at
+  // for children's results, so a queue of leaves reads none.
+  std::atomic<bool> parents_{false};
   // The server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};
