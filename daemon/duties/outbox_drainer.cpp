@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "echomq/flow_batches.h"
 #include "echomq/flows.h"
 #include "echomq/job_id.h"
 
@@ -117,17 +118,20 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
   return finished;
 }
 
+// One children_done per parent, then one outbox_ack_many per queue: a round
+// costs a few calls however many children finished.
 std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
-  std::vector<ScriptCall> calls;
-  std::vector<std::size_t> asked;  // batch index of each call
+  std::vector<ChildNews> news;
+  std::vector<std::size_t> asked;  // batch index of each news
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) continue;
-    calls.push_back(
-        child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text));
+    news.push_back({f.parent->first, f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text});
     asked.push_back(k);
   }
-  std::vector<Reply> replies = calls.empty() ? std::vector<Reply>{} : executor_.eval_batch(calls);
+  parent_queues_.mark(executor_, news);
+  // One reply per news, as child_done would have given it.
+  std::vector<Reply> replies = tell_parents(executor_, news);
   std::vector<bool> told(batch.size(), false);
   std::vector<Command> parents_left;  // for replies of 0: is the parent there at all?
   std::vector<std::size_t> zero;
@@ -178,7 +182,7 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
       }
     }
   }
-  std::vector<ScriptCall> acks;
+  std::vector<OutboxEntry> acks;
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) {
@@ -191,11 +195,11 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
     }
     // With the score read: a child that finished again since keeps its
     // entry for the next round (a retry from dead racing this one).
-    acks.push_back(outbox_ack_call(keys_[f.queue], f.id, config_.queues[f.queue].keep_completed_s * 1000, f.score));
+    acks.push_back({keys_[f.queue].queue, f.id, config_.queues[f.queue].keep_completed_s * 1000, f.score});
   }
   if (acks.empty()) return 0;
   std::size_t left = 0;
-  for (const Reply& r : executor_.eval_batch(acks)) {
+  for (const Reply& r : ack_outboxes(executor_, acks)) {
     if (r.is_error()) throw error_from_reply("outbox_ack", r.str);
     if (decode_outbox_ack(r)) ++left;
   }

@@ -112,6 +112,7 @@ TEST_F(FlowPolicies, FailKillsTheParentWithTheChildsError) {
   ASSERT_TRUE(reaches(f, "dead")) << d_->log();
   EXPECT_EQ(row("fp-root", f.id)["error"], "child fp-kid:" + f.children[1].id + " died: died: die");
   EXPECT_EQ(completed("fp-root"), 0);
+  EXPECT_EQ(stats_of("fp-root").counters["dead"], 1) << "a parent's death counts as every death does";
 }
 
 TEST_F(FlowPolicies, IgnoreRunsTheParentWithTheDeadChildsError) {
