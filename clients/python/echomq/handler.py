@@ -2,7 +2,7 @@
 
     from echomq import handler
 
-    def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms
+    def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms, children
         if not payload:
             raise handler.Permanent("empty payload")   # to the dead set at once
         return payload.upper()         # bytes, str, None, or anything json.dumps takes
@@ -10,7 +10,8 @@
     handler.pool(resize)               # a pool handler; handler.exec(resize) for exec
 
 The function may take the payload alone. Any other exception fails the job
-for a retry, with its text as the error.
+for a retry, with its text as the error. A parent in a flow finds its
+children's outcomes in job.children.
 """
 import base64
 import inspect
@@ -18,6 +19,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from typing import Optional, Tuple
 
 EXIT_PERMANENT = 65  # EX_DATAERR: emqd's default permanent_exit_codes
 
@@ -27,11 +29,43 @@ class Permanent(Exception):
 
 
 @dataclass(frozen=True)
+class Child:
+    """A parent's child as it finished: "completed" with its result, or "dead" with its error (bytes)."""
+    queue: str
+    id: str
+    outcome: str
+    result: Optional[bytes] = None
+    error: Optional[bytes] = None
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     queue: str
     attempt: int
     deadline_ms: int
+    # A parent's children (flows), in <queue>:<id> order; empty for any other job.
+    children: Tuple[Child, ...] = ()
+
+
+def _bytes_of(entry, name):
+    if name + "_b64" in entry:
+        return base64.b64decode(entry[name + "_b64"])
+    return entry[name].encode() if name in entry else None
+
+
+def _children(entries):
+    """emqd's children array (docs/handlers.md) as Child values."""
+    return tuple(Child(e["queue"], e["id"], e["outcome"], _bytes_of(e, "result"), _bytes_of(e, "error"))
+                 for e in entries or ())
+
+
+def _children_file(path):
+    """An exec parent's children, from the file emqd names in EMQ_CHILDREN_FILE."""
+    if not path:
+        return ()
+    with open(path, "rb") as f:
+        return _children(json.load(f))
 
 
 def _caller(fn):
@@ -61,7 +95,8 @@ def _error_text(e):
 def answer(call, frame):
     """The reply object for one frame (a parsed stdin line)."""
     payload = base64.b64decode(frame["payload_b64"]) if "payload_b64" in frame else frame.get("payload", "").encode()
-    job = Job(frame["id"], frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)))
+    job = Job(frame["id"], frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)),
+              _children(frame.get("children")))
     try:
         result = _result_bytes(call(payload, job))
     except Permanent as e:
@@ -93,9 +128,10 @@ def exec(fn):  # noqa: A001 - the handler kind's name
     call = _caller(fn)
     payload = sys.stdin.buffer.read()
     env = os.environ
-    job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
-              int(env.get("EMQ_DEADLINE_MS", "0") or 0))
     try:
+        # A parent must not run without its children: an unreadable file fails it for a retry.
+        job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
+                  int(env.get("EMQ_DEADLINE_MS", "0") or 0), _children_file(env.get("EMQ_CHILDREN_FILE")))
         result = _result_bytes(call(payload, job))
     except Permanent as e:
         print(_error_text(e), file=sys.stderr, flush=True)
