@@ -203,7 +203,8 @@ ApiAnswer WebApi::queues() {
 ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text) {
   QueueKeys q(name);
   const std::optional<JobState> state = job_state_from(state_text.empty() ? "pending" : state_text);
-  if (!state) return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed or dead");
+  if (!state)
+    return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed, dead or waiting");
   const std::optional<std::int64_t> page = page_number(page_text);
   if (!page) return api_error(400, "page '" + page_text + "' is not a page number: use 1, 2, ...");
 

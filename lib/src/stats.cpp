@@ -10,7 +10,7 @@ namespace echomq {
 
 namespace {
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
-constexpr std::size_t kReadsPerQueue = 8;
+constexpr std::size_t kReadsPerQueue = 9;
 
 // An integer reply, or an integer in a string reply; nullopt and a line in
 // `problems` for anything else another writer may have left there.
@@ -47,6 +47,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     reads.push_back({"HGET", q.meta, "paused"});
     reads.push_back({"ZRANGE", q.pending, "0", "0"});
     reads.push_back(limit_fields_read(q));
+    reads.push_back({"ZCARD", q.waiting});
   }
   std::vector<Reply> r = x.pipeline(reads);
   std::vector<QueueStats> out;
@@ -82,6 +83,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
       const std::optional<QueueLimits> l = s.limit_fields.limits(&broken);
       s.limits = !l ? "broken: " + broken : *l == QueueLimits{} ? "" : describe(*l);
     }
+    s.waiting = int_of(q[8], k.waiting, s.problems).value_or(0);
     out.push_back(std::move(s));
   }
   return out;

@@ -125,7 +125,7 @@ class Queue {
     return flows.idsOf(planned);
   }
 
-  // The queue as one object of `emq stats --json`, plus waiting (parents
+  // The queue as one object of `emq stats --json` (waiting: parents
   // waiting for children). The dead depth is `dead`, the dead counter
   // `counters.dead`; a counter another writer broke is null, as emq shows it.
   async stats() {

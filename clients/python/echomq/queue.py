@@ -147,7 +147,7 @@ class Queue:
         return flows.ids_of(planned)
 
     def stats(self):
-        """The queue as one object of `emq stats --json`, plus waiting (parents waiting for children).
+        """The queue as one object of `emq stats --json` (waiting: parents waiting for children).
 
         The dead depth is "dead", the dead counter counters["dead"]. A
         counter another writer broke is None, as emq shows it (null).
