@@ -8,6 +8,7 @@
 #include "echomq/job_id.h"
 #include "echomq/claim_meta.h"
 #include "echomq/events.h"
+#include "echomq/parent_results.h"
 #include "clock.h"
 
 namespace echomq::daemon {
@@ -75,7 +76,7 @@ void ClaimLoop::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_ = true;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 void ClaimLoop::stop_claiming() {
@@ -118,7 +119,7 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
     if (s) outbox_.push_back(std::move(*s));
     wake_loop = first || turn_due(now);
   }
-  if (wake_loop) cv_.notify_one();
+  if (wake_loop) cv_.notify_all();
 }
 
 // Waiting out server trouble, unless another connection of the daemon has
@@ -129,8 +130,20 @@ bool ClaimLoop::backing_off(Clock::time_point now) const {
 
 // Through server trouble, the channel that met it makes the attempts
 // alone: one line and one growing wait per attempt, on one connection's
-// backoff, rather than two channels taking turns at failing.
-bool ClaimLoop::may_turn(const Channel& ch) const { return trouble_count_ == 0 || troubled_ == &ch; }
+// backoff, rather than two channels taking turns at failing. Otherwise a
+// channel works only while those before it are in their turns: an idle
+// queue's polls all go on the first connection, and the second opens only
+// when two round trips are wanted at once. Two channels wait on one
+// condition variable, so every wake-up is notify_all: the one woken must
+// be the one whose turn it is.
+bool ClaimLoop::may_turn(const Channel& ch) const {
+  if (trouble_count_ > 0) return troubled_ == &ch;
+  for (const auto& c : channels_) {
+    if (c.get() == &ch) return true;
+    if (!c->in_turn) return false;
+  }
+  return false;
+}
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (backing_off(now)) return false;  // the server is in trouble: wait
@@ -207,7 +220,7 @@ void ClaimLoop::lease_ended() {
     const auto at = Clock::now() + milliseconds(std::uniform_int_distribution<int>(0, kLeaseEndJitterMs)(jitter_));
     held_until_ = std::min(held_until_, at);
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 void ClaimLoop::limits_changed() {
@@ -217,7 +230,7 @@ void ClaimLoop::limits_changed() {
     held_by_ = HeldBy::None;
     wake_ = true;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 void ClaimLoop::note_limit_problem(const std::string& why) {
@@ -275,9 +288,9 @@ bool ClaimLoop::handler_takes_jobs() {
   return why.empty();
 }
 
+// Under mutex_, in the decision of the turn that claims: the other
+// channel, deciding its own turn, sees this claim's room as taken.
 int ClaimLoop::reserve_claim() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // The other channel may have claimed since this turn was decided.
   if (!claiming_ || !claim_wanted()) return 0;
   const int free = runner_.capacity().room - claims_on_wire_;
   claims_on_wire_ += free;
@@ -293,9 +306,10 @@ void ClaimLoop::unreserve(int jobs) {
 // One wait and one turn; false when the loop is done.
 bool ClaimLoop::wait_and_turn(Channel& ch) {
   std::deque<Settlement> batch;
-  bool claim_now = false;
+  int reserved = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_);
+    ch.in_turn = false;
     Clock::time_point now = Clock::now();
     while (true) {
       if (!claiming_) release_unstarted();
@@ -323,25 +337,28 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     // before an idle queue's next poll: the round trip is paid anyway.
     // Not while the rate has no token; at max_active, an outcome settled
     // with the claim may be the lease that makes room.
-    claim_now =
+    const bool claim_now =
         claim_due(now) || (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
     wake_ = false;
+    if (claim_now) reserved = reserve_claim();
+    if (batch.empty() && reserved == 0) return true;
+    ch.in_turn = true;
   }
-  if (batch.empty() && !claim_now) return true;
-  settle_and_claim(ch, std::move(batch), claim_now);
+  cv_.notify_all();  // the next channel may work while this one is on the wire
+  settle_and_claim(ch, std::move(batch), reserved);
   return true;
 }
 
-void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now) {
-  const int free = claim_now && handler_takes_jobs() ? reserve_claim() : 0;
-  if (batch.empty() && free == 0) return;
+void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved) {
   // However the turn ends, the room set aside is the runner's again once
   // dispatch() has handed it the jobs (or there are none).
   struct Reserved {
     ClaimLoop& loop;
     int jobs;
     ~Reserved() { loop.unreserve(jobs); }
-  } reserved{*this, free};
+  } reservation{*this, reserved};
+  const int free = reserved > 0 && handler_takes_jobs() ? reserved : 0;
+  if (batch.empty() && free == 0) return;
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
   const FlowMode mode = flows_ ? FlowMode::Flow : FlowMode::Plain;
@@ -384,6 +401,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   if (meta && meta->flows == FlowMode::Flow && !flows_.exchange(true)) {
     spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
   }
+  if (meta && meta->parents) parents_ = true;
   bool claimed_ok = false;
   if (free > 0) {
     try {
@@ -426,7 +444,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
   }
   std::vector<std::vector<ChildResult>> children;
   bool give_back = false;
-  if (flows_ && !jobs.empty()) {
+  if (parents_ && !jobs.empty()) {
     try {
       children = read_children(ch, jobs);
     } catch (const Error& e) {
@@ -440,14 +458,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool
 }
 
 std::vector<std::vector<ChildResult>> ClaimLoop::read_children(Channel& ch, const std::vector<ClaimedJob>& jobs) {
-  std::vector<Command> reads;
-  reads.reserve(jobs.size());
-  for (const ClaimedJob& j : jobs) reads.push_back(results_read(keys_, j.id));
-  std::vector<Reply> replies = ch.executor.pipeline(reads);
-  std::vector<std::vector<ChildResult>> out;
-  out.reserve(jobs.size());
-  for (const Reply& r : replies) out.push_back(decode_results(r));
-  return out;
+  return read_parent_results(ch.executor, keys_, jobs);
 }
 
 std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,

@@ -89,6 +89,7 @@ class ClaimLoop {
     explicit Channel(Executor e) : executor(std::move(e)) {}
     Executor executor;
     std::thread thread;
+    bool in_turn = false;  // from its turn's decision to its next wait; under mutex_
   };
 
   void run_channel(Channel& ch);
@@ -100,10 +101,10 @@ class ClaimLoop {
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool holding(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, bool claim_now);
+  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
   std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
                                 const std::vector<Command>& then = {});
-  // A flow queue's claimed parents' children's results, one list per job.
+  // A parents queue's claimed parents' children's results, one list per job.
   std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
   // From meta and the pending set read right after a claim: hold the next
   // claim back when a limit cut this one short. Under mutex_.
@@ -113,9 +114,10 @@ class ClaimLoop {
   void note_limit_problem(const std::string& why);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
-  // Sets aside room for a claim about to go out (0: none wanted after all),
-  // so that the other channel does not claim the same room; the claim's
-  // jobs, once handed to the runner, take it back with unreserve().
+  // Under mutex_: sets aside room for a claim about to go out (0: none
+  // wanted after all), so that the other channel does not claim the same
+  // room; the claim's jobs, once handed to the runner, take it back with
+  // unreserve().
   int reserve_claim();
   void unreserve(int jobs);
   // Counts what settled; keeps what the server refused for now, and
@@ -168,6 +170,9 @@ class ClaimLoop {
   // settle through the flow transitions, and parents get their children's
   // results. The flag is never cleared.
   std::atomic<bool> flows_{false};
+  // Meta's parents flag, likewise: only then are claimed jobs looked at
+  // for children's results, so a queue of leaves reads none.
+  std::atomic<bool> parents_{false};
   // The server trouble under way, if any.
   int trouble_count_ = 0;
   std::chrono::steady_clock::time_point trouble_since_{};

@@ -36,8 +36,16 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
   QueueKeys q(a.queue);
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
+  const Reply state = x.command({"HGET", q.row(a.id), "state"});
   switch (cancel(x, q, a.id)) {
-    case CancelResult::Removed: std::cout << "cancelled " << a.id << '\n'; return kExitOk;
+    case CancelResult::Removed:
+      std::cout << "cancelled " << a.id << '\n';
+      if (state.type == Reply::Type::String && state.str == "waiting") {
+        say("note: " + a.id +
+            " was a parent waiting for its children: they still run, and their news no longer runs it; "
+            "cancel them too if they should not run");
+      }
+      return kExitOk;
     case CancelResult::NotFound:
       say("no job " + a.id + " in queue " + q.queue + "; nothing was cancelled");
       return kExitNotFound;
@@ -67,7 +75,9 @@ void add_control(CLI::App& app, Tool& tool) {
 
   auto c = std::make_shared<ControlArgs>();
   CLI::App* cancel_cmd =
-      app.add_subcommand("cancel", "delete a job that is not running (pending, delayed, dead or kept completed)");
+      app.add_subcommand("cancel",
+                         "delete a job that is not running (pending, delayed, dead, kept completed, or a parent "
+                         "waiting for its children)");
   cancel_cmd->add_option("queue", c->queue, "the queue")->required()->type_name("QUEUE");
   cancel_cmd->add_option("id", c->id, "the job id (JOB_...)")->required()->type_name("ID");
   cancel_cmd->footer("Exit 0 cancelled, 1 no such job, 4 refused: the job is running.");

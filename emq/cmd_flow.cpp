@@ -35,8 +35,12 @@ struct FlowArgs {
 };
 
 // One node of the input tree, checked key by key; `at` names it in errors.
-FlowNode node_from(const json& j, const std::string& at) {
-  auto bad = [&](const std::string& what) { throw Error(ErrorKind::Invalid, "flow", at + ": " + what); };
+// Deeper than kMaxFlowDepth is refused here, before the rest is read.
+FlowNode node_from(const json& j, std::vector<std::size_t>& at) {
+  auto bad = [&](const std::string& what) {
+    throw Error(ErrorKind::Invalid, "flow", flow_node_path(at) + ": " + what);
+  };
+  check_flow_depth(at);
   if (!j.is_object()) bad("expected a JSON object such as {\"queue\": \"q\", \"payload\": \"...\"}");
   for (const auto& [key, value] : j.items()) {
     if (key != "queue" && key != "payload" && key != "payload_b64" && key != "id" && key != "lane" &&
@@ -74,7 +78,9 @@ FlowNode node_from(const json& j, const std::string& at) {
   if (j.contains("children")) {
     if (!j["children"].is_array()) bad("\"children\" must be an array of nodes");
     for (std::size_t i = 0; i < j["children"].size(); ++i) {
-      n.children.push_back(node_from(j["children"][i], at + ".children[" + std::to_string(i) + "]"));
+      at.push_back(i);
+      n.children.push_back(node_from(j["children"][i], at));
+      at.pop_back();
     }
   }
   return n;
@@ -87,7 +93,8 @@ FlowNode parse_tree(const std::string& text, const std::string& source) {
   } catch (const json::exception& e) {
     throw Error(ErrorKind::Invalid, "flow", source + " is not JSON: " + std::string(e.what()).substr(0, 200));
   }
-  FlowNode root = node_from(j, "root");
+  std::vector<std::size_t> at;
+  FlowNode root = node_from(j, at);
   check_flow(root);  // every node, before the server is asked anything
   return root;
 }

@@ -1,4 +1,4 @@
-// emq jobs QUEUE [--state pending|active|delayed|dead] [--limit N] [--offset N] [--reverse] [--json]
+// emq jobs QUEUE [--state pending|active|delayed|dead|waiting] [--limit N] [--offset N] [--reverse] [--json]
 #include <iostream>
 #include <memory>
 
@@ -37,6 +37,7 @@ std::optional<TimeColumn> time_column(JobState s) {
     case JobState::Active: return TimeColumn{"lease_deadline_ms", "DEADLINE"};
     case JobState::Delayed: return TimeColumn{"due_ms", "DUE"};
     case JobState::Dead: return TimeColumn{"died_ms", "DIED"};
+    case JobState::Waiting: return TimeColumn{"waiting_since_ms", "SINCE"};
     case JobState::Pending: break;
   }
   return std::nullopt;
@@ -117,7 +118,7 @@ int run_jobs(Tool& tool, const JobsArgs& a) {
   std::optional<JobState> state = job_state_from(a.state);
   if (!state) {
     throw Error(ErrorKind::Invalid, "jobs",
-                "--state " + a.state + " is not a state: use pending, active, delayed or dead");
+                "--state " + a.state + " is not a state: use pending, active, delayed, dead or waiting");
   }
   if (a.limit <= 0 || a.limit > kMaxPage) {
     throw Error(ErrorKind::Invalid, "jobs",
@@ -163,14 +164,15 @@ void add_jobs(CLI::App& app, Tool& tool) {
   auto a = std::make_shared<JobsArgs>();
   CLI::App* sub = app.add_subcommand("jobs", "the jobs of one state of a queue, a page at a time");
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
-  sub->add_option("--state", a->state, "pending (default), active, delayed or dead")->type_name("STATE");
+  sub->add_option("--state", a->state, "pending (default), active, delayed, dead or waiting")->type_name("STATE");
   add_number_option(sub, "--limit", a->limit, "jobs per page, 1..10000 (default 20)")->type_name("N");
   add_number_option(sub, "--offset", a->offset, "skip the first N in the order shown (default 0)")->type_name("N");
   sub->add_flag("--reverse", a->reverse, "the other order (e.g. oldest deaths first)");
   sub->add_flag("--json", a->json, "print one JSON object: total, offset and the page of jobs");
   sub->footer(
       "Order: pending in claim order (lane, then id); active by lease deadline and delayed by due time,\n"
-      "soonest first; dead newest death first. Pages are read by index, so any page of any size of set\n"
+      "soonest first; dead newest death first; waiting (parents of flows) longest waiting first. Pages are read by "
+      "index, so any page of any size of set\n"
       "answers at once. Payloads are previewed (not read when over 64 KiB); emq inspect shows one whole.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_jobs(tool, *a); }; });
 }

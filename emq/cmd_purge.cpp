@@ -51,6 +51,11 @@ int run_purge(Tool& tool, const PurgeArgs& a) {
                 "--state active is refused: running jobs belong to their workers (emq pause " + q.queue +
                     " stops new claims; they then finish or are reaped)");
   }
+  if (*state == JobState::Waiting) {
+    throw Error(ErrorKind::Invalid, "purge",
+                "--state waiting is refused: a waiting parent runs once its children finish (emq jobs " + q.queue +
+                    " --state waiting lists them; emq flow show " + q.queue + " ID shows what one waits for)");
+  }
   Executor x(tool.options());
   return purge_confirmed(x, q, *state, a.yes);
 }

@@ -46,9 +46,9 @@ void print_json(const std::vector<QueueStats>& all, std::int64_t now_ms) {
       auto v = counter(s, name);
       counters[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     }
-    nlohmann::ordered_json q = {{"queue", s.queue},    {"paused", s.paused},   {"pending", s.pending},
-                                {"active", s.active},  {"delayed", s.delayed}, {"dead", s.dead},
-                                {"counters", counters}};
+    nlohmann::ordered_json q = {{"queue", s.queue},     {"paused", s.paused},   {"pending", s.pending},
+                                {"active", s.active},   {"delayed", s.delayed}, {"dead", s.dead},
+                                {"waiting", s.waiting}, {"counters", counters}};
     // Only when another writer broke a field: the usual shape stays as it was.
     if (!s.problems.empty()) q["problems"] = s.problems;
     if (!s.limits.empty()) {  // only for a queue that has them
@@ -68,6 +68,7 @@ void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
            {"ACTIVE", true},
            {"DELAYED", true},
            {"DEAD", true},
+           {"WAITING", true},
            {"CLAIMED", true},
            {"COMPLETED", true},
            {"RETRIED", true},
@@ -80,7 +81,8 @@ void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
                                     std::to_string(s.pending),
                                     std::to_string(s.active),
                                     std::to_string(s.delayed),
-                                    std::to_string(s.dead)};
+                                    std::to_string(s.dead),
+                                    std::to_string(s.waiting)};
     for (const char* name : kCounters) {
       auto v = counter(s, name);
       row.push_back(v ? std::to_string(*v) : "?");

@@ -6,26 +6,37 @@
   to the outbox, so its parent hears of it and an operator can still retry
   it; a completed child whose parent has not been told yet (its id still in
   the outbox) is refused, since outbox_ack removes it once its parent has
-  its result. A waiting parent is refused too: its id is in the waiting
-  set, which cancel is not given, and deleting its row would strand it.
+  its result. A waiting parent is refused unless cancel is given its
+  waiting set, deps and results (a flow-aware speaker passes them): then
+  it is removed as any job (its children go on; their news finds no
+  parent), its deps and results with its row, or, a child itself given
+  the outbox, moved to dead as a child is (its deps and results kept, as
+  a dead parent's are). An id in waiting whose row is gone (deleted by
+  hand) is removed from it with its deps and results.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:pending    zset
   KEYS[3]  emq:{q}:delayed    zset
   KEYS[4]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[5]  emq:{q}:outbox     zset  optional: member id, score time (ms)
-  KEYS[6]  emq:{q}:events     stream optional (KEYS[5] without the
-                                    outbox): given, the entry removed, or
-                                    dead with error "cancelled" for a child
+  KEYS[6]  emq:{q}:waiting    zset  optional, with KEYS[7] and KEYS[8], after
+                                    the outbox: member id, score time (ms)
+  KEYS[7]  emq:{q}:deps:<id>  set   optional: the parent's awaited refs
+  KEYS[8]  emq:{q}:results:<id> hash optional: the parent's children's outcomes
+  KEYS[9]  emq:{q}:events     stream optional, the last KEY whichever of the
+                                    optional ones come before it: given,
+                                    the entry removed, or dead with error
+                                    "cancelled" for a child
   ARGV[1]  id                 branded job id
   ARGV[2]  events             with the stream: its length, 1..10000000
 
   Reply:   1 removed (row deleted; a child given the outbox: dead, with
-             error cancelled, in the outbox)
+             error cancelled, in the outbox; given waiting, an id in it
+             whose row is gone: removed from it)
            0 no such job
            2 refused: it is active (its worker holds the lease), a
-             waiting parent, or, given the outbox, a completed child
-             still in it
+             waiting parent when waiting is not given, or, given the
+             outbox, a completed child still in it
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when events is not an integer in 1..10000000
            WRONGTYPE when the stream is not a stream
@@ -46,8 +57,13 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+local given = stream and #KEYS - 1 or #KEYS  -- KEYS before the stream
 local row, pending, delayed, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local outbox = KEYS[5] ~= stream and KEYS[5] or nil
+local outbox = given >= 5 and KEYS[5] or nil
+local waiting, deps, results
+if given >= 8 then
+  waiting, deps, results = KEYS[6], KEYS[7], KEYS[8]
+end
 local id = ARGV[1]
 
 if string.sub(id, 1, 3) ~= 'JOB' then
@@ -56,7 +72,7 @@ end
 
 local f = redis.call('HMGET', row, 'state', 'parent', 'attempts')
 local state, child = f[1], outbox and f[2]
-if state == 'active' or state == 'waiting' then
+if state == 'active' or (state == 'waiting' and not results) then
   return 2
 end
 if child and state == 'completed' and redis.call('ZSCORE', outbox, id) then
@@ -64,9 +80,16 @@ if child and state == 'completed' and redis.call('ZSCORE', outbox, id) then
 end
 redis.call('ZREM', pending, id)
 redis.call('ZREM', delayed, id)
+local was_waiting = results and redis.call('ZREM', waiting, id) == 1
 if not state then
   redis.call('ZREM', dead, id)
-  return 0
+  if results then
+    redis.call('DEL', deps, results)
+  end
+  if was_waiting then
+    emit('removed', id, '0')
+  end
+  return was_waiting and 1 or 0
 end
 if child and state ~= 'completed' then
   local t = redis.call('TIME')
@@ -79,5 +102,8 @@ if child and state ~= 'completed' then
 end
 redis.call('ZREM', dead, id)
 redis.call('DEL', row)
+if results then
+  redis.call('DEL', deps, results)
+end
 emit('removed', id, f[3] or '0')
 return 1

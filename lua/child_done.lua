@@ -25,7 +25,10 @@
   ARGV[4]  events                with the stream: its length, 1..10000000
 
   Reply:   0 the ref is not in deps (already told, or not a child of this
-             parent): nothing changes
+             parent): nothing changes; or the parent's row is gone
+             (deleted by hand, or trimmed): nothing is recorded, and what
+             is left of it goes (its deps and results keys, its id in
+             waiting), since nothing can ever run it
            5 the parent is not waiting (it died of another child, or an
              operator moved it): the outcome is recorded and the ref leaves
              deps, nothing else
@@ -79,6 +82,11 @@ if not id then
   return redis.error_reply('EMQARG KEYS[1] must be a row key emq:{q}:job:<id>')
 end
 
+if redis.call('EXISTS', row) == 0 then
+  redis.call('DEL', deps, results)
+  redis.call('ZREM', waiting, id)
+  return 0
+end
 if redis.call('SISMEMBER', deps, ref) == 0 then
   return 0
 end

@@ -28,7 +28,9 @@
 
   Reply:   an array, one per child in the order given, each child_done's:
            0 the ref is not in deps (already told, also earlier in this
-             batch, or not a child of this parent): nothing changes
+             batch, or not a child of this parent): nothing changes; or,
+             for every child, the parent's row is gone: as child_done,
+             nothing is recorded and its deps, results and waiting entry go
            5 the parent is not waiting (it died of another child, also
              earlier in this batch, or an operator moved it): the outcome
              is recorded and the ref leaves deps, nothing else
@@ -88,6 +90,16 @@ end
 local id = string.match(row, '^emq:{[^}]*}:job:(.+)$')
 if not id then
   return redis.error_reply('EMQARG KEYS[1] must be a row key emq:{q}:job:<id>')
+end
+
+if redis.call('EXISTS', row) == 0 then
+  redis.call('DEL', deps, results)
+  redis.call('ZREM', waiting, id)
+  local none = {}
+  for _ = 1, last, 3 do
+    none[#none + 1] = 0
+  end
+  return none
 end
 
 local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts')

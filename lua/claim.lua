@@ -4,11 +4,15 @@
   of this lease), state active, and an active score of now+lease_ms.
   A paused queue (meta paused = 1) claims nothing and changes nothing.
   An id whose row is gone is dropped from the set and skipped; so is one
-  whose row is not an emq/1 row (not a hash, or attempts or lease_epoch
-  not an integer), which is also named in the server's log. The row stays
-  for an operator to look at. A due delayed job whose lane is not an
-  integer in -1000..1000 is not promoted: it stays in delayed, named in the
-  server's log, for an operator. The stats counter claimed counts the jobs
+  whose row is not a hash, which is also named in the server's log (the
+  key stays for an operator to look at). A row that is a hash whose
+  attempts or lease_epoch is not an integer is not claimed: it goes to
+  dead (score now, state dead, error "row field <field> is not an
+  integer", nothing else written), so that no job is ever in no set. The
+  dead set is the one beside the row root (KEYS[6] with dead for job:). A
+  due delayed job whose lane is not an integer in -1000..1000 is not
+  promoted: it stays in delayed, named in the server's log, for an
+  operator. The stats counter claimed counts the jobs
   claimed; when it is not an integer (or stats is not a hash), broken by
   some other writer, it is left as it is and named in the server's log,
   and the claim goes on: checked before any pop, so nothing is stranded.
@@ -31,9 +35,10 @@
   Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
            empty when paused or nothing is due. attempts and lease_epoch
            are integers.
-  Errors:  EMQARG when an argument is not an integer in range
+  Errors:  EMQARG when an argument is not an integer in range, or KEYS[6]
+                  is not a row root emq:{q}:job:
            EMQARG <meta> <field> ... when a limit field is broken (below)
-           WRONGTYPE when pending, active or delayed is not a zset
+           WRONGTYPE when pending, active, delayed or dead is not a zset
            EMQARG  when events is not an integer in 1..10000000
            WRONGTYPE when the stream is not a stream
 
@@ -79,18 +84,24 @@ end
 
 -- Scripts are not rolled back: an error half-way (HINCRBY on a row some
 -- other writer broke) would leave every id popped with it in no set at
--- all. So a row is checked before anything is written for it.
-local function is_row(row)
+-- all. So a row is checked before anything is written for it: nil for a
+-- hash whose counters are integers, else 'type' (not a hash) or the name
+-- of the first counter that is not.
+local function row_fault(row)
   if redis.call('TYPE', row).ok ~= 'hash' then
-    return false
+    return 'type'
   end
   local f = redis.call('HMGET', row, 'attempts', 'lease_epoch')
-  return not (f[1] and not is_counter(f[1])) and not (f[2] and not is_counter(f[2]))
+  if f[1] and not is_counter(f[1]) then
+    return 'attempts'
+  elseif f[2] and not is_counter(f[2]) then
+    return 'lease_epoch'
+  end
 end
 
 local function skip_malformed(row, set)
-  redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' is not an emq/1 row (a hash with integer attempts and ' ..
-    'lease_epoch); dropped from ' .. set .. ', left in place for an operator')
+  redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' is not a hash, so not an emq/1 row; dropped from ' .. set ..
+    ', left in place for an operator')
 end
 
 -- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
@@ -184,11 +195,18 @@ if not promote_limit or promote_limit < 0 or promote_limit > 1000000 then
   return redis.error_reply('EMQARG promote_limit must be an integer in 0..1000000')
 end
 
+-- The dead set beside the rows: where a row with a broken counter goes.
+local dead = string.match(row_root, '^(emq:{[^}]*}:)job:$')
+if not dead then
+  return redis.error_reply('EMQARG KEYS[6] must be a row root emq:{q}:job:')
+end
+dead = dead .. 'dead'
+
 local m = redis.call('HMGET', meta, 'paused', 'max_active', 'rate_max', 'rate_window_ms', 'rate_credit', 'rate_at')
 if m[1] == '1' then
   return {}
 end
-for _, set in ipairs({pending, active, delayed}) do
+for _, set in ipairs({pending, active, delayed, dead}) do
   if not is_zset(set) then
     return redis.error_reply(WRONGTYPE)
   end
@@ -207,7 +225,7 @@ if promote_limit > 0 then
     local row = row_root .. id
     if redis.call('EXISTS', row) == 0 then
       redis.call('ZREM', delayed, id)
-    elseif not is_row(row) then
+    elseif redis.call('TYPE', row).ok ~= 'hash' then
       redis.call('ZREM', delayed, id)
       skip_malformed(row, delayed)
     else
@@ -249,8 +267,17 @@ while claimed < want do
     local id = popped[i]
     local row = row_root .. id
     local exists = redis.call('EXISTS', row) == 1
-    if exists and not is_row(row) then
+    local fault = exists and row_fault(row)
+    if fault == 'type' then
       skip_malformed(row, pending)
+    elseif fault then
+      local why = 'row field ' .. fault .. ' is not an integer'
+      local attempts = redis.call('HGET', row, 'attempts')
+      redis.call('HSET', row, 'state', 'dead', 'error', why)
+      redis.call('ZADD', dead, now, id)
+      emit('dead', id, string.match(attempts or '', '^%-?%d+$') and attempts or '0', 'error', why)
+      redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
+        dead .. ' for an operator')
     elseif exists then
       local attempts = redis.call('HINCRBY', row, 'attempts', 1)
       local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)

@@ -3,11 +3,13 @@
   "lease expired", then goes dead when its attempts have reached
   max_attempts, else back to pending at its lane. Any number of speakers
   may reap the same queue at once: each id moves once, inside this script.
-  Rows that are gone are dropped from active; so are rows that are not
-  emq/1 rows (not a hash, or attempts or failures not an integer), which
-  are also named in the server's log and left in place for an operator. A
-  row whose lane is not an integer in -1000..1000 stays in active, named in
-  the log, for an operator. The stats counters reaped and dead count the
+  Rows that are gone are dropped from active; so are keys that are not
+  hashes, which are also named in the server's log and left in place for
+  an operator. A row that is a hash whose attempts or failures is not an
+  integer goes to dead (score now, state dead, error "row field <field>
+  is not an integer", nothing else written), so that no job is ever in no
+  set. A row whose lane is not an integer in -1000..1000 stays in active,
+  named in the log, for an operator. The stats counters reaped and dead count the
   jobs moved; a broken one is left as it is and named in the log, checked
   before anything is written.
 
@@ -112,12 +114,19 @@ for _, id in ipairs(expired) do
   local kind = redis.call('TYPE', row).ok
   local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane', 'parent') or {}
   local lane = lane_of(f[3])
+  local fault = (f[1] and not is_counter(f[1]) and 'attempts') or (f[2] and not is_counter(f[2]) and 'failures')
   if kind == 'none' then
     redis.call('ZREM', active, id)
-  elseif kind ~= 'hash' or (f[1] and not is_counter(f[1])) or (f[2] and not is_counter(f[2])) then
+  elseif kind ~= 'hash' then
     redis.call('ZREM', active, id)
-    warn(row .. ' is not an emq/1 row (a hash with integer attempts and failures); dropped from ' .. active ..
-      ', left in place for an operator')
+    warn(row .. ' is not a hash, so not an emq/1 row; dropped from ' .. active .. ', left in place for an operator')
+  elseif fault then
+    local why = 'row field ' .. fault .. ' is not an integer'
+    redis.call('ZREM', active, id)
+    redis.call('HSET', row, 'state', 'dead', 'error', why)
+    redis.call('ZADD', dead, now, id)
+    emit('dead', id, fault == 'attempts' and '0' or f[1] or '0', 'error', why)
+    warn(row .. ' field ' .. fault .. ' is not an integer; sent to ' .. dead .. ' for an operator')
   elseif not lane then
     warn(row .. ' lane is not an integer in -1000..1000; left in ' .. active .. ' for an operator')
   else

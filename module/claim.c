@@ -5,6 +5,7 @@
  * touch is checked against the caller's ACL before anything is written
  * (call.h), and the leases are replicated as one ZADD. */
 #include <stdio.h>
+#include <string.h>
 
 #include "limits.h"
 #include "transitions.h"
@@ -18,8 +19,8 @@ static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisMod
   const char *r = RedisModule_StringPtrLen(row, &rlen);
   const char *s = RedisModule_StringPtrLen(set, &slen);
   RedisModule_Log(ctx, "warning",
-                  "emq claim: %.*s is not an emq/1 row (a hash with integer attempts and lease_epoch); dropped from "
-                  "%.*s, left in place for an operator",
+                  "emq claim: %.*s is not a hash, so not an emq/1 row; dropped from %.*s, left in place for an "
+                  "operator",
                   (int)rlen, r, (int)slen, s);
 }
 
@@ -31,10 +32,46 @@ static void skip_lane(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleSt
                   (int)rlen, r, (int)slen, s);
 }
 
-/* The zsets claim moves ids between, each opened once for writing. */
+/* The zsets claim moves ids between, each opened once for writing; dead
+ * is the one beside the row root, where a row with a broken counter goes
+ * at `now`. */
 typedef struct {
-  RedisModuleKey *pending, *active, *delayed;
+  RedisModuleKey *pending, *active, *delayed, *dead;
+  RedisModuleString *dead_name;
+  mstime_t now;
+  const EmqEvents *events;
 } Sets;
+
+/* emq:{q}:dead from the row root emq:{q}:job: (its layout checked). */
+static RedisModuleString *dead_beside(RedisModuleCtx *ctx, RedisModuleString *root) {
+  size_t len;
+  const char *r = RedisModule_StringPtrLen(root, &len);
+  char *name = RedisModule_PoolAlloc(ctx, len);
+  memcpy(name, r, len - 4);
+  memcpy(name + len - 4, "dead", 4);
+  return RedisModule_CreateString(ctx, name, len);
+}
+
+/* The script's HSET row state dead error "row field <field> is not an
+ * integer", then ZADD dead now id, and its dead entry (attempt: the row's
+ * attempts, NULL when that is the field at fault). */
+static void send_to_dead(RedisModuleCtx *ctx, const Sets *sets, RedisModuleKey *row, RedisModuleString *row_name,
+                         RedisModuleString *id, EmqWord field, RedisModuleString *attempts) {
+  size_t flen, rlen;
+  const char *f = RedisModule_StringPtrLen(emq_word(field), &flen);
+  char error[64];
+  const int elen = snprintf(error, sizeof error, "row field %.*s is not an integer", (int)flen, f);
+  static const EmqWord fields[] = {EMQ_WORD_STATE, EMQ_WORD_ERROR};
+  RedisModuleString *values[] = {emq_word(EMQ_WORD_DEAD), RedisModule_CreateString(ctx, error, (size_t)elen)};
+  emq_hset(ctx, row, row_name, 2, fields, values);
+  emq_zadd(ctx, sets->dead, sets->dead_name, (double)sets->now, id, 0);
+  emq_emit(ctx, sets->events, EMQ_WORD_DEAD, id, attempts, "error", values[1]);
+  const char *r = RedisModule_StringPtrLen(row_name, &rlen);
+  size_t dlen;
+  const char *d = RedisModule_StringPtrLen(sets->dead_name, &dlen);
+  RedisModule_Log(ctx, "warning", "emq claim: %.*s field %.*s is not an integer; sent to %.*s for an operator",
+                  (int)rlen, r, (int)flen, f, (int)dlen, d);
+}
 
 /* ZRANGEBYSCORE key -inf max LIMIT 0 limit, without writing: *n ids. */
 static RedisModuleString **first_ids(RedisModuleCtx *ctx, RedisModuleKey *key, double max, size_t limit, size_t *n) {
@@ -63,8 +100,8 @@ static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleSt
   return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, 1);
 }
 
-/* Per due id: ZREM, and back to pending at its lane when its row is an
- * emq/1 row whose lane is in range. */
+/* Per due id: ZREM, and back to pending at its lane when its row is a
+ * hash whose lane is in range (its counters are claim's to judge). */
 static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, RedisModuleString **due, size_t n) {
   RedisModuleString *delayed_name = call->keys[2], *pending_name = call->keys[0], *root = call->keys[5];
   for (size_t i = 0; i < n; ++i) {
@@ -73,7 +110,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
     double lane;
     if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_EMPTY) {
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
-    } else if (!emq_is_row(row)) {
+    } else if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_HASH) {
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
       skip_malformed(ctx, row_name, delayed_name);
     } else if (!emq_row_lane(row, &lane)) {
@@ -98,9 +135,11 @@ typedef struct {
 
 /* One job's lease, with the script's effects in its order (HINCRBY
  * attempts, HINCRBY lease_epoch, HSET state: the three events), the three
- * fields written and replicated as one HSET. 0 when the row is gone or is
- * not an emq/1 row (skipped; the latter logged). */
-static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModuleString *set_name, Claimed *job) {
+ * fields written and replicated as one HSET. 0 when the row is gone, is
+ * not a hash (skipped and logged) or has a counter that is not an integer
+ * (sent to dead). */
+static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *row_name, RedisModuleString *set_name,
+                     Claimed *job) {
   RedisModuleKey *row = emq_open_write(ctx, row_name);
   const int type = RedisModule_KeyType(row);
   if (type == REDISMODULE_KEYTYPE_EMPTY) {
@@ -113,9 +152,15 @@ static int lease_job(RedisModuleCtx *ctx, RedisModuleString *row_name, RedisModu
     RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_ATTEMPTS), &attempts,
                         emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload, NULL);
   }
-  if (type != REDISMODULE_KEYTYPE_HASH || !emq_row_counter(attempts, &job->attempts) ||
-      !emq_row_counter(epoch, &job->epoch)) {
+  if (type != REDISMODULE_KEYTYPE_HASH) {
     skip_malformed(ctx, row_name, set_name);
+    RedisModule_CloseKey(row);
+    return 0;
+  }
+  const int attempts_ok = emq_row_counter(attempts, &job->attempts);
+  if (!attempts_ok || !emq_row_counter(epoch, &job->epoch)) {
+    send_to_dead(ctx, sets, row, row_name, job->id, attempts_ok ? EMQ_WORD_LEASE_EPOCH : EMQ_WORD_ATTEMPTS,
+                 attempts_ok ? attempts : NULL);
     RedisModule_CloseKey(row);
     return 0;
   }
@@ -160,8 +205,8 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
     if (n == 0) break;
     for (int i = 0; i < n; ++i) {
       Claimed *job = &out[claimed];
-      if (!lease_job(ctx, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       job->id = popped[i];
+      if (!lease_job(ctx, sets, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       ++claimed;
       emq_zadd_batched(ctx, &leases, popped[i]);
       emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
@@ -211,11 +256,17 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (emq_bytes_equal(emq_hget(meta, EMQ_WORD_PAUSED), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
   Sets sets;
+  sets.events = &call.events;
   RedisModuleKey **set[] = {&sets.pending, &sets.active, &sets.delayed};
   for (int i = 0; i < 3; ++i) {
     *set[i] = emq_open_write(ctx, call.keys[i]);
     if (!emq_require_type(ctx, *set[i], REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   }
+  /* Not among the KEYS: the caller's ACL is checked here, as for rows. */
+  sets.dead_name = dead_beside(ctx, call.keys[5]);
+  if (!emq_may_touch_rows(ctx, "EMQ.CLAIM", &sets.dead_name, 1, 1)) return REDISMODULE_OK;
+  sets.dead = emq_open_write(ctx, sets.dead_name);
+  if (!emq_require_type(ctx, sets.dead, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   EmqLimits limits;
   if (!emq_read_limits(ctx, meta, call.keys[3], &limits)) return REDISMODULE_OK;
   long long claimed_before;
@@ -224,6 +275,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   /* The jobs to claim: neither limit depends on the promotion, so the
    * number the script computes after it is known before it. */
   mstime_t now = emq_now_ms();
+  sets.now = now;
   long long want = (long long)max_count;
   if (limits.max_active > 0) {
     const long long room = limits.max_active - (long long)RedisModule_ValueLength(sets.active);

@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
+#include <set>
 
+#include "echomq/flow_batches.h"
 #include "echomq/flows.h"
 #include "echomq/job_id.h"
+#include "echomq/whole_number.h"
 
 namespace echomq::daemon {
 
@@ -19,15 +21,6 @@ constexpr std::int64_t kBatch = 500;
 // child.
 constexpr std::chrono::milliseconds kIdleMax{50};
 
-// An outbox score as the transitions write it (whole ms); nullopt for
-// anything else another speaker wrote, which is then acknowledged without
-// the comparison.
-std::optional<std::int64_t> whole_ms(const std::string& score) {
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(score.data(), score.data() + score.size(), n);
-  if (ec != std::errc() || end != score.data() + score.size()) return std::nullopt;
-  return n;
-}
 }  // namespace
 
 struct OutboxDrainer::Finished {
@@ -65,16 +58,21 @@ std::chrono::milliseconds OutboxDrainer::tick() {
 // Two round trips for every outbox at once: the ids, then their rows. A
 // child whose row says it is on its way again is left out.
 std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
+  // Past the entries held back: stuck ones are the oldest, at the head.
+  std::vector<std::size_t> wanted;
   std::vector<Command> ranges;
-  for (const QueueKeys& k : keys_) {
-    ranges.push_back({"ZRANGE", k.outbox, "0", std::to_string(kBatch - 1), "WITHSCORES"});
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    wanted.push_back(static_cast<std::size_t>(kBatch) + stuck_.count(i));
+    ranges.push_back({"ZRANGE", keys_[i].outbox, "0", std::to_string(wanted.back() - 1), "WITHSCORES"});
   }
   std::vector<Reply> ids = executor_.pipeline(ranges);
+  const StuckNews::Clock::time_point now = StuckNews::Clock::now();
   std::vector<Finished> batch;
   std::vector<Command> rows;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i].is_error()) throw error_from_reply("outbox", ids[i].str);
     std::vector<Reply>& pairs = ids[i].elements;
+    std::set<std::string> present;
     for (std::size_t m = 0; m + 1 < pairs.size(); m += 2) {
       std::string& id = pairs[m].str;
       if (!passes_wire_gate(id)) {
@@ -82,9 +80,12 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
                      id.substr(0, 80));
         continue;
       }
+      present.insert(id);
+      if (stuck_.holding(i, id, now)) continue;
       rows.push_back({"HMGET", keys_[i].row(id), "parent", "state", "result", "error"});
-      batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str)});
+      batch.push_back({i, std::move(id), whole_number(pairs[m + 1].str)});
     }
+    if (pairs.size() / 2 < wanted[i]) stuck_.keep_only(i, present);
   }
   if (rows.empty()) return batch;
   std::vector<Reply> fields = executor_.pipeline(rows);
@@ -108,17 +109,20 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
   return finished;
 }
 
+// One children_done per parent, then one outbox_ack_many per queue: a round
+// costs a few calls however many children finished.
 std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
-  std::vector<ScriptCall> calls;
-  std::vector<std::size_t> asked;  // batch index of each call
+  std::vector<ChildNews> news;
+  std::vector<std::size_t> asked;  // batch index of each news
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) continue;
-    calls.push_back(
-        child_done_call(QueueKeys(f.parent->first), f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text));
+    news.push_back({f.parent->first, f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text});
     asked.push_back(k);
   }
-  std::vector<Reply> replies = calls.empty() ? std::vector<Reply>{} : executor_.eval_batch(calls);
+  parent_queues_.mark(executor_, news);
+  // One reply per news, as child_done would have given it.
+  std::vector<Reply> replies = tell_parents(executor_, news);
   std::vector<bool> told(batch.size(), false);
   std::vector<Command> parents_left;  // for replies of 0: is the parent there at all?
   std::vector<std::size_t> zero;
@@ -130,12 +134,25 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
     } catch (const Error& e) {
       if (e.transient()) throw;
       // The parent's row or deps are not what child_done can read: its
-      // outbox entry stays, and says so every round until an operator looks.
-      spdlog::error("queue={} job={} cannot tell its parent {}:{}: {}", keys_[f.queue].queue, f.id, f.parent->first,
-                    f.parent->second, e.what());
+      // outbox entry stays, said once and retried less and less often
+      // until an operator mends or cancels the parent.
+      const std::string parent_ref = f.parent->first + ":" + f.parent->second;
+      if (stuck_.refused(f.queue, f.id, parent_ref, StuckNews::Clock::now())) {
+        spdlog::error(
+            "queue={} job={} cannot tell its parent {}:{}: {}. The news of its children stays in the outbox, "
+            "retried every {} s to {} s and not logged again until told: mend the parent's row, or cancel the "
+            "parent (emq cancel {} {})",
+            keys_[f.queue].queue, f.id, f.parent->first, f.parent->second, e.what(),
+            StuckNews::kFirstRetry.count() / 1000, StuckNews::kLastRetry.count() / 1000, f.parent->first,
+            f.parent->second);
+      }
       continue;
     }
     told[asked[c]] = true;
+    if (stuck_.told(f.queue, f.id)) {
+      spdlog::info("queue={} job={} told its parent {}:{} at last: {}", keys_[f.queue].queue, f.id, f.parent->first,
+                   f.parent->second, to_string(r));
+    }
     QueueMetrics& m = metrics_.queue(config_.queues[f.queue].name);
     if (r == ChildDoneResult::NotInDeps) {
       parents_left.push_back({"EXISTS", QueueKeys(f.parent->first).row(f.parent->second)});
@@ -156,7 +173,7 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
       }
     }
   }
-  std::vector<ScriptCall> acks;
+  std::vector<OutboxEntry> acks;
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) {
@@ -169,11 +186,11 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
     }
     // With the score read: a child that finished again since keeps its
     // entry for the next round (a retry from dead racing this one).
-    acks.push_back(outbox_ack_call(keys_[f.queue], f.id, config_.queues[f.queue].keep_completed_s * 1000, f.score));
+    acks.push_back({keys_[f.queue].queue, f.id, config_.queues[f.queue].keep_completed_s * 1000, f.score});
   }
   if (acks.empty()) return 0;
   std::size_t left = 0;
-  for (const Reply& r : executor_.eval_batch(acks)) {
+  for (const Reply& r : ack_outboxes(executor_, acks)) {
     if (r.is_error()) throw error_from_reply("outbox_ack", r.str);
     if (decode_outbox_ack(r)) ++left;
   }

@@ -1,9 +1,10 @@
 // The outbox drainer: tells parents that their children finished. For each
 // configured queue it reads the outbox (children of the queue that
-// completed or died, whose parent has not been told), calls child_done on
-// each parent's queue, then outbox_ack on the child's (PROTOCOL.md,
-// "Flows"). A crash between the two leaves the id in the outbox and the
-// next round repeats child_done, which changes nothing the second time.
+// completed or died, whose parent has not been told), calls children_done
+// once for each parent on its queue, then outbox_ack_many once for each
+// child's queue (PROTOCOL.md, "Flows"). A crash between the two leaves the
+// ids in the outbox and the next round repeats children_done, which changes
+// nothing the second time.
 // Every daemon runs one; any number may drain the same outbox at once.
 #pragma once
 
@@ -13,9 +14,11 @@
 
 #include "config/config_types.h"
 #include "echomq/executor.h"
+#include "echomq/flow_batches.h"
 #include "echomq/keyspace.h"
 #include "metrics.h"
 #include "duties/periodic.h"
+#include "duties/stuck_news.h"
 
 namespace echomq::daemon {
 
@@ -40,6 +43,8 @@ class OutboxDrainer : public Periodic {
   Executor executor_;
   Metrics& metrics_;
   std::chrono::milliseconds idle_;
+  StuckNews stuck_;             // entries whose parent refused the news, held back
+  ParentQueues parent_queues_;  // marked with meta parents, for older producers' parents
 };
 
 }  // namespace echomq::daemon

@@ -145,46 +145,60 @@ void add_progress_fd(std::vector<std::string>& env) {
   env.insert(std::upper_bound(env.begin(), env.end(), entry), entry);
 }
 
-// A parent's children's results for its process, named by EMQ_CHILDREN_FILE:
-// a file only the daemon's user may read, in $TMPDIR (or /tmp), removed
-// when the job is over, however it ended.
+// A parent's children's results for its process: a file with no name,
+// handed to the child as its descriptor 4 and named by EMQ_CHILDREN_FILE
+// as /dev/fd/4. Nothing of it is ever on disk under a name, so nothing
+// outlives the job, however the daemon ends (a SIGKILL mid-job left a
+// named file in $TMPDIR for ever); its last reader's exit frees it.
 class ChildrenFile {
  public:
-  explicit ChildrenFile(const std::vector<ChildResult>& children) {
-    const char* dir = std::getenv("TMPDIR");
-    path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/emq-children-XXXXXX";
-    // Mode 0600; close-on-exec, as every Fd is, so that a handler spawned
-    // meanwhile by another job does not inherit it.
-    const Fd fd(::mkostemp(path_.data(), O_CLOEXEC));
-    if (!fd) throw std::runtime_error("cannot create the children file " + path_ + ": " + std::strerror(errno));
+  // 3 is EMQ_PROGRESS_FD's.
+  static constexpr int kChildFd = 4;
+
+  explicit ChildrenFile(const std::vector<ChildResult>& children) : fd_(open_unnamed()) {
     const std::string text = children_json(children);
     std::size_t done = 0;
     while (done < text.size()) {
-      const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+      const ssize_t n = ::write(fd_.get(), text.data() + done, text.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const std::string why = std::strerror(errno);
-        ::unlink(path_.c_str());
-        throw std::runtime_error("cannot write the children file " + path_ + ": " + why);
-      }
+      if (n <= 0) throw std::runtime_error(std::string("cannot write the children file: ") + std::strerror(errno));
       done += static_cast<std::size_t>(n);
     }
+    // A handler reading descriptor 4 itself starts at the first byte.
+    if (::lseek(fd_.get(), 0, SEEK_SET) != 0) {
+      throw std::runtime_error(std::string("cannot rewind the children file: ") + std::strerror(errno));
+    }
   }
-  ~ChildrenFile() { ::unlink(path_.c_str()); }
-  ChildrenFile(const ChildrenFile&) = delete;
-  ChildrenFile& operator=(const ChildrenFile&) = delete;
 
-  // env with EMQ_CHILDREN_FILE set to this file, kept sorted by name.
-  void add_to(std::vector<std::string>& env) const {
+  int fd() const { return fd_.get(); }
+
+  // env with EMQ_CHILDREN_FILE=/dev/fd/4, kept sorted by name.
+  static void add_to(std::vector<std::string>& env) {
     const std::string name = "EMQ_CHILDREN_FILE=";
     env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name, 0) == 0; }),
               env.end());
-    const std::string entry = name + path_;
+    const std::string entry = name + "/dev/fd/" + std::to_string(kChildFd);
     env.insert(std::upper_bound(env.begin(), env.end(), entry), entry);
   }
 
  private:
-  std::string path_;
+  // In $TMPDIR (or /tmp), mode 0600, close-on-exec (so that a handler
+  // spawned meanwhile by another job does not inherit it): O_TMPFILE, or
+  // where the file system has none, a named file unlinked at once.
+  static int open_unnamed() {
+    const char* env_dir = std::getenv("TMPDIR");
+    const std::string dir = env_dir != nullptr && *env_dir != '\0' ? env_dir : "/tmp";
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+      std::string path = dir + "/emq-children-XXXXXX";
+      fd = ::mkostemp(path.data(), O_CLOEXEC);
+      if (fd >= 0) ::unlink(path.c_str());
+    }
+    if (fd < 0) throw std::runtime_error("cannot create the children file in " + dir + ": " + std::strerror(errno));
+    return fd;
+  }
+
+  Fd fd_;
 };
 
 }  // namespace
@@ -210,10 +224,11 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
     std::optional<ChildrenFile> children;
     if (!job.children.empty()) {
       children.emplace(job.children);
-      children->add_to(env);
+      ChildrenFile::add_to(env);
     }
     add_progress_fd(env);
-    ChildProcess child({params_.handler.command, std::move(env), params_.handler.cwd, true});
+    ChildProcess child(
+        {params_.handler.command, std::move(env), params_.handler.cwd, true, children ? children->fd() : -1});
     return JobRun(params_.handler, job, stop, child).run();
   } catch (const SpawnError& e) {
     spdlog::warn("queue={} job={}: {}", job.queue, job.id, e.what());

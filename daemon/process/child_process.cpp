@@ -170,9 +170,9 @@ ChildProcess::ChildProcess(const Params& params) {
   // daemon's session, which systemd and a terminal's job control expect.
   std::vector<char*> argv = c_strings(params.argv);
   std::vector<char*> envp = c_strings(params.env);
-  Spawned child =
-      spawn({program.c_str(), argv.data(), envp.data(), in.read.get(), out.write.get(), err.write.get(),
-             params.cwd.empty() ? nullptr : params.cwd.c_str(), progress.write ? progress.write.get() : -1});
+  Spawned child = spawn({program.c_str(), argv.data(), envp.data(), in.read.get(), out.write.get(), err.write.get(),
+                         params.cwd.empty() ? nullptr : params.cwd.c_str(), progress.write ? progress.write.get() : -1,
+                         params.fd4});
   if (child.error != 0) throw SpawnError(spawn_failure(program, params.cwd, child.error));
 
   pid_ = child.pid;

@@ -1,6 +1,7 @@
 // One child process, owned: spawned from argv (no shell) as the leader of
 // its own process group, with exactly three descriptors (stdin, stdout,
-// stderr pipes), a given environment and working directory. The destructor
+// stderr pipes; and 3 and 4 when the caller gives them), a given
+// environment and working directory. The destructor
 // kills the whole group and reaps the child, so no path leaves a zombie or
 // a stray process behind.
 #pragma once
@@ -47,7 +48,8 @@ class ChildProcess {
     std::vector<std::string> argv;  // argv[0] without a '/' is looked up in env's PATH
     std::vector<std::string> env;   // "NAME=value", the child's whole environment
     std::string cwd;                // empty: the daemon's
-    bool progress = false;          // a fourth pipe, the child's descriptor 3 (EMQ_PROGRESS_FD)
+    bool progress = false;          // a pipe as the child's descriptor 3 (EMQ_PROGRESS_FD)
+    int fd4 = -1;                   // the child's descriptor 4 (the caller keeps its own); -1: closed
   };
 
   // Throws the SpawnError spawning would throw for a missing program, one

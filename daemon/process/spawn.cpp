@@ -1,10 +1,10 @@
 #include "process/spawn.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,6 +54,20 @@ struct ChildArgs {
 // In the child, sharing the daemon's memory until execve: only system
 // calls, no allocation, no locks. Handlers go first, so that no signal
 // unblocked below runs daemon code in the child.
+// A descriptor bound for 3 or 4, first copied to 5 or above: moving it
+// there must not overwrite a stdio source or the other one still to move.
+int lift(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD, 5); }
+
+// The lifted copy onto `to`, which dup2 leaves without close-on-exec; or
+// `to` closed when there is none.
+bool place(int lifted, int to) {
+  if (lifted < 0) {
+    ::close(to);
+    return true;
+  }
+  return ::dup2(lifted, to) >= 0;
+}
+
 int child_main(void* arg) {
   auto* args = static_cast<ChildArgs*>(arg);
   const SpawnRequest& r = *args->request;
@@ -65,14 +79,14 @@ int child_main(void* arg) {
     ::sigaction(sig, &dfl, nullptr);
   }
   int failed_errno = 0;
-  // The progress pipe becomes 3 (dup2 onto itself would keep its
-  // close-on-exec: the flag is cleared instead).
-  const bool progress = r.progress_fd >= 0;
-  if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 || ::dup2(r.stderr_fd, 2) < 0) {
+  const int fd3 = lift(r.fd3);
+  const int fd4 = lift(r.fd4);
+  if ((r.fd3 >= 0 && fd3 < 0) || (r.fd4 >= 0 && fd4 < 0)) {
     failed_errno = errno;
-  } else if (progress && (r.progress_fd == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(r.progress_fd, 3)) < 0) {
+  } else if (::setpgid(0, 0) != 0 || ::dup2(r.stdin_fd, 0) < 0 || ::dup2(r.stdout_fd, 1) < 0 ||
+             ::dup2(r.stderr_fd, 2) < 0 || !place(fd3, 3) || !place(fd4, 4)) {
     failed_errno = errno;
-  } else if (::close_range(progress ? 4 : 3, ~0U, 0) != 0) {
+  } else if (::close_range(5, ~0U, 0) != 0) {
     // Libraries' descriptors may lack close-on-exec (hiredis opens its
     // sockets without it): a child that would inherit them is not started.
     failed_errno = errno;

@@ -1,7 +1,7 @@
 // Starting a child: the system call and what the child does before it
 // becomes the program. The child leads a new process group, has the three
-// given descriptors as stdin, stdout and stderr (and the progress pipe as
-// 3 when asked) and no others, default
+// given descriptors as stdin, stdout and stderr (and, when given, 3 and 4)
+// and no others, default
 // signal dispositions, an empty signal mask, the given environment and
 // working directory: what posix_spawn with those attributes gives, at a
 // lower cost per child (spawn.cpp says where).
@@ -20,8 +20,11 @@ struct SpawnRequest {
   int stdin_fd;  // become 0, 1, 2 in the child; each must be above 2
   int stdout_fd;
   int stderr_fd;
-  const char* cwd;       // nullptr: the daemon's
-  int progress_fd = -1;  // becomes 3 in the child (EMQ_PROGRESS_FD); -1: none, 3 stays closed
+  const char* cwd;  // nullptr: the daemon's
+  // Become 3 and 4 in the child, inherited across exec (an exec handler's
+  // progress pipe and a flow parent's children file); -1: that one closed.
+  int fd3 = -1;
+  int fd4 = -1;
 };
 
 struct Spawned {

@@ -1,6 +1,5 @@
 #include "web/api.h"
 
-#include <charconv>
 #include <map>
 
 #include "echomq/errors.h"
@@ -13,6 +12,7 @@
 #include "echomq/limits.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "schedule_view.h"
 
@@ -162,10 +162,8 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
 // "" -> fallback; digits -> the number; anything else -> nullopt.
 std::optional<std::int64_t> page_number(const std::string& text) {
   if (text.empty()) return 1;
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPage) return std::nullopt;
-  return n;
+  const std::optional<std::int64_t> n = whole_number(text);
+  return n && *n >= 1 && *n <= kMaxPage ? n : std::nullopt;
 }
 
 }  // namespace
@@ -204,7 +202,8 @@ ApiAnswer WebApi::queues() {
 ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text) {
   QueueKeys q(name);
   const std::optional<JobState> state = job_state_from(state_text.empty() ? "pending" : state_text);
-  if (!state) return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed or dead");
+  if (!state)
+    return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed, dead or waiting");
   const std::optional<std::int64_t> page = page_number(page_text);
   if (!page) return api_error(400, "page '" + page_text + "' is not a page number: use 1, 2, ...");
 

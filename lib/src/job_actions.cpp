@@ -54,17 +54,20 @@ std::vector<CancelResult> cancel_jobs(Executor& x, const QueueKeys& q, const std
 }
 
 std::string cancel_refusal(Executor& x, const QueueKeys& q, std::string_view id) {
-  const Reply state = x.command({"HGET", q.row(id), "state"});
+  const Reply row = x.command({"HMGET", q.row(id), "state", "parent"});
+  const bool fields = row.type == Reply::Type::Array && row.elements.size() == 2;
+  const std::string state = fields ? row.elements[0].str : "";
   const std::string what = std::string(id);
-  if (state.type == Reply::Type::String && state.str == "waiting") {
-    return what +
-           " is a parent waiting for its children and was not cancelled: cancel or finish its children "
-           "first (it then runs, or dies by its on_child_failure)";
+  if (state == "waiting") {
+    return what + " is a parent waiting for its children and was not cancelled by this form: emq cancel " + q.queue +
+           " " + what + " removes it";
   }
-  if (state.type == Reply::Type::String && state.str == "completed") {
+  if (state == "completed") {
+    const std::string parent = fields && !row.elements[1].is_nil() ? row.elements[1].str : "its parent";
     return what +
            " is a completed child whose parent has not been told yet and was not cancelled: it leaves "
-           "once a daemon running its queue delivers the news";
+           "once a daemon running its queue delivers the news. If a daemon logs that it cannot tell " +
+           parent + ", mend or cancel that parent (emq cancel QUEUE ID)";
   }
   return what +
          " is running (active) and was not cancelled; a running job cannot be taken from its worker: "

@@ -42,12 +42,13 @@ const char* to_string(JobState s) {
     case JobState::Active: return "active";
     case JobState::Delayed: return "delayed";
     case JobState::Dead: return "dead";
+    case JobState::Waiting: return "waiting";
   }
   return "";
 }
 
 std::optional<JobState> job_state_from(std::string_view name) {
-  for (JobState s : {JobState::Pending, JobState::Active, JobState::Delayed, JobState::Dead}) {
+  for (JobState s : {JobState::Pending, JobState::Active, JobState::Delayed, JobState::Dead, JobState::Waiting}) {
     if (name == to_string(s)) return s;
   }
   return std::nullopt;
@@ -58,6 +59,7 @@ const std::string& set_key(const QueueKeys& q, JobState s) {
     case JobState::Active: return q.active;
     case JobState::Delayed: return q.delayed;
     case JobState::Dead: return q.dead;
+    case JobState::Waiting: return q.waiting;
     case JobState::Pending: break;
   }
   return q.pending;

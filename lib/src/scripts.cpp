@@ -21,7 +21,7 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::RetryDead, "retry_dead", 3, nullptr, 1, true},
     {Script::RetryJob, "retry_job", 3, nullptr, 1, true},
     {Script::PromoteJob, "promote_job", 3, nullptr, 1, true},
-    {Script::Cancel, "cancel", 4, nullptr, 2, true},
+    {Script::Cancel, "cancel", 4, nullptr, 5, true},
     {Script::TrimDead, "trim_dead", 2, nullptr, 1, true},
     {Script::EnqueueCron, "enqueue_cron", 4, nullptr, 1, true},
     {Script::EnqueueParent, "enqueue_parent", 4, nullptr, 1, true},

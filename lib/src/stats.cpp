@@ -1,16 +1,16 @@
 #include "echomq/stats.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "echomq/job_id.h"
 #include "echomq/limits.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
 namespace {
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
-constexpr std::size_t kReadsPerQueue = 8;
+constexpr std::size_t kReadsPerQueue = 9;
 
 // An integer reply, or an integer in a string reply; nullopt and a line in
 // `problems` for anything else another writer may have left there.
@@ -24,10 +24,7 @@ std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std:
     return std::nullopt;
   }
   if (r.type == Reply::Type::String) {
-    std::int64_t v = 0;
-    const char* end = r.str.data() + r.str.size();
-    auto [at, ec] = std::from_chars(r.str.data(), end, v);
-    if (ec == std::errc() && at == end && !r.str.empty()) return v;
+    if (std::optional<std::int64_t> v = whole_number(r.str)) return v;
     problems.push_back(what + " holds '" + r.str.substr(0, 40) + "', not an integer");
     return std::nullopt;
   }
@@ -47,6 +44,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     reads.push_back({"HGET", q.meta, "paused"});
     reads.push_back({"ZRANGE", q.pending, "0", "0"});
     reads.push_back(limit_fields_read(q));
+    reads.push_back({"ZCARD", q.waiting});
   }
   std::vector<Reply> r = x.pipeline(reads);
   std::vector<QueueStats> out;
@@ -82,6 +80,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
       const std::optional<QueueLimits> l = s.limit_fields.limits(&broken);
       s.limits = !l ? "broken: " + broken : *l == QueueLimits{} ? "" : describe(*l);
     }
+    s.waiting = int_of(q[8], k.waiting, s.problems).value_or(0);
     out.push_back(std::move(s));
   }
   return out;

@@ -216,7 +216,7 @@ PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view i
 
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
-  if (mode == FlowMode::Flow) call.keys.push_back(q.outbox);
+  if (mode == FlowMode::Flow) call.keys.insert(call.keys.end(), {q.outbox, q.waiting, q.deps(id), q.results(id)});
   return call;
 }
 

@@ -6,6 +6,7 @@
 #include "../emq/web/emq_web_process.h"
 #include "../emq/web/web_client.h"
 #include "cluster_fixture.h"
+#include "echomq/flows.h"
 #include "echomq/stats.h"
 
 namespace echomq::test {
@@ -54,6 +55,47 @@ TEST_F(ClusterWeb, TheOverviewListsEveryShardAndARetryLandsOnTheQueuesPrimary) {
   QueueStats s = stats(x, last);
   EXPECT_EQ(s.dead, 0);
   EXPECT_EQ(s.pending, 3) << "the retried job is pending again on its own primary";
+}
+
+// A flow over three shards: a job's page links its parent and its children
+// with their states, each read from its own primary.
+TEST_F(ClusterWeb, AFlowsParentAndChildLinksCrossShards) {
+  const std::string parents = queue_on(0, "webp"), kids_a = queue_on(1, "webk"), kids_b = queue_on(2, "webk");
+  FlowNode root;
+  root.queue = parents;
+  root.payload = "sheet";
+  FlowNode a, b;
+  a.queue = kids_a;
+  a.payload = "a";
+  b.queue = kids_b;
+  b.payload = "b";
+  root.children = {a, b};
+  const FlowJob flow = enqueue_flow(x, root);
+  // The first child runs and dies; no daemon tells the parent, which waits on.
+  FailArgs fa;
+  fa.error = "broken on purpose";
+  fa.permanent = true;
+  std::vector<ClaimedJob> got = claim(x, QueueKeys(kids_a), ClaimArgs{});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(decode_fail(x.eval(fail_call(QueueKeys(kids_a), Lease{got[0].id, got[0].lease_epoch}, fa, FlowMode::Flow))),
+            FailResult::Dead);
+
+  EmqWeb web({"--listen", "127.0.0.1:0"}, {{"EMQ_URL", cluster.url(1)}});
+  ASSERT_GT(web.port(), 0) << web.output();
+  const json parent =
+      body_of(request(web.port(), "GET", "/api/queues/" + url_encode(parents) + "/jobs/" + url_encode(flow.id)));
+  ASSERT_EQ(parent["children"].size(), 2u) << parent.dump();
+  std::map<std::string, std::string> states;
+  for (const json& c : parent["children"]) states[c["queue"]] = c["state"];
+  EXPECT_EQ(states[kids_a], "dead") << parent.dump();
+  EXPECT_EQ(states[kids_b], "pending") << parent.dump();
+
+  const FlowJob& child = flow.children[1];
+  const json kid =
+      body_of(request(web.port(), "GET", "/api/queues/" + url_encode(child.queue) + "/jobs/" + url_encode(child.id)));
+  ASSERT_TRUE(kid["parent"].is_object()) << kid.dump();
+  EXPECT_EQ(kid["parent"]["queue"], parents);
+  EXPECT_EQ(kid["parent"]["state"], "waiting") << kid.dump();
 }
 
 }  // namespace

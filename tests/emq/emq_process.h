@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct EmqResult {
   int exit_code = -1;  // -1: killed (see err)
   std::string out;
   std::string err;
+  long max_rss_kb = 0;  // the child's peak resident memory
 };
 
 using Env = std::vector<std::pair<std::string, std::string>>;
@@ -50,8 +52,10 @@ inline std::vector<std::string> child_env(const Env& env) {
 
 // Runs emq with args; stdin gets input and is then closed. A child that has
 // not ended within the deadline is killed and reported with exit_code -1.
+// A max_memory (bytes of address space, RLIMIT_AS) keeps a runaway child
+// from taking the machine's memory with it.
 inline EmqResult run_emq(const std::vector<std::string>& args, const Env& env = {}, const std::string& input = {},
-                         std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+                         std::chrono::milliseconds deadline = std::chrono::seconds(30), rlim_t max_memory = 0) {
   // A child that exits before reading all its input must not kill the test
   // with SIGPIPE; the child gets the default back before exec.
   ::signal(SIGPIPE, SIG_IGN);
@@ -76,6 +80,8 @@ inline EmqResult run_emq(const std::vector<std::string>& args, const Env& env = 
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
+    const rlimit cap{max_memory, max_memory};
+    if (max_memory > 0) ::setrlimit(RLIMIT_AS, &cap);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
@@ -138,7 +144,9 @@ inline EmqResult run_emq(const std::vector<std::string>& args, const Env& env = 
     if (fd >= 0) ::close(fd);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  r.max_rss_kb = usage.ru_maxrss;
   if (killed) {
     r.err += "\n[test: emq did not exit within the deadline and was killed]";
   } else if (WIFEXITED(status)) {

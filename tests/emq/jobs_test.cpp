@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "echomq/flows.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 
@@ -159,6 +160,31 @@ TEST_F(JobsCli, ShowsIdsOfAnyShapeAPeerWrote) {
   EmqResult r = emq({"jobs", queue(), "--state", "dead"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("(gone)"), std::string::npos) << r.out;
+}
+
+TEST_F(JobsCli, WaitingListsTheParentsOfFlowsLongestWaitingFirst) {
+  for (const char* id : {"JOB_p2", "JOB_p1"}) {
+    FlowNode parent;
+    parent.queue = queue();
+    parent.payload = std::string("report ") + id;
+    parent.id = id;
+    parent.children.push_back({"jobs-kids", "c", 0, "fail", std::string("JOB_c_") + id, {}});
+    enqueue_flow(x(), parent);
+  }
+  nlohmann::json page = jobs_json({"--state", "waiting"});
+  EXPECT_EQ(page["state"], "waiting");
+  EXPECT_EQ(page["total"], 2);
+  EXPECT_EQ(ids_of(page), (std::vector<std::string>{"JOB_p2", "JOB_p1"}));
+  EXPECT_EQ(page["jobs"][0]["state"], "waiting");
+  EXPECT_EQ(page["jobs"][0]["payload_preview"], "report JOB_p2");
+  EXPECT_GT(page["jobs"][0]["waiting_since_ms"].get<std::int64_t>(), 0);
+
+  EmqResult r = emq({"jobs", queue(), "--state", "waiting"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(cells_of(lines[0])[1], "SINCE") << r.out;
+  EXPECT_EQ(cells_of(lines[1])[0], "JOB_p2") << r.out;
 }
 
 TEST_F(JobsCli, EmptySetSaysSo) {

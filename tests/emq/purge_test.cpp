@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_fixture.h"
+#include "echomq/flows.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 
@@ -50,6 +51,18 @@ TEST_F(PurgeCli, ActiveIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("running jobs belong to their workers"), std::string::npos) << r.err;
   EXPECT_EQ(stats(x(), keys()).active, 1);
+}
+
+TEST_F(PurgeCli, WaitingIsRefused) {
+  FlowNode parent;
+  parent.queue = queue();
+  parent.payload = "p";
+  parent.children.push_back({"purge-kids", "c", 0, "fail", "", {}});
+  enqueue_flow(x(), parent);
+  EmqResult r = emq({"purge", queue(), "--state", "waiting", "--yes"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a waiting parent runs once its children finish"), std::string::npos) << r.err;
+  EXPECT_EQ(stats(x(), keys()).waiting, 1);
 }
 
 TEST_F(PurgeCli, WithoutATerminalItWantsYesAndDeletesNothing) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "echomq/flows.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 class StatsCli : public CliTest {
  protected:
-  // pending 2, active 1, delayed 1, dead 1, paused; claimed 2, dead 1.
+  // pending 2, active 1, delayed 1, dead 1, waiting 1 (a parent), paused;
+  // claimed 2, dead 1.
   void seed() {
     for (const char* id : {"JOB_a", "JOB_b", "JOB_c", "JOB_d"}) {
       ASSERT_EQ(enqueue(x(), keys(), id, "p"), EnqueueResult::Enqueued);
@@ -26,6 +28,12 @@ class StatsCli : public CliTest {
     permanent.error = "bad input";
     permanent.permanent = true;
     ASSERT_EQ(fail(x(), keys(), {jobs[1].id, jobs[1].lease_epoch}, permanent), FailResult::Dead);
+    FlowNode parent;
+    parent.queue = queue();
+    parent.payload = "p";
+    parent.id = "JOB_p";
+    parent.children.push_back({"stats-kids", "c", 0, "fail", "JOB_c", {}});
+    enqueue_flow(x(), parent);
     pause(x(), keys());
     register_queues(x(), {queue()});
   }
@@ -38,10 +46,10 @@ TEST_F(StatsCli, TableShowsDepthsPausedAndCounters) {
   std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
   EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"QUEUE", "PAUSED", "PENDING", "ACTIVE", "DELAYED", "DEAD", "CLAIMED", "COMPLETED",
-                                      "RETRIED", "DIED", "REAPED", "RELEASED"}));
+            (std::vector<std::string>{"QUEUE", "PAUSED", "PENDING", "ACTIVE", "DELAYED", "DEAD", "WAITING", "CLAIMED",
+                                      "COMPLETED", "RETRIED", "DIED", "REAPED", "RELEASED"}));
   EXPECT_EQ(cells_of(lines[1]),
-            (std::vector<std::string>{queue(), "yes", "2", "1", "1", "1", "2", "0", "0", "1", "0", "0"}));
+            (std::vector<std::string>{queue(), "yes", "2", "1", "1", "1", "1", "2", "0", "0", "1", "0", "0"}));
   // Aligned: each number ends where its header ends.
   EXPECT_EQ(lines[0].find("PENDING") + 7, lines[1].find(" 2 ") + 2) << r.out;
 }
@@ -60,6 +68,7 @@ TEST_F(StatsCli, JsonHasStableFields) {
       {"active", 1},
       {"delayed", 1},
       {"dead", 1},
+      {"waiting", 1},
       {"counters", {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}}};
   EXPECT_EQ(j[0], want) << j.dump(2);
 }

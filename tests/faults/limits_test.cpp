@@ -53,7 +53,9 @@ TEST_F(Limits, ThreeDaemonsOfEightSlotsRunAtMostMaxActiveJobsAtOnce) {
   ASSERT_EQ(jobs.size(), static_cast<std::size_t>(kJobs));
   auto [most, mean] = overlap(jobs);
   EXPECT_LE(most, 5) << "max_active 5 across three daemons of 8 slots";
-  EXPECT_GE(mean, 4.0) << "the five places should be taken most of the time while jobs wait";
+  // All five places are used: a cap off by one holds too. How full they
+  // stay is a speed, printed here and measured in bench/, not asserted.
+  EXPECT_EQ(most, 5) << "max_active 5 should let five jobs run at once";
   report_figures("max_active 5, 3 daemons x 8 slots",
                  "most_at_once=" + std::to_string(most) + " mean_while_pending=" + std::to_string(mean));
 }

@@ -89,13 +89,20 @@ TEST_F(MalformedRows, AreSkippedOrSettledWithoutStoppingTheQueueOrLosingItsOther
   EXPECT_TRUE(row("bad", no_payload).empty()) << "it ran with an empty payload and completed";
   EXPECT_TRUE(row("bad", two_sets).empty()) << "it completed";
 
-  // The rows nobody could run are left as they were, out of every set, for
-  // an operator to look at; the server's log names each.
+  // The rows nobody could run: a hash whose attempts cannot count is dead,
+  // its error naming the field (PROTOCOL.md, claim); a row of the wrong
+  // type is left as it was, out of every set, for an operator to look at.
+  // The server's log names each.
   for (const std::string& set : {q.pending, q.active, q.delayed, q.dead}) {
-    for (const std::string& id : {not_a_number, wrong_type, wrong_type_active, two_sets, no_payload}) {
+    for (const std::string& id : {wrong_type, wrong_type_active, two_sets, no_payload}) {
       EXPECT_TRUE(x.command({"ZSCORE", set, id}).is_nil()) << id << " is still in " << set;
     }
   }
+  for (const std::string& set : {q.pending, q.active, q.delayed}) {
+    EXPECT_TRUE(x.command({"ZSCORE", set, not_a_number}).is_nil()) << "still in " << set;
+  }
+  EXPECT_FALSE(x.command({"ZSCORE", q.dead, not_a_number}).is_nil()) << "a broken counter goes to dead";
+  EXPECT_EQ(row("bad", not_a_number)["error"], "row field attempts is not an integer");
   EXPECT_EQ(x.command({"HGET", q.row(not_a_number), "attempts"}).str, "many");
   EXPECT_EQ(x.command({"GET", q.row(wrong_type)}).str, "not a hash");
   EXPECT_EQ(x.command({"GET", q.row(wrong_type_active)}).str, "not a hash");

@@ -157,13 +157,19 @@ TEST_F(ChildDone, AParentThatIsNotWaitingOnlyRecords) {
   EXPECT_EQ(snapshot(), before);
 }
 
-TEST_F(ChildDone, AParentWhoseRowIsGoneOnlyRecords) {
+// Issue 37, row 13: the results key of a parent deleted by hand leaked,
+// and its id stayed in waiting for ever.
+TEST_F(ChildDone, AParentWhoseRowIsGoneRecordsNothingAndLeavesNothing) {
   std::string p = waiting_parent("fail");
+  cmd({"HSET", q.results(p), "old:JOB_x", "c:earlier"});
   cmd({"DEL", q.row(p)});
-  EXPECT_EQ(done(p, a, "completed", "orphan"), 5);
-  EXPECT_EQ(hash(q.results(p)), (Row{{a, "c:orphan"}}));
-  EXPECT_EQ(set_members(q.deps(p)), (std::vector<std::string>{b}));
+  EXPECT_EQ(done(p, a, "completed", "orphan"), 0);
+  EXPECT_FALSE(exists(q.results(p)));
+  EXPECT_FALSE(exists(q.deps(p)));
+  EXPECT_TRUE(zset(q.waiting).empty());
   EXPECT_TRUE(zset(q.pending).empty());
+  EXPECT_EQ(done(p, b, "completed", "late"), 0) << "its other child: nothing left to change";
+  for (const auto& [key, text] : snapshot()) EXPECT_EQ(key, q.meta) << key << " is left: " << text;
 }
 
 TEST_F(ChildDone, AMalformedParentRowIsRefusedAndNothingChanges) {

@@ -138,7 +138,10 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).script, Script::FailFlow);
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u);
-  EXPECT_EQ(cancel_call(k, "JOB_1").keys.back(), k.outbox) << "an operator's cancel tells a child's parent";
+  EXPECT_EQ(cancel_call(k, "JOB_1").keys,
+            (std::vector<std::string>{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
+                                      k.deps("JOB_1"), k.results("JOB_1")}))
+      << "an operator's cancel tells a child's parent, and removes a waiting parent";
   EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u);
 }
 
@@ -198,6 +201,128 @@ TEST_F(FlowApi, ABadTreeIsRefusedWholeNamingTheNode) {
   root.children[1].on_child_failure = "explode";
   EXPECT_THROW(enqueue_flow(x, root), Error);
   EXPECT_TRUE(snapshot().empty()) << "nothing written";
+}
+
+// Issue 37, row 9: a parent whose child has its own ref (or a job under two
+// parents) would wait for ever; the tree is refused before anything is sent.
+TEST_F(FlowApi, AJobGivenTwiceAnywhereInTheTreeIsRefusedBeforeAnythingIsSent) {
+  QueueKeys kids = queue("k");
+  FlowNode root = leaf(q.queue, "p");
+  root.id = "JOB_parent";
+  FlowNode self = leaf(q.queue, "me again");
+  self.id = root.id;
+  root.children = {leaf(kids.queue, "a"), self};
+  try {
+    enqueue_flow(x, root);
+    FAIL() << "a child with its parent's ref was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("root.children[1]: " + q.ref("JOB_parent") +
+                                         " is given twice in the tree "
+                                         "(first at root)"),
+              std::string::npos)
+        << e.what();
+  }
+  FlowNode a = leaf(kids.queue, "a"), b = leaf(kids.queue, "b");
+  a.children = {leaf(kids.queue, "shared")};
+  a.children[0].id = "JOB_shared";
+  b.children = {leaf(kids.queue, "other"), a.children[0]};
+  root = leaf(q.queue, "p");
+  root.children = {a, b};
+  try {
+    enqueue_flow(x, root);
+    FAIL() << "one job under two parents was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("root.children[1].children[1]: " + kids.ref("JOB_shared") +
+                                         " is given twice in the tree (first at root.children[0].children[0])"),
+              std::string::npos)
+        << e.what();
+  }
+  b.children[1].queue = q.queue;  // the same id in another queue is another job
+  root.children = {a, b};
+  EXPECT_NO_THROW(enqueue_flow(x, root));
+  EXPECT_TRUE(exists(kids.row("JOB_shared")));
+  EXPECT_TRUE(exists(q.row("JOB_shared")));
+}
+
+// Issue 37, row 10: a chain of kMaxFlowDepth levels is enqueued; one level
+// more is refused by name before anything is sent.
+TEST_F(FlowApi, ATreeOf64LevelsIsEnqueuedAndOneOf65IsRefused) {
+  auto chain = [&](int levels) {
+    FlowNode top = leaf(q.queue, "level 1");
+    FlowNode* at = &top;
+    for (int level = 2; level <= levels; ++level) {
+      at->children = {leaf(q.queue, "level " + std::to_string(level))};
+      at = &at->children[0];
+    }
+    return top;
+  };
+  try {
+    enqueue_flow(x, chain(kMaxFlowDepth + 1));
+    FAIL() << "65 levels were taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("].children[0]: the tree is deeper than 64 levels"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(snapshot().empty()) << "nothing written";
+  FlowJob ids = enqueue_flow(x, chain(kMaxFlowDepth));
+  const FlowJob* at = &ids;
+  int levels = 1;
+  for (; !at->children.empty(); at = &at->children[0]) ++levels;
+  EXPECT_EQ(levels, 64);
+  EXPECT_EQ(row(at->id).at("state"), "pending");
+  EXPECT_EQ(row(ids.id).at("state"), "waiting");
+}
+
+// Issue 37, row 11: a payload the server would refuse (proto-max-bulk-len,
+// here lowered to its least) stops the tree before its first call.
+TEST_F(FlowApi, APayloadOverTheServersLimitIsRefusedBeforeAnythingIsSent) {
+  ASSERT_FALSE(cmd({"CONFIG", "SET", "proto-max-bulk-len", "1048576"}).is_error());
+  FlowNode root = leaf(q.queue, "p");
+  root.children = {leaf(q.queue, "small"), leaf(q.queue, std::string(1048577, 'x'))};
+  try {
+    enqueue_flow(x, root);
+    ADD_FAILURE() << "a payload over the limit was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("root.children[1]: the payload of 1048577 bytes is over the server's limit "
+                                         "of 1048576 bytes (proto-max-bulk-len)"),
+              std::string::npos)
+        << e.what();
+  }
+  cmd({"CONFIG", "SET", "proto-max-bulk-len", "536870912"});
+  EXPECT_TRUE(snapshot().empty()) << "nothing written";
+  EXPECT_NO_THROW(enqueue_flow(x, root)) << "within the server's limit again";
+}
+
+// Issue 37, row 11: a call the server refuses half-way (a key some other
+// writer broke) skips its subtree; the rest goes in, and the error names
+// the parent left waiting and the command that cancels it.
+TEST_F(FlowApi, AServerRefusalHalfWayNamesTheParentLeftWaitingAndHowToCancelIt) {
+  QueueKeys broken = queue("b"), kids = queue("k");
+  cmd({"SET", broken.pending, "not a zset"});
+  FlowNode root = leaf(q.queue, "p");
+  FlowNode mid = leaf(kids.queue, "mid");
+  mid.children = {leaf(broken.queue, "refused"), leaf(kids.queue, "fine")};
+  root.children = {mid, leaf(kids.queue, "sibling")};
+  mid.id = "JOB_mid";
+  root.children[0] = mid;
+  try {
+    enqueue_flow(x, root);
+    FAIL() << "a refusal half-way went unsaid";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the server refused " + broken.queue + ":JOB_"), std::string::npos) << what;
+    EXPECT_NE(what.find("WRONGTYPE"), std::string::npos) << what;
+    EXPECT_NE(what.find("these parents now wait for a child that was not enqueued: " + kids.ref("JOB_mid") +
+                        ". Cancel each (emq cancel QUEUE ID, e.g. emq cancel " + kids.queue + " JOB_mid)"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(hash(kids.row("JOB_mid")).at("state"), "waiting");
+  EXPECT_EQ(members(kids.pending).size(), 2u) << "the sibling and the refused job's sibling went in";
+  EXPECT_EQ(cancel(x, kids, "JOB_mid"), CancelResult::Removed) << "the parent left waiting can be cancelled";
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // reads from a row or increments is checked before it writes. A single-job
 // transition refuses a malformed row with EMQROW, naming the row and the
 // field, and writes nothing; the bulk ones leave such a job in the set it
-// is in (a lane) or drop it as PROTOCOL.md says (a counter); a broken stats
+// is in (a lane) or send it to dead as PROTOCOL.md says (a counter of a
+// hash; a key that is not a hash is dropped from its set); a broken stats
 // counter is left as it is while the job is settled. Whatever happens, the
 // job is never left in no set. Runs on both executors.
 #include <algorithm>
@@ -33,6 +34,14 @@ class MalformedRow : public WireTest {
     EXPECT_EQ(e.kind, ErrorKind::Reply) << e.message;
     EXPECT_NE(e.message.find(text), std::string::npos) << "'" << e.message << "' is not '" << text << "'";
     EXPECT_EQ(snapshot(), before) << script_info(call.script).name << " wrote before refusing";
+  }
+
+  // Claim or reap met a counter that is not an integer: dead, named.
+  void expect_sent_to_dead(const std::string& id, const std::string& field) {
+    EXPECT_EQ(row(id).at("state"), "dead") << id;
+    EXPECT_EQ(row(id).at("error"), "row field " + field + " is not an integer") << id;
+    EXPECT_GE(score(q.dead, id), now_ms() - 60000) << "dead score now";
+    expect_in_its_set(id);
   }
 
   // The set named by the row's state holds the id, and no other set does.
@@ -89,7 +98,9 @@ TEST_F(MalformedRow, PromotionLeavesABadLaneInDelayedAndMovesTheRest) {
   expect_in_its_set(bad);
 }
 
-TEST_F(MalformedRow, ReapLeavesABadLaneInActiveAndDropsABadCounter) {
+// Issue 37, row 15: a hash with a broken counter was dropped from active
+// and then in no set at all.
+TEST_F(MalformedRow, ReapLeavesABadLaneInActiveAndSendsABadCounterToDead) {
   Lease lane = make_active("p", 1);
   Lease attempts = make_active("p", 1);
   Lease good = make_active("p", 1);
@@ -105,7 +116,9 @@ TEST_F(MalformedRow, ReapLeavesABadLaneInActiveAndDropsABadCounter) {
   EXPECT_EQ(members(q.active), std::vector<std::string>{lane.id});
   expect_in_its_set(lane.id);
   EXPECT_EQ(row(lane.id).count("failures"), 0u) << "nothing is written to a row that stays";
-  EXPECT_EQ(row(attempts.id).at("attempts"), "many") << "a dropped row is left as it was";
+  expect_sent_to_dead(attempts.id, "attempts");
+  EXPECT_EQ(row(attempts.id).at("attempts"), "many");
+  EXPECT_EQ(row(attempts.id).count("failures"), 0u) << "nothing else is written";
 }
 
 TEST_F(MalformedRow, RetryDeadLeavesABadRowInDeadAndMovesTheRest) {
@@ -125,7 +138,7 @@ TEST_F(MalformedRow, RetryDeadLeavesABadRowInDeadAndMovesTheRest) {
   expect_in_its_set(lane);
 }
 
-TEST_F(MalformedRow, ClaimSkipsACounterHincrbyWouldRefuse) {
+TEST_F(MalformedRow, ClaimSendsACounterHincrbyWouldRefuseToDead) {
   // '007' matches the old pattern but HINCRBY refuses it: the script used
   // to pop it and then fail half-way.
   const std::string bad = enqueue_new();
@@ -135,6 +148,21 @@ TEST_F(MalformedRow, ClaimSkipsACounterHincrbyWouldRefuse) {
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].id, good);
   EXPECT_EQ(row(bad).at("attempts"), "007");
+  expect_sent_to_dead(bad, "attempts");
+}
+
+// Issue 37, row 15: a due delayed hash whose attempts is broken was
+// promoted, then dropped from pending by the claim: in no set, for ever.
+TEST_F(MalformedRow, ClaimPromotesADueRowWithABadCounterThenSendsItToDead) {
+  for (const std::string field : {"attempts", "lease_epoch"}) {
+    const std::string bad = enqueue_new("p", {2, 1});
+    cmd({"HSET", q.row(bad), field, "1.5"});
+    EXPECT_TRUE(claim(x, q, {30000, 5, 5}).empty());
+    expect_sent_to_dead(bad, field);
+    EXPECT_EQ(row(bad).at("lane"), "2");
+    EXPECT_EQ(row(bad).count("lease_epoch") + row(bad).count("failures"), field == "lease_epoch" ? 1u : 0u)
+        << "nothing else is written";
+  }
 }
 
 TEST_F(MalformedRow, ExtendDecidesEveryJobBeforeRenewingAny) {

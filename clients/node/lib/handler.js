@@ -2,7 +2,7 @@
 // Handler helpers for emqd (docs/handlers.md): the loop, so a handler is one function.
 //
 //   const { handler } = require('echomq');
-//   handler.pool(async (payload, job) => {     // payload: Buffer; job: {id, queue, attempt, deadlineMs}
+//   handler.pool(async (payload, job) => {     // payload: Buffer; job: {id, queue, attempt, deadlineMs, children}
 //     if (payload.length === 0) throw new handler.Permanent('empty payload'); // to the dead set at once
 //     job.progress('50%');                      // how far it got: a string, or anything JSON.stringify takes
 //     return payload.toString().toUpperCase();  // Buffer, string, null, or anything JSON.stringify takes
@@ -10,6 +10,7 @@
 //   // handler.exec(fn) for an exec handler: stdin in, stdout out, exit 0 / 65 / 1.
 //
 // Any other exception (or rejection) fails the job for a retry, with its message as the error.
+// A parent in a flow finds its children's outcomes in job.children.
 const fs = require('node:fs');
 const readline = require('node:readline');
 
@@ -41,12 +42,22 @@ function isUtf8(buf) {
   }
 }
 
+function bytesOf(entry, name) {
+  if (`${name}_b64` in entry) return Buffer.from(entry[`${name}_b64`], 'base64');
+  return name in entry ? Buffer.from(entry[name], 'utf8') : null;
+}
+
+// emqd's children array (docs/handlers.md), in <queue>:<id> order: each
+// {queue, id, outcome: 'completed' | 'dead', result: Buffer | null, error: Buffer | null}.
+function children(entries) {
+  return (entries || []).map((e) => ({ queue: e.queue, id: e.id, outcome: e.outcome, result: bytesOf(e, 'result'), error: bytesOf(e, 'error') }));
+}
+
 // The reply object for one frame (a parsed stdin line); report(id, value)
 // sends a progress line (job.progress does nothing without it).
 async function answer(fn, frame, report) {
   const payload = 'payload_b64' in frame ? Buffer.from(frame.payload_b64, 'base64') : Buffer.from(frame.payload || '', 'utf8');
-  const job = {
-    id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0,
+  const job = { id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0, children: children(frame.children),
     progress: (value) => { if (report) report(frame.id, value); },
   };
   let result;
@@ -90,12 +101,11 @@ async function exec(fn) {
   const chunks = [];
   for await (const c of process.stdin) chunks.push(c);
   const env = process.env;
-  const job = {
-    id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1),
-    deadlineMs: Number(env.EMQ_DEADLINE_MS || 0), progress: progressFd(env.EMQ_PROGRESS_FD),
-  };
   let result;
   try {
+    // A parent must not run without its children: an unreadable file fails it for a retry.
+    const kids = env.EMQ_CHILDREN_FILE ? children(JSON.parse(fs.readFileSync(env.EMQ_CHILDREN_FILE, 'utf8'))) : [];
+    const job = { id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1), deadlineMs: Number(env.EMQ_DEADLINE_MS || 0), children: kids, progress: progressFd(env.EMQ_PROGRESS_FD) };
     result = resultBytes(await fn(Buffer.concat(chunks), job));
   } catch (e) {
     process.stderr.write(`${e instanceof Permanent ? '' : `${(e && e.name) || 'Error'}: `}${errorText(e)}\n`);

@@ -5,5 +5,6 @@ const { clientFromUrl } = require('./connect');
 const ids = require('./ids');
 const errors = require('./errors');
 const handler = require('./handler');
+const { FlowIncomplete } = require('./flows');
 
-module.exports = { Queue, keys, clientFromUrl, handler, ...ids, ...errors };
+module.exports = { Queue, keys, clientFromUrl, handler, FlowIncomplete, ...ids, ...errors };

@@ -6,10 +6,10 @@ const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
 const { Scripts } = require('./scripts');
 const { EventsBook, Waiter } = require('./events');
+const flows = require('./flows');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
-const POLICIES = ['fail', 'wait', 'ignore'];
 
 // Every key of a queue, by the key rules of docs/protocol.md.
 function keys(queue) {
@@ -111,49 +111,25 @@ class Queue {
   }
 
   // Enqueues a tree of jobs, each parent before its children. A node is
-  // {payload, queue?, id?, lane?, onChildFailure?, children?}; resolves to
-  // the same shape with every node's queue and id: {queue, id, children}.
+  // {payload, queue?, id?, lane?, onChildFailure?, children?}; a node
+  // without children is a plain job (a child of its parent, if it has
+  // one). Resolves to the same shape with every node's queue and id:
+  // {queue, id, children}. The whole tree is checked first (InvalidError
+  // naming the node: a job given twice, more than 64 levels, ...); a
+  // refusal by the server half-way rejects with FlowIncomplete.
   async enqueueFlow(tree) {
-    const planned = this.plan(tree, this.name);
+    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane });
     await this.ensure();
-    await this.enqueueNode(planned, '');
-    const idsOf = (n) => ({ queue: n.queue, id: n.id, children: n.children.map(idsOf) });
-    return idsOf(planned);
-  }
-
-  plan(node, defaultQueue) {
-    if (node == null || typeof node !== 'object' || !('payload' in node)) {
-      throw new InvalidError('a flow node is an object with a payload (and queue, id, lane, onChildFailure, children)');
+    const others = new Set();
+    for (let level = [planned]; level.length; level = level.flatMap((n) => n.children)) {
+      for (const n of level) if (n.queue !== this.name) others.add(n.queue);
     }
-    const unknown = Object.keys(node).filter((k) => !['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children'].includes(k));
-    if (unknown.length) throw new InvalidError(`a flow node has no ${unknown.join(', ')}`);
-    const queue = node.queue || defaultQueue;
-    ids.checkQueueName(queue);
-    const id = node.id || ids.mintJobId();
-    ids.checkJobId(id);
-    const policy = node.onChildFailure || 'fail';
-    if (!POLICIES.includes(policy)) throw new InvalidError(`onChildFailure must be fail, wait or ignore, not ${policy}`);
-    const children = (node.children || []).map((c) => this.plan(c, queue));
-    const refs = children.map((c) => `${c.queue}:${c.id}`);
-    if (new Set(refs).size !== refs.length) throw new InvalidError('a child is given twice in one parent');
-    return { queue, id, payload: payloadBytes(node.payload), lane: checkLane(node.lane || 0), policy, children };
+    if (others.size) await this.client.sadd('{emq}:queues', ...[...others].sort());
+    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), keys, planned);
+    return flows.idsOf(planned);
   }
 
-  async enqueueNode(n, parentRef) {
-    const k = keys(n.queue);
-    const row = k.rowRoot + n.id;
-    if (n.children.length) {
-      const refs = n.children.map((c) => `${c.queue}:${c.id}`);
-      await this.run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta],
-        [n.id, n.payload, String(n.lane), n.policy, parentRef, ...refs]);
-    } else {
-      await this.run('enqueue_child', n.queue, [row, k.pending, k.meta], [n.id, n.payload, String(n.lane), parentRef]);
-    }
-    if (n.queue !== this.name) await this.client.sadd('{emq}:queues', n.queue);
-    for (const c of n.children) await this.enqueueNode(c, `${n.queue}:${n.id}`);
-  }
-
-  // The queue as one object of `emq stats --json`, plus waiting (parents
+  // The queue as one object of `emq stats --json` (waiting: parents
   // waiting for children). The dead depth is `dead`, the dead counter
   // `counters.dead`; a counter another writer broke is null, as emq shows it.
   async stats() {

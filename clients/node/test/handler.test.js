@@ -3,6 +3,8 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const LIB = path.join(__dirname, '..', 'lib');
@@ -15,14 +17,27 @@ const handlerSource = (kind) => `
     if (text === 'json') return { attempt: job.attempt, queue: job.queue };
     if (text === 'none') return null;
     if (text === 'progress') { job.progress('half'); job.progress({ done: 2 }); return 'reported'; }
+    if (text === 'children') {
+      const hex = (b) => (b === null ? null : b.toString('hex'));
+      return job.children.map((c) => [c.queue, c.id, c.outcome, hex(c.result), hex(c.error)]);
+    }
     return Buffer.from(payload.map((c) => (c >= 0x61 && c <= 0x7a ? c - 32 : c)));
   });`;
 
 const run = (kind, input, env = {}) =>
   spawnSync(process.execPath, ['-e', handlerSource(kind)], { input, env: { ...process.env, ...env }, timeout: 30000 });
 
-function frame(id, payload) {
+// A parent's children as emqd gives them (docs/handlers.md), and as the
+// handler above sees them: bytes shown in hex.
+const CHILDREN = [{ queue: 'thumbs', id: 'JOB_c1', outcome: 'completed', result: 'r1' },
+  { queue: 'thumbs', id: 'JOB_c2', outcome: 'dead', error_b64: Buffer.from('\xffbad', 'latin1').toString('base64') },
+  { queue: 'pdfs', id: 'JOB_c3', outcome: 'completed', result_b64: Buffer.from([0]).toString('base64') }];
+const SEEN = [['thumbs', 'JOB_c1', 'completed', Buffer.from('r1').toString('hex'), null],
+  ['thumbs', 'JOB_c2', 'dead', null, 'ff626164'], ['pdfs', 'JOB_c3', 'completed', '00', null]];
+
+function frame(id, payload, children) {
   const f = { id, queue: 'q', attempt: 2, deadline_ms: 0 };
+  if (children) f.children = children;
   const text = payload.toString('utf8');
   if (Buffer.from(text, 'utf8').equals(payload)) f.payload = text;
   else f.payload_b64 = payload.toString('base64');
@@ -85,4 +100,31 @@ test('exec: any other exception exits 1 for a retry', () => {
 test('exec: the job comes from the environment', () => {
   const p = run('exec', 'json', { EMQ_QUEUE: 'thumbs', EMQ_ATTEMPT: '3' });
   assert.deepStrictEqual(JSON.parse(p.stdout.toString()), { attempt: 3, queue: 'thumbs' });
+});
+
+test('pool: a parent is given its children\'s outcomes, any other job none', () => {
+  const p = run('pool', frame('JOB_p', Buffer.from('children'), CHILDREN) + frame('JOB_x', Buffer.from('children')));
+  assert.strictEqual(p.status, 0, p.stderr.toString());
+  const replies = p.stdout.toString().trim().split('\n').map((l) => JSON.parse(JSON.parse(l).result));
+  assert.deepStrictEqual(replies, [SEEN, []]);
+});
+
+test('exec: a parent reads its children\'s outcomes from the file emqd names', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'emq-children-'));
+  const file = path.join(dir, 'children.json');
+  fs.writeFileSync(file, JSON.stringify(CHILDREN));
+  try {
+    const p = run('exec', 'children', { EMQ_CHILDREN_FILE: file });
+    assert.strictEqual(p.status, 0, p.stderr.toString());
+    assert.deepStrictEqual(JSON.parse(p.stdout.toString()), SEEN);
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
+  assert.deepStrictEqual(JSON.parse(run('exec', 'children').stdout.toString()), []);
+});
+
+test('exec: a parent whose children cannot be read fails for a retry', () => {
+  const p = run('exec', 'children', { EMQ_CHILDREN_FILE: '/nonexistent/children.json' });
+  assert.deepStrictEqual([p.status, p.stdout.length], [1, 0]);
+  assert.match(p.stderr.toString(), /\/nonexistent\/children\.json/);
 });

@@ -2,7 +2,7 @@
 
     from echomq import handler
 
-    def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms
+    def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms, children
         if not payload:
             raise handler.Permanent("empty payload")   # to the dead set at once
         job.progress("50%")            # how far it got: text, or anything json.dumps takes
@@ -11,7 +11,8 @@
     handler.pool(resize)               # a pool handler; handler.exec(resize) for exec
 
 The function may take the payload alone. Any other exception fails the job
-for a retry, with its text as the error.
+for a retry, with its text as the error. A parent in a flow finds its
+children's outcomes in job.children.
 """
 import base64
 import inspect
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Optional, Tuple
 
 EXIT_PERMANENT = 65  # EX_DATAERR: emqd's default permanent_exit_codes
 
@@ -28,11 +30,23 @@ class Permanent(Exception):
 
 
 @dataclass(frozen=True)
+class Child:
+    """A parent's child as it finished: "completed" with its result, or "dead" with its error (bytes)."""
+    queue: str
+    id: str
+    outcome: str
+    result: Optional[bytes] = None
+    error: Optional[bytes] = None
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     queue: str
     attempt: int
     deadline_ms: int
+    # A parent's children (flows), in <queue>:<id> order; empty for any other job.
+    children: Tuple[Child, ...] = ()
     report: object = field(default=None, repr=False, compare=False)
 
     def progress(self, value):
@@ -41,6 +55,26 @@ class Job:
         as its JSON. Quietly does nothing where emqd does not listen."""
         if self.report is not None:
             self.report(value)
+
+
+def _bytes_of(entry, name):
+    if name + "_b64" in entry:
+        return base64.b64decode(entry[name + "_b64"])
+    return entry[name].encode() if name in entry else None
+
+
+def _children(entries):
+    """emqd's children array (docs/handlers.md) as Child values."""
+    return tuple(Child(e["queue"], e["id"], e["outcome"], _bytes_of(e, "result"), _bytes_of(e, "error"))
+                 for e in entries or ())
+
+
+def _children_file(path):
+    """An exec parent's children, from the file emqd names in EMQ_CHILDREN_FILE."""
+    if not path:
+        return ()
+    with open(path, "rb") as f:
+        return _children(json.load(f))
 
 
 def _caller(fn):
@@ -72,7 +106,7 @@ def answer(call, frame, report=None):
     payload = base64.b64decode(frame["payload_b64"]) if "payload_b64" in frame else frame.get("payload", "").encode()
     job_id = frame["id"]
     job = Job(job_id, frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)),
-              None if report is None else (lambda value: report(job_id, value)))
+              _children(frame.get("children")), None if report is None else (lambda value: report(job_id, value)))
     try:
         result = _result_bytes(call(payload, job))
     except Permanent as e:
@@ -121,9 +155,11 @@ def exec(fn):  # noqa: A001 - the handler kind's name
     call = _caller(fn)
     payload = sys.stdin.buffer.read()
     env = os.environ
-    job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
-              int(env.get("EMQ_DEADLINE_MS", "0") or 0), _progress_fd(env.get("EMQ_PROGRESS_FD")))
     try:
+        # A parent must not run without its children: an unreadable file fails it for a retry.
+        job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
+                  int(env.get("EMQ_DEADLINE_MS", "0") or 0), _children_file(env.get("EMQ_CHILDREN_FILE")),
+                  _progress_fd(env.get("EMQ_PROGRESS_FD")))
         result = _result_bytes(call(payload, job))
     except Permanent as e:
         print(_error_text(e), file=sys.stderr, flush=True)

@@ -14,7 +14,6 @@ MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
-POLICIES = ("fail", "wait", "ignore")
 
 
 def keys(queue):
@@ -133,54 +132,28 @@ class Queue:
 
         A node is a dict: payload, and optionally queue (default this one),
         id, lane, on_child_failure (fail, wait, ignore; for a node with
-        children) and children (a list of nodes). Returns the same shape
-        with every node's queue and id: {"queue", "id", "children": [...]}.
+        children) and children (a list of nodes). A node without children
+        is a plain job (a child of its parent, if it has one). Returns the
+        same shape with every node's queue and id: {"queue", "id",
+        "children": [...]}. The whole tree is checked first (InvalidError
+        naming the node: a job given twice, more than 64 levels, ...);
+        a refusal by the server half-way raises flows.FlowIncomplete.
         """
-        planned = self._plan(tree, self.name)
+        from . import flows  # flows builds on this module
+
+        planned = flows.plan(self.client, tree, self.name)
         self._ensure()
-        self._enqueue_node(planned, "")
-        return self._ids_of(planned)
-
-    def _plan(self, node, default_queue):
-        if not isinstance(node, dict) or "payload" not in node:
-            raise InvalidError("a flow node is a dict with a payload (and queue, id, lane, on_child_failure, children)")
-        unknown = set(node) - {"payload", "queue", "id", "lane", "on_child_failure", "children"}
-        if unknown:
-            raise InvalidError("a flow node has no %s" % ", ".join(sorted(unknown)))
-        queue = node.get("queue", default_queue)
-        ids.check_queue_name(queue)
-        job_id = node.get("id") or ids.mint_job_id()
-        ids.check_job_id(job_id)
-        policy = node.get("on_child_failure", "fail")
-        if policy not in POLICIES:
-            raise InvalidError("on_child_failure must be fail, wait or ignore, not %r" % (policy,))
-        children = [self._plan(c, queue) for c in node.get("children", [])]
-        refs = [c["queue"] + ":" + c["id"] for c in children]
-        if len(set(refs)) != len(refs):
-            raise InvalidError("a child is given twice in one parent")
-        return {"queue": queue, "id": job_id, "payload": _payload(node["payload"]), "lane": _lane(node.get("lane", 0)),
-                "policy": policy, "children": children}
-
-    def _enqueue_node(self, n, parent_ref):
-        k = keys(n["queue"])
-        row = k["row_root"] + n["id"]
-        if n["children"]:
-            refs = [c["queue"] + ":" + c["id"] for c in n["children"]]
-            self._run("enqueue_parent", n["queue"], [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]],
-                      [n["id"], n["payload"], n["lane"], n["policy"], parent_ref, *refs])
-        else:
-            self._run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]],
-                      [n["id"], n["payload"], n["lane"], parent_ref])
-        if n["queue"] != self.name:
-            self.client.sadd("{emq}:queues", n["queue"])
-        for c in n["children"]:
-            self._enqueue_node(c, n["queue"] + ":" + n["id"])
-
-    def _ids_of(self, n):
-        return {"queue": n["queue"], "id": n["id"], "children": [self._ids_of(c) for c in n["children"]]}
+        others, level = set(), [planned]
+        while level:
+            others.update(n["queue"] for n in level if n["queue"] != self.name)
+            level = [c for n in level for c in n["children"]]
+        if others:
+            self.client.sadd("{emq}:queues", *sorted(others))
+        flows.enqueue(self._run, planned)
+        return flows.ids_of(planned)
 
     def stats(self):
-        """The queue as one object of `emq stats --json`, plus waiting (parents waiting for children).
+        """The queue as one object of `emq stats --json` (waiting: parents waiting for children).
 
         The dead depth is "dead", the dead counter counters["dead"]. A
         counter another writer broke is None, as emq shows it (null).

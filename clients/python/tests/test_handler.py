@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import unittest
 
@@ -27,6 +28,9 @@ HANDLER = textwrap.dedent("""
             job.progress("half")
             job.progress({"done": 2})
             return "reported"
+        if payload == b"children":
+            return [[c.queue, c.id, c.outcome, c.result and c.result.hex(), c.error and c.error.hex()]
+                    for c in job.children]
         return payload.upper()
 
     handler.%s(work)
@@ -38,8 +42,19 @@ def run(kind, stdin, env=None):
                           timeout=30, env=dict(os.environ, **(env or {})))
 
 
-def frame(job_id, payload):
+# A parent's children as emqd gives them (docs/handlers.md), and as the
+# handler above sees them: bytes shown in hex.
+CHILDREN = [{"queue": "thumbs", "id": "JOB_c1", "outcome": "completed", "result": "r1"},
+            {"queue": "thumbs", "id": "JOB_c2", "outcome": "dead", "error_b64": base64.b64encode(b"\xffbad").decode()},
+            {"queue": "pdfs", "id": "JOB_c3", "outcome": "completed", "result_b64": base64.b64encode(b"\x00").decode()}]
+SEEN = [["thumbs", "JOB_c1", "completed", b"r1".hex(), None], ["thumbs", "JOB_c2", "dead", None, b"\xffbad".hex()],
+        ["pdfs", "JOB_c3", "completed", "00", None]]
+
+
+def frame(job_id, payload, children=None):
     f = {"id": job_id, "queue": "q", "attempt": 2, "deadline_ms": 0}
+    if children is not None:
+        f["children"] = children
     try:
         f["payload"] = payload.decode("utf-8")
     except UnicodeDecodeError:
@@ -73,6 +88,12 @@ class Pool(unittest.TestCase):
             {"id": "JOB_7", "ok": True, "result": "reported"},
         ])
 
+    def test_a_parent_is_given_its_childrens_outcomes_and_any_other_job_none(self):
+        p = run("pool", frame("JOB_p", b"children", CHILDREN) + frame("JOB_x", b"children"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        replies = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertEqual([json.loads(r["result"]) for r in replies], [SEEN, []])
+
 
 class Exec(unittest.TestCase):
     def test_the_result_on_stdout_and_exit_0(self):
@@ -105,6 +126,20 @@ class Exec(unittest.TestCase):
     def test_the_job_comes_from_the_environment(self):
         p = run("exec", b"json", {"EMQ_QUEUE": "thumbs", "EMQ_ATTEMPT": "3"})
         self.assertEqual(json.loads(p.stdout), {"attempt": 3, "queue": "thumbs"})
+
+    def test_a_parent_reads_its_childrens_outcomes_from_the_file_emqd_names(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(CHILDREN, f)
+            f.flush()
+            p = run("exec", b"children", {"EMQ_CHILDREN_FILE": f.name})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout), SEEN)
+        self.assertEqual(json.loads(run("exec", b"children").stdout), [])
+
+    def test_a_parent_whose_children_cannot_be_read_fails_for_a_retry(self):
+        p = run("exec", b"children", {"EMQ_CHILDREN_FILE": "/nonexistent/children.json"})
+        self.assertEqual((p.returncode, p.stdout), (1, b""))
+        self.assertIn(b"/nonexistent/children.json", p.stderr)
 
 
 if __name__ == "__main__":

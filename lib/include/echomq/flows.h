@@ -39,9 +39,22 @@ struct FlowJob {
   std::vector<FlowJob> children;
 };
 
+// The deepest tree enqueue_flow takes, in levels (the root is level 1).
+inline constexpr int kMaxFlowDepth = 64;
+
+// The path a node is named by in errors, from the child indexes down to
+// it: root, root.children[2], root.children[2].children[0], ...
+std::string flow_node_path(const std::vector<std::size_t>& at);
+// Throws Error{Invalid} naming the node at `at` when it lies below
+// kMaxFlowDepth levels: for a reader of a tree, before it reads deeper.
+void check_flow_depth(const std::vector<std::size_t>& at);
+
 // Throws Error{Invalid} naming the node (by its path: root, root.children[2],
-// ...) and what to fix: a bad queue name, lane, policy or id, a child given
-// twice. Nothing is written when it throws.
+// ...) and what to fix: a bad queue name, lane, policy or id, a job (queue
+// and id) given twice anywhere in the tree, a tree deeper than
+// kMaxFlowDepth, a payload over the server's default argument limit (512
+// MiB). Nothing is written when it throws. Memory and stack are linear in
+// the tree's size, whatever its shape.
 void check_flow(const FlowNode& root);
 
 // Enqueues the tree: each level after the one above it, so a parent
@@ -51,9 +64,12 @@ void check_flow(const FlowNode& root);
 // enqueue_child, a root without children a plain enqueue. A node found
 // already there (Duplicate) does not stop its children: enqueueing the same
 // tree again with its ids fills in what a failed call left out. Throws
-// Error as check_flow does, or when the server refuses a call; the parents
-// enqueued by then wait for children that may not exist (they show as
-// orphans until the same tree is enqueued again).
+// Error as check_flow does (a payload is checked against the server's own
+// proto-max-bulk-len when over 1 MiB), before anything is sent. A call the
+// server still refuses skips its node's subtree; the rest is enqueued, then
+// the Error names the parents left waiting for a child that is not there
+// and how to cancel them (so does a connection lost half-way, naming those
+// that may be).
 FlowJob enqueue_flow(Executor& x, const FlowNode& root);
 
 // "<queue>:<id>" split, or nullopt when it is not a ref (a queue name, a

@@ -17,11 +17,13 @@
 
 namespace echomq {
 
-// The four sets a job rests in between transitions.
-enum class JobState { Pending, Active, Delayed, Dead };
+// The sets a job rests in between transitions; Waiting holds the parents
+// of flows until their children have finished.
+enum class JobState { Pending, Active, Delayed, Dead, Waiting };
 
 const char* to_string(JobState s);
-// "pending", "active", "delayed", "dead"; nullopt for anything else.
+// "pending", "active", "delayed", "dead", "waiting"; nullopt for anything
+// else.
 std::optional<JobState> job_state_from(std::string_view name);
 // The set of q that holds jobs in state s.
 const std::string& set_key(const QueueKeys& q, JobState s);
@@ -30,7 +32,8 @@ std::int64_t count_jobs(Executor& x, const QueueKeys& q, JobState s);
 
 // By the set's score, then byte order of id (the set's own order).
 // Ascending is claim order for pending, earliest lease deadline first for
-// active, soonest due first for delayed, oldest death first for dead.
+// active, soonest due first for delayed, oldest death first for dead,
+// longest waiting first for waiting.
 enum class ListOrder { Ascending, Descending };
 // What an operator looks at first: the newest deaths for dead, the set's
 // own order for the rest (the next claim, the next deadline, the next due).
@@ -43,7 +46,8 @@ inline constexpr std::int64_t kPreviewFetchMax = 64 * 1024;
 struct JobSummary {
   std::string id;
   // The set's score: the lane (pending), the lease deadline (active), the
-  // due time (delayed) or the time of death (dead); times in epoch ms.
+  // due time (delayed), the time of death (dead) or the time enqueued
+  // (waiting); times in epoch ms.
   std::int64_t score = 0;
   // Row fields. A row can go between the two reads (completed, cancelled):
   // then row_found is false and the rest is zero or empty.

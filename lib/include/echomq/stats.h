@@ -21,6 +21,7 @@ struct QueueStats {
   std::int64_t active = 0;
   std::int64_t delayed = 0;
   std::int64_t dead = 0;
+  std::int64_t waiting = 0;  // parents of flows waiting for their children
   bool paused = false;
   // The queue's limits in meta (claim enforces them): "" when none, else
   // "max_active 20, rate 100/1000ms", or "broken: <why>".

@@ -26,8 +26,9 @@ enum class EnqueueResult { Enqueued, Duplicate };
 enum class CompleteResult { Completed, LeaseLost };
 enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
-// Refused: cancel's 2 (running, a waiting parent, or a finished child whose
-// parent has not been told; job_actions.h, cancel_refusal, says which).
+// Refused: cancel's 2 (running, a waiting parent in Plain mode, or a
+// finished child whose parent has not been told; job_actions.h,
+// cancel_refusal, says which).
 enum class CancelResult { Removed, NotFound, Refused };
 enum class RetryJobResult { Moved, NotDead };
 enum class PromoteJobResult { Moved, NotDelayed };
@@ -82,9 +83,11 @@ struct FailArgs {
 // functions below are the one place that picks the transition. reap
 // always passes the outbox (a script on either executor; a row without
 // parent is reaped as it would be without it). cancel passes it in Flow
-// mode, its default: a child then goes to dead with error `cancelled` and
-// its parent hears of it; Plain deletes any row, which is what deleting a
-// dead job (already told) wants.
+// mode, its default, with the waiting set and the id's deps and results: a
+// child then goes to dead with error `cancelled` and its parent hears of
+// it, and a waiting parent is removed (or, a child, sent to dead); Plain
+// deletes any row but a waiting parent's, which is what deleting a dead
+// job (already told) wants.
 enum class FlowMode { Plain, Flow };
 
 struct ReapResult {

@@ -71,5 +71,27 @@ TEST_F(FlowOrphansTest, TheGaugeFallsBackOnceTheChildIsEnqueuedAgain) {
   EXPECT_TRUE(test::wait_for([&] { return orphans("reports") == 0; }, seconds(10)));
 }
 
+// Issue 37, row 13: an id left in the waiting set after its row was
+// deleted by hand was never said; now once, with the command that clears
+// it, and counted with the orphans.
+TEST_F(FlowOrphansTest, AWaitingIdWithoutARowIsNamedOnceAndCancelClearsIt) {
+  const FlowJob lost = flow(1);
+  const QueueKeys reports{"reports"};
+  x.command({"DEL", reports.row(lost.id)});
+  FlowOrphans watch(config, server.options(), metrics);
+  watch.start();
+  const std::string said = "job=" + lost.id + " is in the waiting set but its row is gone";
+  ASSERT_TRUE(test::wait_for([&] { return log.contains(said); }, seconds(5)));
+  EXPECT_TRUE(log.contains("emq cancel reports " + lost.id));
+  EXPECT_EQ(orphans("reports"), 1);
+  ASSERT_EQ(cancel(x, reports, lost.id), CancelResult::Removed);
+  EXPECT_EQ(x.command({"EXISTS", reports.deps(lost.id)}).integer, 0);
+  EXPECT_TRUE(test::wait_for([&] { return orphans("reports") == 0; }, seconds(10)));
+  const std::vector<std::string> lines = log.lines();
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [&](const std::string& l) { return l.find(said) != std::string::npos; }),
+            1);
+}
+
 }  // namespace
 }  // namespace echomq::daemon

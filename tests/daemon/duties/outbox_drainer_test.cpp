@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
 #include "echomq/flows.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
@@ -107,6 +111,91 @@ TEST_F(OutboxDrainerTest, AnEntryWhoseParentIsGoneIsAcknowledgedAndSaidSo) {
   EXPECT_TRUE(log.contains("job=" + children[0].id + " finished but its parent reports:" + parent + " is gone"))
       << ::testing::PrintToString(log.lines());
   EXPECT_EQ(told.children_done_completed->Value(), 0) << "no parent was told";
+}
+
+// The server's count of error replies with this code (INFO errorstats):
+// each one a call some client made that the server refused.
+std::int64_t refusals(Executor& x, const std::string& code) {
+  const std::string info = x.command({"INFO", "errorstats"}).str;
+  const std::string key = "errorstat_" + code + ":count=";
+  const std::size_t at = info.find(key);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + key.size()));
+}
+
+long lines_with(const test::LogCapture& log, const std::string& text) {
+  const std::vector<std::string> lines = log.lines();
+  return std::count_if(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+// Issue 37, row 13: a parent row with an on_child_failure no transition
+// writes refuses child_done. The drainer said so and asked again 21 times
+// a second, for ever; now once for the parent, then less and less often,
+// and cancelling the parent lets the news go.
+TEST_F(OutboxDrainerTest, ARefusingParentIsSaidOnceAskedLessOftenAndClearedByCancel) {
+  test::LogCapture log;
+  const std::vector<Lease> children = parent_with_children(2);
+  x.command({"HSET", reports.row(parent), "on_child_failure", "sometimes"});
+  complete_child(children[0], "page one");
+  complete_child(children[1], "page two");
+  const std::int64_t before = refusals(x, "EMQROW");
+  OutboxDrainer drainer(config, server.options(), metrics);
+  drainer.start();
+  const std::string said = "cannot tell its parent reports:" + parent;
+  ASSERT_TRUE(test::wait_for([&] { return log.contains(said); }, seconds(5)));
+  // A window to count the calls in: a rate takes time to see.
+  std::this_thread::sleep_for(seconds(3));
+  const std::int64_t calls = refusals(x, "EMQROW") - before;
+  std::printf("figures: child_done refused %lld times in about 3 s for 2 entries of one parent\n",
+              static_cast<long long>(calls));
+  EXPECT_LE(calls, 8) << "each entry at most at 0, 1 and 3 s (and one round's slack)";
+  EXPECT_EQ(lines_with(log, said), 1) << ::testing::PrintToString(log.lines());
+  EXPECT_TRUE(log.contains("emq cancel reports " + parent)) << "the line says what to do";
+  EXPECT_EQ(outbox_size(), 2) << "the news is kept";
+
+  ASSERT_EQ(cancel(x, reports, parent), CancelResult::Removed);
+  ASSERT_TRUE(test::wait_for([&] { return outbox_size() == 0; }, seconds(20)));
+  EXPECT_TRUE(log.contains("finished but its parent reports:" + parent + " is gone"));
+  EXPECT_EQ(x.command({"EXISTS", reports.row(parent), reports.deps(parent), reports.results(parent)}).integer, 0);
+}
+
+// The drainer reads 500 ids a round: refused ones, the oldest, must not
+// hide the news behind them.
+TEST_F(OutboxDrainerTest, RefusedEntriesNeverHideTheRest) {
+  test::LogCapture log;
+  const FlowJob stuck = test::report_with_pages(x, 501);
+  x.command({"HSET", reports.row(stuck.id), "on_child_failure", "sometimes"});
+  std::vector<ScriptCall> completes;
+  for (const ClaimedJob& j : claim(x, pages, {30000, 501, 0})) {
+    completes.push_back(complete_call(pages, {j.id, j.lease_epoch}, 0, "page", FlowMode::Flow));
+  }
+  ASSERT_EQ(completes.size(), 501u);
+  x.eval_batch(completes);
+  const std::vector<Lease> healthy = parent_with_children(1);
+  complete_child(healthy[0], "late page");
+  OutboxDrainer drainer(config, server.options(), metrics);
+  drainer.start();
+  ASSERT_TRUE(test::wait_for([&] { return parent_state() == "pending"; }, seconds(10)));
+  // The healthy child's entry goes with the round's acknowledgement, a
+  // round trip after its parent was told.
+  EXPECT_TRUE(test::wait_for([&] { return outbox_size() == 501; }, seconds(5))) << outbox_size();
+  EXPECT_EQ(lines_with(log, "cannot tell its parent"), 1);
+}
+
+// Issue 37, row 13: a parent whose row was deleted by hand (deps and
+// waiting entry left) stayed in waiting for ever, and its results key
+// leaked once its child was told.
+TEST_F(OutboxDrainerTest, AParentWhoseRowAloneWasDeletedLeavesNothingBehind) {
+  test::LogCapture log;
+  const std::vector<Lease> children = parent_with_children(1);
+  x.command({"DEL", reports.row(parent)});
+  complete_child(children[0], "page");
+  OutboxDrainer drainer(config, server.options(), metrics);
+  drainer.start();
+  ASSERT_TRUE(test::wait_for([&] { return outbox_size() == 0; }, seconds(5)));
+  EXPECT_TRUE(log.contains("finished but its parent reports:" + parent + " is gone"));
+  EXPECT_EQ(x.command({"EXISTS", reports.deps(parent), reports.results(parent)}).integer, 0);
+  EXPECT_EQ(x.command({"ZCARD", reports.waiting}).integer, 0);
 }
 
 }  // namespace

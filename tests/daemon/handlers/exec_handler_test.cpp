@@ -381,6 +381,37 @@ TEST_F(ExecHandlerTest, LinesOnTheProgressDescriptorAreReports) {
   EXPECT_EQ(reports[3], "last, without a newline");
 }
 
+// Issue 37, row 14: a parent's children's results are descriptor 4, named
+// /dev/fd/4, and never a file with a name in $TMPDIR (one left behind by a
+// killed daemon stayed for ever); the daemon keeps no descriptor of it.
+TEST_F(ExecHandlerTest, AParentGetsItsChildrenOnDescriptorFourAndNothingInTmpdir) {
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path() / ("emq-exec-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  const char* was = std::getenv("TMPDIR");
+  const std::string saved = was != nullptr ? was : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const std::set<int> fds_before = test::open_fds();
+  Job parent = job("sheet");
+  parent.children = {{"thumbs", "JOB_c1", ChildOutcome::Completed, "a.png"}};
+  const Outcome read = run(config({"/bin/sh", "-c",
+                                   "printf '%s|' \"$EMQ_CHILDREN_FILE\"; cat \"$EMQ_CHILDREN_FILE\"; "
+                                   "printf '|'; ls -A \"$TMPDIR\"; printf '|'; cat <&4"}),
+                           parent);
+  const Outcome fds = run(program("fd_dump.sh"), parent);
+  if (was != nullptr)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  ASSERT_EQ(read.verdict, Verdict::Complete) << read.error;
+  const std::string json = R"([{"queue":"thumbs","id":"JOB_c1","outcome":"completed","result":"a.png"}])";
+  EXPECT_EQ(read.result, "/dev/fd/4|" + json + "||" + json) << "the path, then nothing in $TMPDIR, then fd 4 itself";
+  ASSERT_EQ(fds.verdict, Verdict::Complete) << fds.error;
+  EXPECT_EQ(test::fds_in_listing(fds.result), (std::set<int>{0, 1, 2, 3, 4})) << fds.result;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  EXPECT_EQ(test::open_fds(), fds_before) << "the daemon closed its descriptor";
+  std::filesystem::remove_all(tmp);
+}
+
 TEST_F(ExecHandlerTest, NoZombiesAndNoLeakedDescriptorsAfterManyJobs) {
   const std::set<int> fds_before = test::open_fds();
   const std::vector<std::string> programs = {"ok.sh", "exit3.sh", "crash_signal.sh", "exit65.sh",
