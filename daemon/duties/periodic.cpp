@@ -27,6 +27,14 @@ void Periodic::request_stop() {
   cv_.notify_all();
 }
 
+void Periodic::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
 void Periodic::join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -53,7 +61,8 @@ void Periodic::main() {
       wait = std::chrono::seconds(1);
     }
     lock.lock();
-    cv_.wait_for(lock, wait, [&] { return stopping_; });
+    cv_.wait_for(lock, wait, [&] { return stopping_ || woken_; });
+    woken_ = false;
   }
 }
 

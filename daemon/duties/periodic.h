@@ -21,6 +21,8 @@ class Periodic {
   void start();
   void request_stop();
   void join();
+  // Runs tick() now rather than when its wait is over.
+  void wake();
 
  protected:
   // One round of the duty; returns how long to wait before the next. A
@@ -35,6 +37,7 @@ class Periodic {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool woken_ = false;
   int failures_ = 0;  // main() only: rounds failed in a row
   std::thread thread_;
 };
