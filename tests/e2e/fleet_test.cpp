@@ -232,6 +232,7 @@ TEST_F(FleetE2E, ABeatThatFailsIsTriedAgainAtTheNextOne) {
   server.stop();
   ASSERT_TRUE(d.wait_log("heartbeat: a beat of", seconds(10))) << d.log();
   server.start();  // no AOF: an empty server, the entry gone with the rest
+  x.disconnect();  // the test's own connection died with the server
   ASSERT_TRUE(wait_for([&] { return listed(d.pid()).has_value(); }, seconds(20))) << d.log();
   EXPECT_TRUE(d.wait_log("heartbeat: beats again", seconds(5))) << d.log();
   d.signal(SIGTERM);
