@@ -1,11 +1,11 @@
 // emq limit QUEUE [--max-active N|off] [--rate N/PERIOD|off]: a queue's
 // limits in its meta, which claim enforces for every daemon at once.
-#include <charconv>
 #include <iostream>
 #include <memory>
 
 #include "config/duration.h"
 #include "echomq/limits.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
@@ -25,10 +25,8 @@ struct LimitArgs {
 // 60,000-character value overflowed the stack.
 std::optional<std::int64_t> count_of(const std::string& text) {
   if (text.empty() || text.size() > 7 || text[0] == '0') return std::nullopt;
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n > kMaxActiveLimit) return std::nullopt;
-  return n;
+  const std::optional<std::int64_t> n = whole_number(text);
+  return n && *n <= kMaxActiveLimit ? n : std::nullopt;
 }
 
 // A value as an error shows it: a pasted megabyte is cut.

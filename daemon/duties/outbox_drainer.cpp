@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <set>
 
 #include "echomq/flow_batches.h"
 #include "echomq/flows.h"
 #include "echomq/job_id.h"
+#include "echomq/whole_number.h"
 
 namespace echomq::daemon {
 
@@ -21,15 +21,6 @@ constexpr std::int64_t kBatch = 500;
 // child.
 constexpr std::chrono::milliseconds kIdleMax{50};
 
-// An outbox score as the transitions write it (whole ms); nullopt for
-// anything else another speaker wrote, which is then acknowledged without
-// the comparison.
-std::optional<std::int64_t> whole_ms(const std::string& score) {
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(score.data(), score.data() + score.size(), n);
-  if (ec != std::errc() || end != score.data() + score.size()) return std::nullopt;
-  return n;
-}
 }  // namespace
 
 struct OutboxDrainer::Finished {
@@ -92,7 +83,7 @@ std::vector<OutboxDrainer::Finished> OutboxDrainer::read_outboxes() {
       present.insert(id);
       if (stuck_.holding(i, id, now)) continue;
       rows.push_back({"HMGET", keys_[i].row(id), "parent", "state", "result", "error"});
-      batch.push_back({i, std::move(id), whole_ms(pairs[m + 1].str)});
+      batch.push_back({i, std::move(id), whole_number(pairs[m + 1].str)});
     }
     if (pairs.size() / 2 < wanted[i]) stuck_.keep_only(i, present);
   }

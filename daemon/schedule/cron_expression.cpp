@@ -1,8 +1,10 @@
 #include "schedule/cron_expression.h"
 
 #include <array>
-#include <charconv>
+#include <limits>
 #include <vector>
+
+#include "echomq/whole_number.h"
 
 namespace echomq::daemon {
 
@@ -44,23 +46,22 @@ unsigned parse_value(const Field& f, std::string_view token) {
     for (std::size_t i = 0; i < f.names_count; ++i)
       if (name == f.names[i]) return f.low + static_cast<unsigned>(i);
   }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || end != token.data() + token.size()) {
+  const std::optional<std::int64_t> number = whole_number(token);
+  if (!number || *number < 0 || *number > std::numeric_limits<unsigned>::max()) {
     std::string expected = f.names != nullptr ? " (a number or a name like " + std::string(f.names[0]) + ")" : "";
     fail(f, "'" + std::string(token) + "' is not a number" + expected);
   }
+  const auto value = static_cast<unsigned>(*number);
   if (value < f.low || value > f.high)
     fail(f, std::to_string(value) + " out of " + std::to_string(f.low) + "-" + std::to_string(f.high));
   return value;
 }
 
 unsigned parse_step(const Field& f, std::string_view token) {
-  unsigned step = 0;
-  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), step);
-  if (token.empty() || ec != std::errc() || end != token.data() + token.size() || step == 0)
+  const std::optional<std::int64_t> step = whole_number(token);
+  if (!step || *step <= 0 || *step > std::numeric_limits<unsigned>::max())
     fail(f, "step '" + std::string(token) + "' is not a positive number");
-  return step;
+  return static_cast<unsigned>(*step);
 }
 
 // One comma-separated item: *, N, N-M, with an optional /STEP.

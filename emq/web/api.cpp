@@ -1,6 +1,5 @@
 #include "web/api.h"
 
-#include <charconv>
 #include <map>
 
 #include "config/duration.h"
@@ -14,6 +13,7 @@
 #include "echomq/limits.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "daemon_view.h"
 #include "pause_view.h"
@@ -169,10 +169,8 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
 // "" -> fallback; digits -> the number; anything else -> nullopt.
 std::optional<std::int64_t> page_number(const std::string& text) {
   if (text.empty()) return 1;
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPage) return std::nullopt;
-  return n;
+  const std::optional<std::int64_t> n = whole_number(text);
+  return n && *n >= 1 && *n <= kMaxPage ? n : std::nullopt;
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <limits>
 
 #include "echomq/cluster.h"
 #include "echomq/errors.h"
+#include "echomq/whole_number.h"
 #include "transport.h"
 
 namespace echomq {
@@ -34,7 +35,10 @@ constexpr std::string_view kKeyless[] = {"TIME",   "PING", "INFO",   "CONFIG", "
                                          "MODULE", "WAIT", "DBSIZE", "ECHO",   "HELLO",   "COMMAND", "ROLE"};
 
 bool parse_int(std::string_view s, int& out) {
-  return std::from_chars(s.data(), s.data() + s.size(), out).ec == std::errc() && !s.empty();
+  const std::optional<std::int64_t> n = whole_number(s);
+  if (!n || *n < std::numeric_limits<int>::min() || *n > std::numeric_limits<int>::max()) return false;
+  out = static_cast<int>(*n);
+  return true;
 }
 }  // namespace
 

@@ -1,7 +1,8 @@
 #include "echomq/limits.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -16,10 +17,7 @@ std::optional<std::int64_t> strict_int(const std::optional<std::string>& s) {
   if (v.size() == digits || (v[digits] == '0' && v.size() > digits + 1) || (digits == 1 && v[1] == '0')) {
     return std::nullopt;
   }
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
-  return n;
+  return whole_number(v);
 }
 
 std::optional<std::int64_t> in_range(const std::optional<std::string>& s, std::int64_t lo, std::int64_t hi) {

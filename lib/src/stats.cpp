@@ -1,10 +1,10 @@
 #include "echomq/stats.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "echomq/job_id.h"
 #include "echomq/limits.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -24,10 +24,7 @@ std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std:
     return std::nullopt;
   }
   if (r.type == Reply::Type::String) {
-    std::int64_t v = 0;
-    const char* end = r.str.data() + r.str.size();
-    auto [at, ec] = std::from_chars(r.str.data(), end, v);
-    if (ec == std::errc() && at == end && !r.str.empty()) return v;
+    if (std::optional<std::int64_t> v = whole_number(r.str)) return v;
     problems.push_back(what + " holds '" + r.str.substr(0, 40) + "', not an integer");
     return std::nullopt;
   }
