@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "echomq/keyspace.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -20,18 +20,11 @@ using json = nlohmann::json;
 // A daemon id's host part, at most (PROTOCOL.md, "Daemons").
 constexpr std::size_t kHostMax = 64;
 
-std::optional<std::int64_t> integer_of(std::string_view s) {
-  std::int64_t v = 0;
-  auto [at, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || at != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
 void read_number(const std::map<std::string, std::string>& h, const char* field, std::int64_t& out,
                  std::vector<std::string>& problems) {
   auto it = h.find(field);
   if (it == h.end()) return;
-  if (auto v = integer_of(it->second)) {
+  if (auto v = whole_number(it->second)) {
     out = *v;
   } else {
     problems.push_back(std::string(field) + " holds '" + it->second.substr(0, 40) + "', not an integer");
@@ -131,7 +124,7 @@ bool valid_daemon_id(std::string_view id) {
 std::optional<DaemonAck> parse_ack(std::string_view text) {
   const std::size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return std::nullopt;
-  const std::optional<std::int64_t> at = integer_of(text.substr(colon + 1));
+  const std::optional<std::int64_t> at = whole_number(text.substr(colon + 1));
   if (!at) return std::nullopt;
   return DaemonAck{std::string(text.substr(0, colon)), *at};
 }
@@ -191,7 +184,7 @@ Fleet list_daemons(Executor& x, bool with_jobs) {
   std::vector<std::int64_t> beats;
   for (std::size_t i = 0; i + 1 < members.elements.size(); i += 2) {
     ids.push_back(members.elements[i].str);
-    beats.push_back(integer_of(members.elements[i + 1].str).value_or(0));
+    beats.push_back(whole_number(members.elements[i + 1].str).value_or(0));
   }
   std::vector<std::optional<DaemonInfo>> read = read_daemons(x, ids, with_jobs);
   Command forget{"ZREM", key};

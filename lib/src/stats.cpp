@@ -33,13 +33,10 @@ std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std:
 constexpr std::int64_t kMaxPausedUntil = 1'000'000'000'000'000;
 
 std::optional<std::int64_t> until_of(const std::string& v) {
-  std::int64_t n = 0;
-  const char* end = v.data() + v.size();
-  auto [at, ec] = std::from_chars(v.data(), end, n);
   // The server's integer form, as claim reads it: no sign, no leading zero.
   const bool form = !v.empty() && v.size() <= 18 && (v == "0" || (v[0] >= '1' && v[0] <= '9'));
-  if (ec != std::errc() || at != end || !form || n > kMaxPausedUntil) return std::nullopt;
-  return n;
+  const std::optional<std::int64_t> n = form ? whole_number(v) : std::nullopt;
+  return n && *n <= kMaxPausedUntil ? n : std::nullopt;
 }
 
 // HMGET meta paused paused_by paused_reason paused_until.
