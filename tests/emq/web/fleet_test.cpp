@@ -134,7 +134,7 @@ TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {
   auto served = [&] {
     const HttpAnswer a = get("/api/queues");
     for (const json& q : body_of(a)["queues"]) {
-      if (q["queue"] == queue()) return q["served_by"].get<int>();
+      if (q["queue"].get<std::string>() == queue()) return q["served_by"].get<int>();
     }
     ADD_FAILURE() << queue() << " is not in " << a.body;
     return -1;
