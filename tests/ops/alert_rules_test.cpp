@@ -1,7 +1,7 @@
 // docs/operations.md's alert rules, taken from the page as written: they
 // load in Prometheus (`promtool check rules`), and the ones issue 30
-// mended (and the fleet's, issue 40) fire when they should and stay quiet when they should
-// (`promtool test rules` on made-up series).
+// mended (and the fleet's, issue 40) fire when they should and stay quiet
+// when they should (`promtool test rules` on made-up series).
 #include <gtest/gtest.h>
 
 #include "doc_text.h"
@@ -112,15 +112,16 @@ tests:
         alertname: EchoMQDaemonStoppedBeating
         exp_alerts: []
   # Queue p paused a day and more (every daemon reads it); queue r paused
-  # for an hour only: only p fires.
-  - interval: 10m
+  # for an hour only: only p fires. Scraped each minute: a series sampled
+  # less often than the 5 m lookback goes stale between samples.
+  - interval: 1m
     input_series:
       - series: 'emq_queue_paused{queue="p",instance="a"}'
-        values: '1x200'
+        values: '1x1600'
       - series: 'emq_queue_paused{queue="p",instance="b"}'
-        values: '1x200'
+        values: '1x1600'
       - series: 'emq_queue_paused{queue="r",instance="a"}'
-        values: '0x10 1x6 0x180'
+        values: '0x600 1x60 0x940'
     alert_rule_test:
       - eval_time: 20h
         alertname: EchoMQQueuePausedForADay

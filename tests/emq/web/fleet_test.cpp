@@ -133,7 +133,8 @@ TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {
   register_queues(x(), {queue()});
   auto served = [&] {
     const HttpAnswer a = get("/api/queues");
-    for (const json& q : body_of(a)["queues"]) {
+    const json body = body_of(a);  // the loop's range must outlive the line
+    for (const json& q : body["queues"]) {
       if (q["queue"].get<std::string>() == queue()) return q["served_by"].get<int>();
     }
     ADD_FAILURE() << queue() << " is not in " << a.body;
