@@ -76,12 +76,13 @@ Page read_page(const std::string& port, const fs::path& checkout, const fs::path
 }
 
 // A checkout as pip needs one: its own copy of clients/python (the build
-// writes there), the rest of the tree it reads linked.
+// writes there), the rest of the tree it reads (lua/, VERSION) linked.
 void make_checkout(const fs::path& checkout) {
   fs::create_directories(checkout / "clients");
   fs::copy(kSource / "clients/python", checkout / "clients/python", fs::copy_options::recursive);
   fs::create_directory_symlink(kSource / "clients/node", checkout / "clients/node");
   fs::create_directory_symlink(kSource / "lua", checkout / "lua");
+  fs::create_symlink(kSource / "VERSION", checkout / "VERSION");
 }
 
 // The configuration with the handler command the page gives as the
