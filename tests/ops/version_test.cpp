@@ -63,5 +63,13 @@ TEST(OneVersion, ThePythonSpeakerTakesTheVersionFile) {
   EXPECT_EQ(r.out, version_file() + "\n") << r.err;
 }
 
+// A checkout linked with `npm install /path/to/emqd/clients/node` reports
+// package.json's version; the tarball is packed with VERSION set into it.
+TEST(OneVersion, TheNodeSpeakerSaysTheVersionFile) {
+  const std::string package = read_text(source_dir() / "clients/node/package.json");
+  EXPECT_NE(package.find("\n  \"version\": \"" + version_file() + "\",\n"), std::string::npos)
+      << "clients/node/package.json does not say \"version\": \"" << version_file() << "\" (VERSION)";
+}
+
 }  // namespace
 }  // namespace echomq::test
