@@ -2,10 +2,7 @@
 // promises about every job across them.
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "e2e_fixture.h"
 
@@ -80,17 +77,6 @@ TEST_F(Lifecycle, TwoDaemonsCompleteTwoThousandJobsExactlyOnce) {
   EXPECT_EQ(b.wait_exit(seconds(10)), 0);
 }
 
-// Jobs whose first run (ledger lines "id attempt daemon") was by `daemon`
-// and that ran again.
-std::size_t rerun_after(const std::string& ledger, const std::string& daemon) {
-  std::map<std::string, std::vector<std::string>> runs;  // id -> the daemons that ran it, in order
-  std::ifstream in(ledger);
-  for (std::string id, attempt, by; in >> id >> attempt >> by;) runs[id].push_back(by);
-  std::size_t n = 0;
-  for (const auto& [id, by] : runs) n += by.size() > 1 && by.front() == daemon ? 1 : 0;
-  return n;
-}
-
 TEST_F(Lifecycle, KillNineOfOneDaemonLosesNothingAndRerunsAtMostItsConcurrency) {
   const int kJobs = 400, kConcurrency = 4;
   auto queue_yaml = [&](const std::string& name) {
@@ -110,13 +96,12 @@ TEST_F(Lifecycle, KillNineOfOneDaemonLosesNothingAndRerunsAtMostItsConcurrency) 
   // The kill's cost: jobs the victim was running that ran again. A lease
   // the survivor itself let lapse on a loaded machine reruns a job too (at
   // least once is the contract), but that is not what the kill cost.
-  EXPECT_LE(rerun_after(ledger_path(), "victim"), static_cast<std::size_t>(kConcurrency));
+  EXPECT_LE(c.rerun_after("victim"), static_cast<std::size_t>(kConcurrency));
   EXPECT_EQ(completed("crash"), kJobs);
   QueueStats s = stats_of("crash");
   EXPECT_EQ(s.dead, 0);
   std::printf("kill -9: %d jobs, %zu ran twice (%zu first run by the victim; bound %d), %lld reaped\n", kJobs,
-              c.rerun(), rerun_after(ledger_path(), "victim"), kConcurrency,
-              static_cast<long long>(s.counters["reaped"]));
+              c.rerun(), c.rerun_after("victim"), kConcurrency, static_cast<long long>(s.counters["reaped"]));
 }
 
 TEST_F(Lifecycle, SigtermReleasesWhatDoesNotFinishWithinTheDrain) {
