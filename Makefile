@@ -6,7 +6,8 @@ JOBS       ?= $(shell nproc)
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
-.PHONY: all deps node-deps build test soak demo sanitize install clean image-test
+.PHONY: all deps node-deps build test soak demo sanitize install clean image-test \
+        package-deps deb packages package-test
 
 all: build
 
@@ -43,8 +44,29 @@ sanitize:
 image-test:
 	$(SUDO) scripts/image-test.sh
 
+# The packages, at the version in VERSION, into dist/: the .deb (make deb
+# builds it alone and runs lintian on it), the Python wheel and the npm
+# tarball (scripts/build-packages.sh says how). make package-test installs
+# them into a fresh Debian root and runs jobs through them; as root, like
+# image-test (tests/package/check.sh).
+BUILD_DEB ?= build-deb
+PACKAGE   := BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
+
+package-deps:
+	$(SUDO) scripts/install-deps.sh --package
+
+deb: package-deps
+	$(PACKAGE) --deb
+
+packages: package-deps
+	$(PACKAGE)
+
+package-test: packages
+	$(PACKAGE) --deb --binnmu 1 --out $(BUILD_DEB)/binnmu
+	$(SUDO) tests/package/check.sh dist $(BUILD_DEB)/binnmu
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan $(BUILD_DEB) dist

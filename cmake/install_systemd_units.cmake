@@ -5,8 +5,9 @@
 #
 # In: EMQ_UNIT_TEMPLATE (the .in file), EMQ_UNIT_WORK (a scratch directory),
 #     EMQ_BINDIR_REL and EMQ_DOCDIR_REL (GNUInstallDirs' relative dirs),
-#     and CMAKE_INSTALL_PREFIX as the install sets it.
-foreach(dir EMQ_BINDIR EMQ_DOCDIR)
+#     EMQ_UNITDIR_REL (where the units go: EMQ_SYSTEMD_UNITDIR), and
+#     CMAKE_INSTALL_PREFIX as the install sets it.
+foreach(dir EMQ_BINDIR EMQ_DOCDIR EMQ_UNITDIR)
   if(IS_ABSOLUTE "${${dir}_REL}")
     set(${dir} "${${dir}_REL}")
   else()
@@ -27,5 +28,5 @@ foreach(unit "emqd.service|emqd|emqd|emqd" "emqd@.service|emqd@%i|emqd-%i|emqd/%
   list(GET parts 2 EMQ_CONFIG_NAME)
   list(GET parts 3 EMQ_STATE_NAME)
   configure_file("${EMQ_UNIT_TEMPLATE}" "${work}/${file_name}" @ONLY)
-  file(INSTALL "${work}/${file_name}" DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/systemd/system")
+  file(INSTALL "${work}/${file_name}" DESTINATION "${EMQ_UNITDIR}")
 endforeach()

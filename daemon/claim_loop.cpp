@@ -526,7 +526,7 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
                             1e3);
     }
     spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
-    RunningJob* held = running_.add({job.id, job.lease_epoch});
+    RunningJob* held = running_.add({job.id, job.lease_epoch}, job.attempt);
     const std::size_t i = batch.size();
     batch.push_back({std::move(job), held, i < children.size() ? std::move(children[i]) : std::vector<ChildResult>{}});
   }

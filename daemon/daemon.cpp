@@ -1,6 +1,8 @@
 #include "daemon.h"
 
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -188,6 +190,24 @@ void Daemon::start_parts() {
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
+  heartbeat_ = std::make_unique<Heartbeat>(config_, server, loops, *metrics_, reconnect_,
+                                           Heartbeat::Actions{[this] { quiet(); }, [this] { stop_from_registry(); }});
+  heartbeat_->start();
+  spdlog::info("in the fleet as {} ({}), beating every {} s", heartbeat_->id(), kDaemonsKey, config_.daemon.beat_s);
+}
+
+void Daemon::quiet() {
+  for (auto& l : loops_) l->stop_claiming();
+  if (heartbeat_) heartbeat_->set_state(FleetState::Quiet);
+  spdlog::info("quiet: no more claims on any queue; {} (SIGTERM or emq daemons stop ends the daemon)", summary());
+}
+
+// A daemon already draining is not signalled again: a second SIGTERM would
+// stop its running jobs at once.
+void Daemon::stop_from_registry() {
+  if (heartbeat_->state() == FleetState::Stopping) return;
+  heartbeat_->set_state(FleetState::Stopping);
+  ::kill(::getpid(), SIGTERM);
 }
 
 std::string Daemon::summary() const {
@@ -207,6 +227,7 @@ std::string Daemon::summary() const {
 //    and the handlers stop, and the embedded server last of all.
 void Daemon::drain() {
   for (auto& l : loops_) l->stop_claiming();
+  if (heartbeat_) heartbeat_->set_state(FleetState::Stopping);
   if (wakeup_) wakeup_->request_stop();
   notify_.stopping("draining: " + summary());
   spdlog::info("draining: {} (up to {} s)", summary(), config_.shutdown.drain_timeout_s);
@@ -241,6 +262,7 @@ void Daemon::drain() {
 }
 
 void Daemon::stop_parts() {
+  heartbeat_.reset();
   endpoint_.reset();
   if (wakeup_) {
     wakeup_->request_stop();
@@ -300,6 +322,7 @@ int Daemon::run() {
       notify_.watchdog_interval() ? std::min(*notify_.watchdog_interval(), kStatusEvery) : kStatusEvery;
   while (true) {
     if (wait_stop_signal(tick)) break;
+    if (take_quiet_request()) quiet();
     if (notify_.watchdog_interval()) {
       // No ping while a claim loop is stuck: systemd restarts a daemon that
       // lives but no longer works. A server outage alone still pings.
@@ -313,6 +336,7 @@ int Daemon::run() {
   }
 
   drain();
+  heartbeat_->farewell();
   stop_parts();
   spdlog::info("stopped cleanly");
   return 0;

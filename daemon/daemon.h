@@ -8,6 +8,7 @@
 #include "claim_loop.h"
 #include "config/config_types.h"
 #include "echomq/events.h"
+#include "duties/heartbeat.h"
 #include "embedded_valkey.h"
 #include "handlers/handler.h"
 #include "duties/progress_sender.h"
@@ -39,6 +40,11 @@ class Daemon {
   void check_server(Executor& x);
   std::string waiting_reason(const Error& e, const ConnectionOptions& server) const;
   void start_parts();
+  // Stops claiming on every queue and stays up (SIGTSTP, or `quiet` from
+  // the registry); running jobs finish. Only a stop ends it.
+  void quiet();
+  // `stop` from the registry: the SIGTERM path, once.
+  void stop_from_registry();
   void drain();
   void stop_parts();
   std::string summary() const;
@@ -57,6 +63,7 @@ class Daemon {
   std::unique_ptr<Scheduler> scheduler_;  // none without schedules:
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them
+  std::unique_ptr<Heartbeat> heartbeat_;       // reads loops_: stopped before them
   bool second_signal_ = false;
   // Every connection of the daemon: when one reaches the server, the
   // others stop waiting out their backoff.

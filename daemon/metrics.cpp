@@ -57,6 +57,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                                 "Children of the queue whose parent this daemon told, by outcome (each once).");
   auto& orphans = gauge(r, "emq_flow_orphans",
                         "Parents of the queue waiting on a child whose row is gone, or that finished untold.");
+  auto& paused =
+      gauge(r, "emq_queue_paused", "1 while the queue is paused, read from the server (same from every daemon).");
 
   for (const std::string& q : queues) {
     QueueMetrics m;
@@ -80,6 +82,7 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     m.active = &depth.Add({{"queue", q}, {"state", "active"}});
     m.delayed = &depth.Add({{"queue", q}, {"state", "delayed"}});
     m.dead = &depth.Add({{"queue", q}, {"state", "dead"}});
+    m.paused = &paused.Add({{"queue", q}});
     m.handler_duration = &duration.Add({{"queue", q}}, kDurationBuckets);
     m.job_wait = &wait.Add({{"queue", q}}, kDurationBuckets);
     m.children_done_completed = &children_done.Add({{"queue", q}, {"outcome", "completed"}});
@@ -106,6 +109,23 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                              "promotions of delayed jobs not among them).");
   for (auto& [q, m] : queues_) m.events_written = &events_written_->Add({{"queue", q}});
   gauge(r, "emq_build_info", "The emqd version; always 1.").Add({{"version", version}}).Set(1);
+  auto& state = gauge(r, "emq_daemon_state", "1 for this daemon's state in the fleet registry, 0 for the others.");
+  for (const char* s : {"running", "quiet", "stopping"}) daemon_state_[s] = &state.Add({{"state", s}});
+  set_daemon_state("running");
+  daemons_ = &gauge(r, "emq_daemons", "Live daemons in {emq}:daemons, as this one sees them at its beat.").Add({});
+  daemons_stopped_beating_ = &gauge(r, "emq_daemons_stopped_beating",
+                                    "Daemons that stopped beating without leaving within the last hour (killed, "
+                                    "crashed, or cut off), as this one sees them at its beat.")
+                                  .Add({});
+}
+
+void Metrics::set_daemon_state(const std::string& state) {
+  for (auto& [name, g] : daemon_state_) g->Set(name == state ? 1 : 0);
+}
+
+void Metrics::set_daemons(std::int64_t live, std::int64_t stopped_beating) {
+  daemons_->Set(static_cast<double>(live));
+  daemons_stopped_beating_->Set(static_cast<double>(stopped_beating));
 }
 
 QueueMetrics& Metrics::queue(const std::string& name) {

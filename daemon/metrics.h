@@ -37,6 +37,7 @@ struct QueueMetrics {
   prometheus::Gauge* active = nullptr;
   prometheus::Gauge* delayed = nullptr;
   prometheus::Gauge* dead = nullptr;
+  prometheus::Gauge* paused = nullptr;  // emq_queue_paused
   prometheus::Histogram* handler_duration = nullptr;
   prometheus::Histogram* job_wait = nullptr;
   // Flows: children of this queue whose parent was told, by outcome; and
@@ -66,6 +67,10 @@ class Metrics : public ExecutorObserver {
   void set_valkey_up(bool up);
   // On a cluster, per primary: emq_valkey_node_up{node="host:port"}.
   void set_valkey_node_up(const std::string& node, bool up);
+  // The fleet: this daemon's state (emq_daemon_state{state}: 1 for it, 0
+  // for the others), and the daemons it sees live and stopped beating.
+  void set_daemon_state(const std::string& state);
+  void set_daemons(std::int64_t live, std::int64_t stopped_beating);
 
   void on_script_loads(int count) override;
   void on_error(ErrorKind kind) override;
@@ -88,6 +93,9 @@ class Metrics : public ExecutorObserver {
   prometheus::Family<prometheus::Counter>* schedule_missed_ = nullptr;
   prometheus::Family<prometheus::Gauge>* schedule_next_ = nullptr;
   prometheus::Family<prometheus::Counter>* events_written_ = nullptr;
+  std::map<std::string, prometheus::Gauge*> daemon_state_;  // by state
+  prometheus::Gauge* daemons_ = nullptr;
+  prometheus::Gauge* daemons_stopped_beating_ = nullptr;
 };
 
 }  // namespace echomq::daemon

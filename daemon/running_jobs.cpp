@@ -2,9 +2,10 @@
 
 namespace echomq::daemon {
 
-RunningJob* RunningJobs::add(const Lease& lease) {
+RunningJob* RunningJobs::add(const Lease& lease, std::int64_t attempt) {
   auto job = std::make_unique<RunningJob>();
   job->lease = lease;
+  job->attempt = attempt;
   job->claimed_at = std::chrono::steady_clock::now();
   RunningJob* raw = job.get();
   std::lock_guard<std::mutex> lock(mutex_);
@@ -24,6 +25,14 @@ std::vector<Lease> RunningJobs::leases() const {
   for (const auto& [lease, job] : jobs_) {
     if (job->reason != StopReason::LeaseLost) out.push_back(job->lease);
   }
+  return out;
+}
+
+std::vector<RunningJobs::Held> RunningJobs::held() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Held> out;
+  out.reserve(jobs_.size());
+  for (const auto& [lease, job] : jobs_) out.push_back({job->lease, job->attempt, job->claimed_at});
   return out;
 }
 

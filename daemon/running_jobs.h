@@ -33,6 +33,7 @@ enum class StopReason {
 
 struct RunningJob {
   Lease lease;
+  std::int64_t attempt = 0;
   std::chrono::steady_clock::time_point claimed_at;
   StopToken stop;
   StopReason reason = StopReason::None;  // guarded by RunningJobs' mutex
@@ -53,10 +54,17 @@ class RunningJobs {
  public:
   // Registers a freshly claimed job; the returned pointer stays valid until
   // remove(lease).
-  RunningJob* add(const Lease& lease);
+  RunningJob* add(const Lease& lease, std::int64_t attempt = 0);
   void remove(const Lease& lease);
 
   std::vector<Lease> leases() const;
+  // What the fleet registry shows of each held job (the heartbeat).
+  struct Held {
+    Lease lease;
+    std::int64_t attempt;
+    std::chrono::steady_clock::time_point claimed_at;
+  };
+  std::vector<Held> held() const;
   std::size_t size() const;
 
   // Marks the job and requests its stop; false when it is not held (any more).

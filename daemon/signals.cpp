@@ -3,18 +3,23 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 
 namespace echomq::daemon {
 
 namespace {
+std::atomic<bool> quiet_requested{false};
+
 sigset_t watched() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  // Quiet, not stopped: a terminal's ^Z or `kill -TSTP` before a deploy.
+  sigaddset(&set, SIGTSTP);
   // Taken and logged, never acted on: their default action ends the process
   // with no drain, and a stray `kill -USR1` must not cost running jobs.
   sigaddset(&set, SIGUSR1);
@@ -40,6 +45,11 @@ bool wait_stop_signal(std::chrono::milliseconds wait) {
     spdlog::warn("received SIGHUP: emqd does not reload its configuration; restart it to apply changes");
     return false;
   }
+  if (sig == SIGTSTP) {
+    spdlog::info("received SIGTSTP: going quiet (no more claims; running jobs finish; SIGTERM stops)");
+    quiet_requested.store(true);
+    return false;
+  }
   if (sig == SIGUSR1 || sig == SIGUSR2) {
     spdlog::warn("received {}: emqd takes no action on it (SIGTERM stops it)", sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
     return false;
@@ -47,5 +57,7 @@ bool wait_stop_signal(std::chrono::milliseconds wait) {
   spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   return true;
 }
+
+bool take_quiet_request() { return quiet_requested.exchange(false); }
 
 }  // namespace echomq::daemon

@@ -6,7 +6,7 @@
 
 namespace echomq::daemon {
 
-// Blocks SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 in the calling thread (and so in every
+// Blocks SIGTERM, SIGINT, SIGTSTP, SIGHUP, SIGUSR1 and SIGUSR2 in the calling thread (and so in every
 // thread it starts afterwards), and ignores SIGPIPE: a handler that closes
 // its stdin early is an EPIPE to handle, not a reason to die.
 void block_signals();
@@ -16,5 +16,8 @@ void block_signals();
 // drain) waits here, so each signal means the same thing in all of them,
 // as docs/operations.md promises: a SIGHUP never stops emqd.
 bool wait_stop_signal(std::chrono::milliseconds wait);
+// SIGTSTP asks for a local quiet (stop claiming, stay up): wait_stop_signal
+// takes it as a timeout and keeps it here; true once per SIGTSTP taken.
+bool take_quiet_request();
 
 }  // namespace echomq::daemon

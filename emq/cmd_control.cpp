@@ -1,13 +1,20 @@
-// emq pause QUEUE / emq resume QUEUE / emq cancel QUEUE ID
+// emq pause QUEUE [--reason TEXT] [--for DURATION] [--by NAME] /
+// emq resume QUEUE / emq cancel QUEUE ID
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "config/duration.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "output.h"
+#include "pause_view.h"
 #include "tool.h"
 
 namespace echomq::cli {
@@ -17,18 +24,59 @@ namespace {
 struct ControlArgs {
   std::string queue;
   std::string id;
+  // pause: who, why and for how long ("" when not given)
+  std::string by;
+  std::string reason;
+  std::string for_text;
 };
+
+// Who pauses, when --by does not say: $USER@host, as an operator would
+// sign it by hand.
+std::string default_pauser() {
+  const char* user = std::getenv("USER");
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string who = user != nullptr && *user != '\0' ? user : "uid" + std::to_string(::getuid());
+  if (host[0] != '\0') who += std::string("@") + host;
+  return who.substr(0, kPausedByMax);
+}
+
+// The request of emq pause's options; Error{Invalid} naming the option.
+PauseRequest pause_request(const ControlArgs& a) {
+  PauseRequest how;
+  how.by = a.by.empty() ? default_pauser() : a.by;
+  how.reason = a.reason;
+  if (how.by.size() > kPausedByMax) {
+    throw Error(ErrorKind::Invalid, "pause", "--by is " + std::to_string(how.by.size()) + " bytes; at most 64");
+  }
+  if (how.reason.size() > kPausedReasonMax) {
+    throw Error(ErrorKind::Invalid, "pause",
+                "--reason is " + std::to_string(how.reason.size()) + " bytes; at most 256");
+  }
+  if (!a.for_text.empty()) {
+    how.for_ms = daemon::parse_duration_ms(a.for_text);
+    if (!how.for_ms || *how.for_ms < 1) {
+      throw Error(ErrorKind::Invalid, "pause",
+                  "--for '" + a.for_text + "' is not a duration: a whole number and a unit, e.g. 90s, 30m, 2h, 1d");
+    }
+  }
+  return how;
+}
 
 int run_pause(Tool& tool, const ControlArgs& a, bool paused) {
   QueueKeys q(a.queue);
+  const std::optional<PauseRequest> how = paused ? std::optional<PauseRequest>(pause_request(a)) : std::nullopt;
   Executor x(tool.options());
-  if (paused) {
-    pause(x, q);
-  } else {
+  if (!how) {
     resume(x, q);
+    warn_if_unknown(x, q);
+    std::cout << "resumed " << q.queue << '\n';
+    return kExitOk;
   }
+  pause(x, q, *how);
   warn_if_unknown(x, q);
-  std::cout << (paused ? "paused " : "resumed ") << q.queue << '\n';
+  // What was written, read back as every other reader will see it.
+  std::cout << "paused " << q.queue << ' ' << describe_pause(stats(x, q), x.server_time_ms()) << '\n';
   return kExitOk;
 }
 
@@ -70,6 +118,15 @@ void add_control(CLI::App& app, Tool& tool) {
         app.add_subcommand(paused ? "pause" : "resume", paused ? "stop claims from a queue (running jobs go on)"
                                                                : "let claims from a paused queue go on");
     sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
+    if (paused) {
+      sub->add_option("--reason", a->reason, "why, for whoever finds it paused (at most 256 bytes)")->type_name("TEXT");
+      sub->add_option("--for", a->for_text, "ends the pause by itself after this long: 90s, 30m, 2h, 1d")
+          ->type_name("DURATION");
+      sub->add_option("--by", a->by, "who pauses (default: $USER@host)")->type_name("NAME");
+      sub->footer(
+          "A pause with --for ends at the first claim after its end, by whichever daemon claims:\n"
+          "no timer and no leader. emq stats shows who paused, why and until when.");
+    }
     sub->callback([&tool, a, paused] { tool.run = [&tool, a, paused] { return run_pause(tool, *a, paused); }; });
   }
 

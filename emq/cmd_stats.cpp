@@ -8,6 +8,7 @@
 #include "echomq/limits.h"
 #include "echomq/stats.h"
 #include "output.h"
+#include "pause_view.h"
 #include "tool.h"
 
 namespace echomq::cli {
@@ -49,6 +50,7 @@ void print_json(const std::vector<QueueStats>& all, std::int64_t now_ms) {
     nlohmann::ordered_json q = {{"queue", s.queue},     {"paused", s.paused},   {"pending", s.pending},
                                 {"active", s.active},   {"delayed", s.delayed}, {"dead", s.dead},
                                 {"waiting", s.waiting}, {"counters", counters}};
+    q["pause"] = pause_json(s, now_ms);
     // Only when another writer broke a field: the usual shape stays as it was.
     if (!s.problems.empty()) q["problems"] = s.problems;
     if (!s.limits.empty()) {  // only for a queue that has them
@@ -91,6 +93,9 @@ void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   }
   t.print(std::cout);
   // Below the table, only for queues that have them: the usual shape stays.
+  for (const QueueStats& s : all) {
+    if (s.paused) std::cout << "paused " << s.queue << " " << describe_pause(s, now_ms) << '\n';
+  }
   for (const QueueStats& s : all) {
     if (s.limits.empty()) continue;
     const std::string why = held_back(s, now_ms);

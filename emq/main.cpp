@@ -32,12 +32,14 @@ constexpr const char* kFooter = R"(Server:
 Exit codes:
   0  done
   1  not found: no such job (inspect, cancel, wait), a job named is not
-     dead (dead retry|delete), a job that died (wait), or "no" at a prompt
+     dead (dead retry|delete), a job that died (wait), a daemon named is
+     not alive (daemons quiet|stop), or "no" at a prompt
   2  usage: bad arguments, queue name, job id, lane, time or URL; or a
      purge without --yes when stdin is not a terminal
   3  the server is unreachable, refused the login, or answered an error
   4  refused: the job is running (cancel), the queue holds jobs (forget)
-  5  wait: the job had not ended within --timeout
+  5  wait: the job had not ended within --timeout; daemons quiet|stop: a
+     daemon did not answer in time
 
 Coming from Sidekiq / BullMQ / asynq (their words, ours):
   Sidekiq             BullMQ               asynq              emq
@@ -51,6 +53,8 @@ Coming from Sidekiq / BullMQ / asynq (their words, ours):
   Delete All          drain(), clean()     task deleteall     emq purge Q --state STATE
   -                   waitUntilFinished()  -                  emq wait Q ID
   -                   obliterate()         queue rm           emq forget Q (once it is empty)
+  Busy (processes)    -                    servers            emq daemons --jobs
+  Quiet, Stop         -                    -                  emq daemons quiet|stop ID
 
 Run 'emq COMMAND --help' for the options of one command.)";
 
@@ -100,6 +104,7 @@ int run(int argc, char** argv) {
   add_wait(app, tool);
   add_events(app, tool);
   add_control(app, tool);
+  add_daemons(app, tool);
   add_limit(app, tool);
   add_queues(app, tool);
   add_web(app, tool);

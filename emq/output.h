@@ -12,11 +12,12 @@ namespace echomq::cli {
 // The exit codes are an interface (docs/cli.md): never renumber them.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitNotFound = 1,  // no such job (inspect, cancel, dead retry|delete ID), a job that died (wait), no at a prompt
+  kExitNotFound = 1,  // no such job (inspect, cancel, dead retry|delete ID), a job that died (wait), a daemon
+                      // not alive (daemons quiet|stop), no at a prompt
   kExitUsage = 2,     // bad arguments, queue name, job id, lane, time or URL; purge without --yes off a terminal
   kExitServer = 3,    // server unreachable, login refused, or a server error
   kExitRunning = 4,   // refused: the job is running (cancel), the queue still holds jobs (forget)
-  kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out
+  kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out; daemons quiet|stop: no answer in time
 };
 
 // One line on stderr, prefixed "emq: ".

@@ -2,7 +2,12 @@
   Claim order is the pending set's order: lowest lane first, then byte order
   of id. Each claimed job gets attempts+1, lease_epoch+1 (the fencing token
   of this lease), state active, and an active score of now+lease_ms.
-  A paused queue (meta paused = 1) claims nothing and changes nothing.
+  A paused queue (meta paused = 1) claims nothing and changes nothing,
+  until its paused_until (server ms), if it has one: once that is now or
+  past, claim deletes paused, paused_by, paused_reason and paused_until
+  and claims as usual (PROTOCOL.md, "Pause"). A paused_until that is not
+  an integer in 0..10^15 is EMQARG naming it, before any write: a broken
+  end must not lift the pause.
   An id whose row is gone is dropped from the set and skipped; so is one
   whose row is not a hash, which is also named in the server's log (the
   key stays for an operator to look at). A row that is a hash whose
@@ -20,8 +25,9 @@
   KEYS[1]  emq:{q}:pending    zset  member id, score lane
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:delayed    zset  member id, score due time (ms)
-  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused; the limits and
-                                    the rate's bucket (below)
+  KEYS[4]  emq:{q}:meta       hash  paused = 1 while paused (paused_until:
+                                    when it ends); the limits and the rate's
+                                    bucket (below)
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
   KEYS[7]  emq:{q}:events     stream optional: given, the entries pending
@@ -38,6 +44,7 @@
   Errors:  EMQARG when an argument is not an integer in range, or KEYS[6]
                   is not a row root emq:{q}:job:
            EMQARG <meta> <field> ... when a limit field is broken (below)
+           EMQARG <meta> paused_until ... when a pause's end is broken
            WRONGTYPE when pending, active, delayed or dead is not a zset
            EMQARG  when events is not an integer in 1..10000000
            WRONGTYPE when the stream is not a stream
@@ -202,9 +209,26 @@ if not dead then
 end
 dead = dead .. 'dead'
 
-local m = redis.call('HMGET', meta, 'paused', 'max_active', 'rate_max', 'rate_window_ms', 'rate_credit', 'rate_at')
+local m = redis.call('HMGET', meta, 'paused', 'max_active', 'rate_max', 'rate_window_ms', 'rate_credit', 'rate_at',
+  'paused_until')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A pause holds while it has no end or its end is later than now; one
+-- whose end has come is lifted below, once nothing can refuse the claim.
+local lift_pause = false
 if m[1] == '1' then
-  return {}
+  if not m[7] then
+    return {}
+  end
+  local until_ms = limit_of(m[7], 0, MAX_AT)
+  if not until_ms then
+    return redis.error_reply('EMQARG ' .. meta .. ' paused_until must be an integer in 0..1000000000000000 ' ..
+      '(resume the queue, or pause it again)')
+  end
+  if until_ms > now then
+    return {}
+  end
+  lift_pause = true
 end
 for _, set in ipairs({pending, active, delayed, dead}) do
   if not is_zset(set) then
@@ -216,8 +240,9 @@ if not limits then
   return redis.error_reply('EMQARG ' .. meta .. ' ' .. broken)
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if lift_pause then
+  redis.call('HDEL', meta, 'paused', 'paused_by', 'paused_reason', 'paused_until')
+end
 
 if promote_limit > 0 then
   local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, promote_limit)

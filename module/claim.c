@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "limits.h"
+#include "pause.h"
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
@@ -253,7 +254,11 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   /* Opened for writing: claim brings the rate's bucket up to date. */
   RedisModuleKey *meta = emq_open_write(ctx, call.keys[3]);
   if (!emq_require_type(ctx, meta, REDISMODULE_KEYTYPE_HASH)) return REDISMODULE_OK;
-  if (emq_bytes_equal(emq_hget(meta, EMQ_WORD_PAUSED), "1", 1)) return RedisModule_ReplyWithArray(ctx, 0);
+  /* One clock for the whole call, as the script reads TIME once. */
+  const mstime_t now = emq_now_ms();
+  const EmqPause pause = emq_read_pause(ctx, meta, call.keys[3], now);
+  if (pause == EMQ_PAUSE_REFUSED) return REDISMODULE_OK;
+  if (pause == EMQ_PAUSE_HOLDS) return RedisModule_ReplyWithArray(ctx, 0);
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
   Sets sets;
   sets.events = &call.events;
@@ -274,7 +279,6 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 
   /* The jobs to claim: neither limit depends on the promotion, so the
    * number the script computes after it is known before it. */
-  mstime_t now = emq_now_ms();
   sets.now = now;
   long long want = (long long)max_count;
   if (limits.max_active > 0) {
@@ -292,6 +296,9 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString **due =
       promote_limit > 0 ? first_ids(ctx, sets.delayed, (double)now, (size_t)promote_limit, &due_n) : NULL;
   RedisModuleString **head = first_ids(ctx, sets.pending, 1.0 / 0.0, (size_t)want, &head_n);
+  /* Where the script lifts an ended pause: after every check that may
+   * refuse the claim, before the rows the caller's ACL may refuse. */
+  if (pause == EMQ_PAUSE_OVER) emq_lift_pause(ctx, meta, call.keys[3]);
   if (!may_touch(ctx, call.keys[5], due, due_n) || !may_touch(ctx, call.keys[5], head, head_n)) {
     return REDISMODULE_OK;
   }

@@ -7,8 +7,8 @@
 #include "transitions.h"
 
 #define EMQ_MODULE_NAME "emq"
-/* MODULE LIST's ver: major * 10000 + minor * 100 + patch. */
-#define EMQ_MODULE_VERSION 100
+/* MODULE LIST's ver, EMQ_MODULE_VERSION: the file VERSION as
+ * major * 10000 + minor * 100 + patch, defined by module/CMakeLists.txt. */
 
 typedef struct {
   const char *name;

@@ -42,6 +42,8 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_HASH_NONE 0
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
+/* HashSet's value that deletes the field (HDEL). */
+#define REDISMODULE_HASH_DELETE ((RedisModuleString *)(long)1)
 
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
 

@@ -6,9 +6,10 @@
 #      valkey-server through scripts/install-deps.sh --runtime;
 #   2. makes the base image debian:bookworm-slim locally, with
 #      `debootstrap --variant=minbase bookworm` from the system's own apt
-#      source and `podman import` (no image registry is needed; the base is
-#      kept in podman's storage, so the next run on this machine reuses it;
-#      `podman rmi debian:bookworm-slim` makes it anew);
+#      source and `podman import` (scripts/debian-base.sh; no image registry
+#      is needed; the base is kept in podman's storage, so the next run on
+#      this machine reuses it; `podman rmi debian:bookworm-slim` makes it
+#      anew);
 #   3. builds the image (`podman build --format docker`: the OCI format
 #      would drop the HEALTHCHECK);
 #   4. checks what the image holds and runs it against a valkey-server this
@@ -53,32 +54,10 @@ if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null; then
 fi
 
 # --- 2. the base image, made here and cached ---------------------------------
-if podman image exists "$base"; then
-  step "base image $base: cached"
-else
-  mirror=$(scripts/install-deps.sh --mirror)
-  step "base image $base: debootstrap --variant=minbase bookworm from $mirror"
-  rootfs=$(mktemp -d /var/tmp/emq-bookworm.XXXXXX)
-  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/tmp/emq-debootstrap.log 2>&1 ||
-    fail "debootstrap failed; its log: /tmp/emq-debootstrap.log (last lines: $(tail -n 3 /tmp/emq-debootstrap.log))"
-  # Like the registry's bookworm-slim, in this base and every layer built on
-  # it: dpkg leaves out documentation (but copyright files), manuals and
-  # translations; apt keeps no downloaded package; no lists are shipped.
-  case "$rootfs" in /var/tmp/emq-bookworm.?*) ;; *) fail "refusing to trim '$rootfs'" ;; esac
-  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
-    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
-    'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/lintian/*' \
-    >"$rootfs/etc/dpkg/dpkg.cfg.d/echomq-slim"
-  echo 'APT::Keep-Downloaded-Packages "false";' >"$rootfs/etc/apt/apt.conf.d/echomq-slim"
-  find "$rootfs/usr/share/doc" -mindepth 2 ! -type d ! -name copyright -delete
-  for d in usr/share/man usr/share/info usr/share/locale usr/share/lintian var/lib/apt/lists; do
-    [ ! -d "$rootfs/$d" ] || find "$rootfs/$d" -mindepth 1 -delete
-  done
-  find "$rootfs/var/cache/apt" -name '*.deb' -delete
-  tar -C "$rootfs" --numeric-owner -c . | podman import --quiet --change 'CMD ["bash"]' - "$base" >/dev/null ||
-    fail "podman import of the debootstrapped tree failed"
-  rm -rf --one-file-system "$rootfs"
-fi
+# scripts/debian-base.sh debootstraps it unless podman keeps it already; make
+# package-test installs the .deb into the same base.
+step "base image $base (scripts/debian-base.sh: cached, or debootstrapped now)"
+scripts/debian-base.sh >/dev/null
 
 # --- 3. the image -------------------------------------------------------------
 if [ "$build" = yes ]; then

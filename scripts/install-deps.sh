@@ -10,13 +10,16 @@
 #   scripts/install-deps.sh --build    what building needs, no test tools
 #                                      (the image's build stage)
 #   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
+#   scripts/install-deps.sh --package  what building needs, and the tools that
+#                                      make and check the packages (make
+#                                      packages, make package-test)
 #   ... --list                         print the Debian packages, install nothing
 #   scripts/install-deps.sh --mirror   print the URI of the system's bookworm
 #                                      source (scripts/image-test.sh
 #                                      debootstraps from it), install nothing
 set -euo pipefail
 
-usage() { echo "usage: install-deps.sh [--build|--runtime] [--list] | --mirror" >&2; exit 2; }
+usage() { echo "usage: install-deps.sh [--build|--runtime|--package] [--list] | --mirror" >&2; exit 2; }
 mode=all
 list=no
 mirror=no
@@ -24,6 +27,7 @@ for arg in "$@"; do
   case "$arg" in
     --runtime) mode=--runtime ;;
     --build) mode=--build ;;
+    --package) mode=--package ;;
     --list) list=yes ;;
     --mirror) mirror=yes ;;
     *) usage ;;
@@ -105,6 +109,17 @@ test_pkgs=(
   chromium chromium-driver python3-selenium
   systemd prometheus openssl clang-format
 )
+# The .deb (debhelper: its rules; lintian: Debian's check of it; help2man:
+# its manual pages from --help), the Python wheel (python3-build, offline
+# with Debian's setuptools and wheel; python3-venv: the fresh environment it
+# is installed into), the npm tarball (npm pack), and the fresh Debian root
+# the package is installed into (debootstrap, kept as podman's base image as
+# make image-test keeps it). systemd: systemd-analyze, for the installed units.
+package_pkgs=(
+  debhelper dpkg-dev fakeroot lintian help2man
+  python3-build python3-wheel python3-setuptools python3-venv python3-redis
+  debootstrap podman systemd
+)
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
 # promtool, which checks the /metrics text (tests/ops); chromium,
 # chromium-driver, python3-selenium: the browser tests of `emq web`
@@ -126,6 +141,7 @@ missing() {
 case "$mode" in
   --runtime) want=("${runtime_pkgs[@]}") ;;
   --build)   want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
+  --package) want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${package_pkgs[@]}") ;;
   *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 esac
 if [ "$list" = yes ]; then
@@ -140,8 +156,9 @@ add_backports
 mapfile -t need < <(missing "${want[@]}")
 # The pool handler examples and tests use Node; keep a newer one if present.
 [ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
-# npm installs the Node speaker's ioredis (clients/node, `make node-deps`).
-[ "$mode" = all ] && ! command -v npm >/dev/null && need+=(npm)
+# npm installs the Node speaker's ioredis (clients/node, `make node-deps`)
+# and packs its tarball (--package).
+case "$mode" in all | --package) ! command -v npm >/dev/null && need+=(npm) ;; esac
 valkey_needed=$(missing valkey-server valkey-tools)
 
 if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then

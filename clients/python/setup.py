@@ -2,7 +2,8 @@
 
 The copy lives only in the built package (never in this source tree), so
 it cannot drift from lua/: an installed package carries the scripts of the
-checkout it was installed from.
+checkout it was installed from. Its version is the repository's VERSION,
+the one emqd, emq and the emq module say.
 """
 import glob
 import os
@@ -13,6 +14,15 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(HERE, "..", "..", "lua")
+VERSION = os.path.join(HERE, "..", "..", "VERSION")
+
+
+def repository_version():
+    try:
+        with open(VERSION, encoding="ascii") as f:
+            return f.readline().strip()
+    except FileNotFoundError:
+        raise SystemExit("echomq: no VERSION beside clients/python: install from a checkout of the repository")
 
 
 class BuildWithScripts(build_py):
@@ -27,4 +37,4 @@ class BuildWithScripts(build_py):
             shutil.copyfile(f, os.path.join(target, os.path.basename(f)))
 
 
-setup(cmdclass={"build_py": BuildWithScripts})
+setup(version=repository_version(), cmdclass={"build_py": BuildWithScripts})

@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "config/config_document.h"
 #include "config/config_paths.h"
@@ -29,6 +30,23 @@ void read_metrics(ConfigReader& r, const Field& field, MetricsConfig& metrics) {
   }
 }
 
+// The daemon's name becomes the host part of its id, taken as it is.
+void read_daemon(ConfigReader& r, const Field& field, Config& config) {
+  Mapping m;
+  if (!read_mapping(r, field, kTop, "daemon", m)) return;
+  read_plain(r, m, kTop, "daemon", &config, nullptr);
+  const Field* name = m.get("name");
+  const std::string& n = config.daemon.name;
+  const bool bad = n.size() > 64 || std::any_of(n.begin(), n.end(), [](char c) {
+                     return !std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-';
+                   });
+  if (name != nullptr && bad) {
+    r.error(*name,
+            "expected at most 64 bytes of [A-Za-z0-9_.-] (it is the host part of the daemon's id), or \"\" "
+            "for the host name");
+  }
+}
+
 // The document: each section by its reader, the plain ones (log, reaper,
 // shutdown) by their rows alone.
 void load(ConfigReader& r, const std::string& dir, const YAML::Node& root, Config& config) {
@@ -36,6 +54,7 @@ void load(ConfigReader& r, const std::string& dir, const YAML::Node& root, Confi
   if (!read_mapping(r, Field{"", root, 0}, kTop, "", top)) return;
   if (auto f = top.get("valkey")) read_valkey(r, dir, *f, config);
   if (auto f = top.get("metrics")) read_metrics(r, *f, config.metrics);
+  if (auto f = top.get("daemon")) read_daemon(r, *f, config);
   read_plain(r, top, kTop, "", &config, nullptr);
   QueueConfig defaults;
   if (auto f = top.get("defaults")) read_defaults(r, *f, defaults);

@@ -132,6 +132,9 @@ std::string describe(const Config& config) {
   row(out, "reaper",
       "every " + ms(config.reaper.interval_ms) + ", up to " + std::to_string(config.reaper.batch) + " jobs");
   row(out, "shutdown", "drain up to " + seconds(config.shutdown.drain_timeout_s));
+  row(out, "daemon",
+      (config.daemon.name.empty() ? std::string("named for the host") : "named " + config.daemon.name) +
+          ", beating every " + seconds(config.daemon.beat_s));
   for (const QueueConfig& q : config.queues) {
     out << "\n";
     row(out, "queue", q.name);

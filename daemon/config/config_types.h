@@ -92,6 +92,12 @@ struct ShutdownConfig {
   double drain_timeout_s = 30;
 };
 
+// The daemon's entry in the fleet registry (PROTOCOL.md, "Daemons").
+struct DaemonConfig {
+  std::string name;   // the host part of its id; "" is the host name
+  double beat_s = 5;  // how often it beats
+};
+
 // One entry of `schedules:` (DESIGN.md): a job enqueued into `queue` at each
 // tick of `cron` in `timezone`, or every `every_ms`.
 struct ScheduleConfig {
@@ -114,6 +120,7 @@ struct Config {
   LogConfig log;
   ReaperConfig reaper;
   ShutdownConfig shutdown;
+  DaemonConfig daemon;
   std::vector<QueueConfig> queues;
   std::vector<ScheduleConfig> schedules;
 };

@@ -27,6 +27,14 @@ void Periodic::request_stop() {
   cv_.notify_all();
 }
 
+void Periodic::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
 void Periodic::join() {
   if (thread_.joinable()) thread_.join();
 }

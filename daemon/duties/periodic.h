@@ -22,7 +22,7 @@ class Periodic {
   void start();
   void request_stop();
   void join();
-  // Runs the next tick now, whatever the interval the last one returned.
+  // Runs tick() now rather than when its wait is over.
   void wake();
 
  protected:

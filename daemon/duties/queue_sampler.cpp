@@ -174,6 +174,7 @@ std::chrono::milliseconds QueueSampler::tick() {
     m.active->Set(static_cast<double>(s.active));
     m.delayed->Set(static_cast<double>(s.delayed));
     m.dead->Set(static_cast<double>(s.dead));
+    m.paused->Set(s.paused ? 1 : 0);
     double age_s = 0;  // empty, or a head id that is not minted and so cannot be dated
     if (s.head_pending) {
       if (auto minted = minted_at_ms(*s.head_pending)) {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "config/duration.h"
+#include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"
 #include "echomq/flows.h"
@@ -14,6 +16,8 @@
 #include "echomq/transitions.h"
 #include "echomq/whole_number.h"
 #include "bytes_text.h"
+#include "daemon_view.h"
+#include "pause_view.h"
 #include "schedule_view.h"
 
 namespace echomq::cli {
@@ -49,7 +53,7 @@ json limits_json(const QueueStats& s, std::int64_t now_ms) {
   return o;
 }
 
-json queue_json(const QueueStats& s, std::int64_t now_ms) {
+json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
   json counters = json::object();
   for (const char* name : kCounters) {
     auto it = s.counters.find(name);
@@ -61,6 +65,10 @@ json queue_json(const QueueStats& s, std::int64_t now_ms) {
       s.head_pending_since_ms ? json(std::max<std::int64_t>(0, now_ms - *s.head_pending_since_ms)) : json(nullptr);
   q["problems"] = s.problems;
   q["limits"] = limits_json(s, now_ms);
+  q["pause"] = pause_json(s, now_ms);
+  q["pause_text"] = describe_pause(s, now_ms);
+  // 0: no live daemon claims from it; its jobs wait for one that does.
+  q["served_by"] = served_by(fleet, s.queue);
   return q;
 }
 
@@ -191,10 +199,11 @@ ApiAnswer guarded_api(const std::function<ApiAnswer()>& f) {
 
 ApiAnswer WebApi::queues() {
   Overview o = overview(x_);
+  const Fleet fleet = list_daemons(x_, false);
   // Read after the stats, so no oldest-pending age comes out negative.
   const std::int64_t now = x_.server_time_ms();
   json list = json::array();
-  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now));
+  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now, fleet));
   return {200,
           {{"server_time_ms", now}, {"read_only", read_only_}, {"queues", std::move(list)}, {"skipped", o.skipped}}};
 }
@@ -215,6 +224,7 @@ ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, 
   args.preview_bytes = kListPayloadBytes;
   const JobPage listed = list_jobs(x_, q, args);
   const QueueStats s = stats(x_, q);
+  const Fleet fleet = list_daemons(x_, false);
   const std::int64_t now = x_.server_time_ms();
 
   json jobs = json::array();
@@ -222,7 +232,7 @@ ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, 
   return {200,
           {{"server_time_ms", now},
            {"read_only", read_only_},
-           {"queue", queue_json(s, now)},
+           {"queue", queue_json(s, now, fleet)},
            {"state", to_string(*state)},
            {"order", args.order == ListOrder::Ascending ? "ascending" : "descending"},
            {"page", *page},
@@ -293,14 +303,46 @@ RawField WebApi::job_field(const std::string& name, const std::string& id, const
   return {200, is_utf8(it->second), std::move(it->second)};
 }
 
-ApiAnswer WebApi::pause(const std::string& name, bool paused) {
+ApiAnswer WebApi::pause(const std::string& name, bool paused, const PauseQuery& how) {
   QueueKeys q(name);
-  if (paused) {
-    echomq::pause(x_, q);
-  } else {
+  if (!paused) {
     resume(x_, q);
+    return {200, {{"queue", q.queue}, {"paused", false}}};
   }
-  return {200, {{"queue", q.queue}, {"paused", paused}}};
+  PauseRequest request{how.by.empty() ? "emq web" : how.by, how.reason, std::nullopt};
+  if (!how.for_text.empty()) {
+    request.for_ms = daemon::parse_duration_ms(how.for_text);
+    if (!request.for_ms || *request.for_ms < 1) {
+      return api_error(400, "for '" + how.for_text.substr(0, 40) + "' is not a duration: e.g. 90s, 30m, 2h, 1d");
+    }
+  }
+  echomq::pause(x_, q, request);
+  const QueueStats s = stats(x_, q);
+  return {200, {{"queue", q.queue}, {"paused", true}, {"pause", describe_pause(s, x_.server_time_ms())}}};
+}
+
+ApiAnswer WebApi::daemons() {
+  const Fleet f = list_daemons(x_, true);
+  json list = json::array();
+  for (const DaemonInfo& d : f.daemons) list.push_back(daemon_json(d, f.server_time_ms, true));
+  return {200,
+          {{"server_time_ms", f.server_time_ms},
+           {"read_only", read_only_},
+           {"daemons", std::move(list)},
+           {"ghosts", f.ghosts}}};
+}
+
+ApiAnswer WebApi::signal_daemon(const std::string& id, const std::string& signal) {
+  if (!valid_daemon_id(id))
+    return api_error(400, "'" + id.substr(0, 100) + "' is not a daemon id (<host>-<pid>-<6 hex>)");
+  std::vector<std::optional<DaemonInfo>> found = read_daemons(x_, {id}, false);
+  const std::int64_t sent = x_.server_time_ms();
+  if (!found.front() || !send_signal(x_, *found.front(), signal)) {
+    return api_error(404, "no live daemon " + id.substr(0, 100) + " (it stopped beating, or left); nothing was sent");
+  }
+  const std::optional<std::int64_t> every = found.front()->beat_every_ms(sent);
+  return {200,
+          {{"id", id}, {"signal", signal}, {"sent_ms", sent}, {"beat_every_ms", every ? json(*every) : json(nullptr)}}};
 }
 
 ApiAnswer WebApi::retry_all(const std::string& name) {

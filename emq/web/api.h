@@ -46,8 +46,21 @@ class WebApi {
   // GET /api/queues/Q/jobs/ID/{payload,result,error}
   RawField job_field(const std::string& name, const std::string& id, const std::string& field);
 
+  // GET /api/daemons: every live daemon with the jobs it runs.
+  ApiAnswer daemons();
+
   // POST actions. The caller has checked the token and the origin.
-  ApiAnswer pause(const std::string& name, bool paused);
+  // pause: who, why and for how long, as the query gave them ("" when not).
+  struct PauseQuery {
+    std::string by;
+    std::string reason;
+    std::string for_text;  // a duration: 90s, 30m, 2h, 1d
+  };
+  ApiAnswer pause(const std::string& name, bool paused, const PauseQuery& how = {});
+  // POST /api/daemons/ID/{quiet,stop}: sends the signal and answers with
+  // the server time it was sent at; the page reads /api/daemons until the
+  // daemon's ack answers it.
+  ApiAnswer signal_daemon(const std::string& id, const std::string& signal);
   ApiAnswer retry_all(const std::string& name);
   ApiAnswer retry(const std::string& name, const std::string& id);
   ApiAnswer cancel(const std::string& name, const std::string& id);

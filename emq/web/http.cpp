@@ -215,7 +215,7 @@ std::optional<HttpResponse> WebSite::refuse_action(const HttpRequest& request) c
   }
   const std::string length = request.header("content-length");
   if (!request.header("transfer-encoding").empty() || (!length.empty() && length != "0")) {
-    return error_response(413, "actions take no body: everything they need is in the path");
+    return error_response(413, "actions take no body: everything they need is in the path and query");
   }
   return std::nullopt;
 }
@@ -259,7 +259,11 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   const std::vector<std::string>& s = *seg;
   const std::size_t n = s.size();
   // The page: one document for every view; its script reads the path.
-  if (n == 0 || (n == 2 && s[0] == "queues") || (n == 4 && s[0] == "queues" && s[2] == "jobs")) return page();
+  if (n == 0 || (n == 2 && s[0] == "queues") || (n == 4 && s[0] == "queues" && s[2] == "jobs") ||
+      (n == 1 && s[0] == "daemons")) {
+    return page();
+  }
+  if (n == 2 && s[0] == "api" && s[1] == "daemons") return json_response(guarded_api([&] { return api_.daemons(); }));
   if (n == 2 && s[0] == "assets" && s[1] != "index.html") {
     if (const WebAsset* a = find_asset(s[1])) {
       HttpResponse r;
@@ -304,7 +308,9 @@ HttpResponse WebSite::post(const HttpRequest& request) {
   const std::size_t n = s.size();
   if (n >= 4 && s[0] == "api" && s[1] == "queues") {
     if (n == 4 && (s[3] == "pause" || s[3] == "resume")) {
-      return json_response(guarded_api([&] { return api_.pause(s[2], s[3] == "pause"); }));
+      const WebApi::PauseQuery how{query_param(request.query, "by"), query_param(request.query, "reason"),
+                                   query_param(request.query, "for")};
+      return json_response(guarded_api([&] { return api_.pause(s[2], s[3] == "pause", how); }));
     }
     if (n == 4 && s[3] == "retry-dead") return json_response(guarded_api([&] { return api_.retry_all(s[2]); }));
     if (n == 6 && s[3] == "jobs" && s[5] == "retry") {
@@ -313,6 +319,9 @@ HttpResponse WebSite::post(const HttpRequest& request) {
     if (n == 6 && s[3] == "jobs" && s[5] == "cancel") {
       return json_response(guarded_api([&] { return api_.cancel(s[2], s[4]); }));
     }
+  }
+  if (n == 4 && s[0] == "api" && s[1] == "daemons" && (s[3] == "quiet" || s[3] == "stop")) {
+    return json_response(guarded_api([&] { return api_.signal_daemon(s[2], s[3]); }));
   }
   return error_response(404, "no such action: see docs/web.md for the actions served");
 }

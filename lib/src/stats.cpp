@@ -30,6 +30,29 @@ std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std:
   }
   return 0;
 }
+constexpr std::int64_t kMaxPausedUntil = 1'000'000'000'000'000;
+
+std::optional<std::int64_t> until_of(const std::string& v) {
+  // The server's integer form, as claim reads it: no sign, no leading zero.
+  const bool form = !v.empty() && v.size() <= 18 && (v == "0" || (v[0] >= '1' && v[0] <= '9'));
+  const std::optional<std::int64_t> n = form ? whole_number(v) : std::nullopt;
+  return n && *n <= kMaxPausedUntil ? n : std::nullopt;
+}
+
+// HMGET meta paused paused_by paused_reason paused_until.
+void read_pause(const Reply& r, QueueStats& s) {
+  if (r.type != Reply::Type::Array || r.elements.size() != 4) return;
+  const auto text = [&](std::size_t i) {
+    return r.elements[i].type == Reply::Type::String ? std::optional<std::string>(r.elements[i].str) : std::nullopt;
+  };
+  s.paused = text(0) == std::optional<std::string>("1");
+  s.pause.by = text(1).value_or("");
+  s.pause.reason = text(2).value_or("");
+  if (const std::optional<std::string> until = text(3)) {
+    s.pause.until_ms = until_of(*until);
+    if (!s.pause.until_ms) s.pause.broken_until = until->substr(0, 40);
+  }
+}
 }  // namespace
 
 std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues) {
@@ -41,7 +64,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     reads.push_back({"ZCARD", q.delayed});
     reads.push_back({"ZCARD", q.dead});
     reads.push_back({"HGETALL", q.stats});
-    reads.push_back({"HGET", q.meta, "paused"});
+    reads.push_back({"HMGET", q.meta, "paused", "paused_by", "paused_reason", "paused_until"});
     reads.push_back({"ZRANGE", q.pending, "0", "0"});
     reads.push_back(limit_fields_read(q));
     reads.push_back({"ZCARD", q.waiting});
@@ -69,7 +92,8 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
         s.counters.erase(name);
       }
     }
-    s.paused = q[5].type == Reply::Type::String && q[5].str == "1";
+    if (q[5].is_error()) int_of(q[5], k.meta, s.problems);
+    read_pause(q[5], s);
     if (q[6].type == Reply::Type::Array && !q[6].elements.empty()) {
       s.head_pending = q[6].elements[0].str;
       if (auto ms = minted_at_ms(*s.head_pending)) s.head_pending_since_ms = static_cast<std::int64_t>(*ms);
@@ -88,13 +112,48 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
 
 QueueStats stats(Executor& x, const QueueKeys& q) { return std::move(stats(x, std::vector<QueueKeys>{q}).front()); }
 
-void pause(Executor& x, const QueueKeys& q) {
-  Reply r = x.command({"HSET", q.meta, "paused", "1"});
-  if (r.is_error()) throw error_from_reply("pause", r.str);
+void pause(Executor& x, const QueueKeys& q, const PauseRequest& how) {
+  if (how.by.size() > kPausedByMax) {
+    throw Error(ErrorKind::Invalid, "pause",
+                "who paused is " + std::to_string(how.by.size()) + " bytes; at most " + std::to_string(kPausedByMax));
+  }
+  if (how.reason.size() > kPausedReasonMax) {
+    throw Error(
+        ErrorKind::Invalid, "pause",
+        "the reason is " + std::to_string(how.reason.size()) + " bytes; at most " + std::to_string(kPausedReasonMax));
+  }
+  Command set{"HSET", q.meta, "paused", "1"};
+  Command clear{"HDEL", q.meta};
+  const auto put = [&](const char* field, const std::string& value) {
+    if (value.empty()) {
+      clear.push_back(field);
+    } else {
+      set.insert(set.end(), {field, value});
+    }
+  };
+  put("paused_by", how.by);
+  put("paused_reason", how.reason);
+  std::string until;
+  if (how.for_ms) {
+    const std::int64_t now = x.server_time_ms();
+    if (*how.for_ms < 1 || *how.for_ms > kMaxPausedUntil - now) {
+      throw Error(ErrorKind::Invalid, "pause", "a pause's length must be at least 1 ms and end before 10^15 ms");
+    }
+    until = std::to_string(now + *how.for_ms);
+  }
+  put("paused_until", until);
+  // The old fields go first: between the two, the queue is at most paused
+  // with no end, never lifted early by an end of an earlier pause.
+  std::vector<Command> writes;
+  if (clear.size() > 2) writes.push_back(std::move(clear));
+  writes.push_back(std::move(set));
+  for (const Reply& r : x.pipeline(writes)) {
+    if (r.is_error()) throw error_from_reply("pause", r.str);
+  }
 }
 
 void resume(Executor& x, const QueueKeys& q) {
-  Reply r = x.command({"HDEL", q.meta, "paused"});
+  Reply r = x.command({"HDEL", q.meta, "paused", "paused_by", "paused_reason", "paused_until"});
   if (r.is_error()) throw error_from_reply("resume", r.str);
 }
 

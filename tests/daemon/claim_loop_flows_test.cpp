@@ -49,14 +49,7 @@ class ClaimLoopFlows : public ::testing::Test {
     q.poll_max_ms = 20;
     return q;
   }
-  // The server's count of a command since the start (0 if never called).
-  std::int64_t calls(const std::string& command) {
-    const std::string info = server.cli({"INFO", "commandstats"});
-    const std::string tag = "cmdstat_" + command + ":calls=";
-    const std::size_t at = info.find(tag);
-    return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
-  }
-  // By HGET, which the counts above leave alone (stats() is an HGETALL).
+  // By HGET, which server.calls("hgetall") leaves alone (stats() is an HGETALL).
   std::int64_t completed(const QueueKeys& keys) {
     const Reply r = x.command({"HGET", keys.stats, "completed"});
     return r.type == Reply::Type::String ? std::stoll(r.str) : 0;
@@ -83,12 +76,12 @@ TEST_F(ClaimLoopFlows, AQueueOfLeavesReadsNoResultsAndNoRowsBesideItsClaims) {
   for (int i = 0; i < 20; ++i) root.children.push_back({"leaves", "leaf", 0, "fail", "", {}});
   enqueue_flow(x, root);
 
-  const std::int64_t hgetall = calls("hgetall"), hexists = calls("hexists");
+  const std::int64_t hgetall = server.calls("hgetall"), hexists = server.calls("hexists");
   run_until("plain", 20);
-  EXPECT_EQ(calls("hgetall") - hgetall, 0);
+  EXPECT_EQ(server.calls("hgetall") - hgetall, 0);
   run_until("leaves", 20);
-  EXPECT_EQ(calls("hgetall") - hgetall, 0) << "a leaf's results were read";
-  EXPECT_EQ(calls("hexists") - hexists, 0) << "a leaf's row was looked at for children";
+  EXPECT_EQ(server.calls("hgetall") - hgetall, 0) << "a leaf's results were read";
+  EXPECT_EQ(server.calls("hexists") - hexists, 0) << "a leaf's row was looked at for children";
 }
 
 TEST_F(ClaimLoopFlows, AParentRunsWithItsChildrensResultsAndAJobBesideItWithNone) {
@@ -104,11 +97,11 @@ TEST_F(ClaimLoopFlows, AParentRunsWithItsChildrensResultsAndAJobBesideItWithNone
   const std::string lone = mint_job_id();
   enqueue(x, parents, lone, "alone");
 
-  const std::int64_t hgetall = calls("hgetall");
+  const std::int64_t hgetall = server.calls("hgetall");
   run_until("parents", 2);
   EXPECT_EQ(handler.seen(parent), "completed:ra,dead:eb,");
   EXPECT_EQ(handler.seen(lone), "");
-  EXPECT_EQ(calls("hgetall") - hgetall, 1) << "only the parent's results are read";
+  EXPECT_EQ(server.calls("hgetall") - hgetall, 1) << "only the parent's results are read";
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The least-privilege Valkey user of docs/production.md, taken from the
 // page's text as written: a whole case runs through it (emq enqueues, emqd
 // claims, renews, completes and kills jobs to the dead set with exec
-// handlers, emq reads, retries and waits), on the scripts and on the emq
-// module, and the server's ACL LOG must record no refusal. A command
+// handlers, beats into the fleet registry and answers a quiet, emq reads,
+// pauses, retries and waits), on the scripts and on the emq module, and
+// the server's ACL LOG must record no refusal. A command
 // either program starts to use without the page granting it fails here.
 #include <cctype>
 #include <sstream>
@@ -84,6 +85,7 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   EmqdProcess d("valkey:\n  url: " + user_url() +
                     "\n  password_env: EMQ_VALKEY_PASSWORD\n  keyspace_events: true\n"
                     "metrics:\n  listen: \"\"\nlog:\n  level: debug\nreaper:\n  interval_ms: 100\n"
+                    "daemon:\n  beat_s: 0.5\n"
                     "queues:\n"
                     "  - name: work\n    lease_ms: 1000\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
                     "      command: [\"/bin/sh\", \"-c\", \"sleep 1.5; cat\"]\n"
@@ -100,14 +102,18 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   RunResult died = emq({"wait", "bad", bad_id, "--timeout", "30"});
   EXPECT_EQ(died.code, 1) << died.err;
 
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"stats"},
-                                                                                    {"stats", "work", "--json"},
-                                                                                    {"queues"},
-                                                                                    {"inspect", "work", work_id},
-                                                                                    {"jobs", "bad", "--state", "dead"},
-                                                                                    {"dead", "list", "bad"},
-                                                                                    {"pause", "work"},
-                                                                                    {"resume", "work"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"stats"},
+                                             {"stats", "work", "--json"},
+                                             {"queues"},
+                                             {"inspect", "work", work_id},
+                                             {"jobs", "bad", "--state", "dead"},
+                                             {"dead", "list", "bad"},
+                                             {"pause", "work"},
+                                             {"pause", "work", "--reason", "r", "--for", "1h"},
+                                             {"resume", "work"},
+                                             {"daemons", "--jobs"},
+                                             {"daemons", "--json"}}) {
     RunResult r = emq(args);
     EXPECT_EQ(r.code, 0) << "emq " << args[0] << ": " << r.err;
   }
@@ -122,9 +128,15 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
       seconds(30)))
       << server.cli({"HGET", row, "state"}) << d.log();
 
+  // The fleet: the daemon beats into the registry, and answers a quiet.
+  RunResult quiet = emq({"daemons", "quiet", "--all"});
+  EXPECT_EQ(quiet.code, 0) << quiet.out << quiet.err;
+  EXPECT_NE(quiet.out.find(": quiet (answered in "), std::string::npos) << quiet.out;
+
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(20)), 0) << d.log();
   EXPECT_EQ(d.log().find("NOPERM"), std::string::npos) << d.log();
+  EXPECT_EQ(d.log().find("heartbeat: a beat"), std::string::npos) << d.log();
   EXPECT_EQ(acl_log(), "") << "the server refused a command the page does not grant";
 
   // And the log check can fail: a refused command is in it.

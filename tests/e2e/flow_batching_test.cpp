@@ -30,12 +30,6 @@ class FlowBatching : public E2E {
            "\n    keep_completed_s: " + std::to_string(keep_s) +
            "\n    handler:\n      type: pool\n      command: [\"python3\", \"" EMQ_TEST_HANDLERS "/flow_pool.py\"]\n";
   }
-  std::int64_t calls(const std::string& command) {
-    const std::string info = x.command({"INFO", "commandstats"}).str;
-    const std::string tag = "cmdstat_" + command + ":calls=";
-    const std::size_t at = info.find(tag);
-    return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
-  }
 };
 
 TEST_F(FlowBatching, TheScriptsThatCallScardAreTheTwoThatTellParents) {
@@ -61,11 +55,11 @@ TEST_F(FlowBatching, AParentOfAThousandChildrenHasEveryResultFromFewerThanAThous
     root.children.push_back(child);
   }
   const FlowJob flow = enqueue_flow(x, root);
-  const std::int64_t before = calls("scard");
+  const std::int64_t before = server.calls("scard");
   EmqdProcess d(config_head(server) + pool_queue("ft-root", 1, 600) + pool_queue("ft-kid", 8, 0));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   ASSERT_TRUE(wait_for([&] { return completed("ft-root") == 1; }, seconds(120))) << d.log();
-  const std::int64_t told_in = calls("scard") - before;
+  const std::int64_t told_in = server.calls("scard") - before;
 
   nlohmann::json given = nlohmann::json::parse(row("ft-root", flow.id)["result"])["children"];
   ASSERT_EQ(given.size(), static_cast<std::size_t>(kChildren));

@@ -93,12 +93,15 @@ TEST_F(Lifecycle, KillNineOfOneDaemonLosesNothingAndRerunsAtMostItsConcurrency) 
   ASSERT_TRUE(settled("crash", kJobs, seconds(120))) << survivor.log();
   LedgerCounts c = read_ledger(ledger_path());
   EXPECT_EQ(c.distinct(), static_cast<std::size_t>(kJobs));
-  EXPECT_LE(c.rerun(), static_cast<std::size_t>(kConcurrency));
+  // The kill's cost: jobs the victim was running that ran again. A lease
+  // the survivor itself let lapse on a loaded machine reruns a job too (at
+  // least once is the contract), but that is not what the kill cost.
+  EXPECT_LE(c.rerun_after("victim"), static_cast<std::size_t>(kConcurrency));
   EXPECT_EQ(completed("crash"), kJobs);
   QueueStats s = stats_of("crash");
   EXPECT_EQ(s.dead, 0);
-  std::printf("kill -9: %d jobs, %zu ran twice (bound %d), %lld reaped\n", kJobs, c.rerun(), kConcurrency,
-              static_cast<long long>(s.counters["reaped"]));
+  std::printf("kill -9: %d jobs, %zu ran twice (%zu first run by the victim; bound %d), %lld reaped\n", kJobs,
+              c.rerun(), c.rerun_after("victim"), kConcurrency, static_cast<long long>(s.counters["reaped"]));
 }
 
 TEST_F(Lifecycle, SigtermReleasesWhatDoesNotFinishWithinTheDrain) {

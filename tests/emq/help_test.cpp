@@ -49,7 +49,10 @@ TEST(HelpCli, EachCommandHasItsHelp) {
       {{"wait", "--help"}, {"Usage: emq wait", "--timeout", "keep_completed_s"}},
       {{"queues", "--help"}, {"Usage: emq queues", "--json"}},
       {{"forget", "--help"}, {"Usage: emq forget"}},
-      {{"pause", "--help"}, {"Usage: emq pause"}},
+      {{"pause", "--help"}, {"Usage: emq pause", "--reason", "--for", "--by"}},
+      {{"daemons", "--help"}, {"Usage: emq daemons", "--jobs", "--json", "quiet", "stop"}},
+      {{"daemons", "quiet", "--help"}, {"Usage: emq daemons quiet", "--all", "--timeout", "5"}},
+      {{"daemons", "stop", "--help"}, {"Usage: emq daemons stop", "--all", "--timeout"}},
       {{"resume", "--help"}, {"Usage: emq resume"}},
       {{"cancel", "--help"}, {"Usage: emq cancel", "4"}},
   };

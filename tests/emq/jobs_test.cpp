@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "wait_for.h"
 #include "echomq/flows.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
@@ -170,6 +171,10 @@ TEST_F(JobsCli, WaitingListsTheParentsOfFlowsLongestWaitingFirst) {
     parent.id = id;
     parent.children.push_back({"jobs-kids", "c", 0, "fail", std::string("JOB_c_") + id, {}});
     enqueue_flow(x(), parent);
+    // The second waits from a later millisecond: in the same one, the
+    // order would be the ids'.
+    const std::int64_t since = std::stoll(x().command({"ZSCORE", QueueKeys(queue()).waiting, id}).str);
+    ASSERT_TRUE(test::wait_for([&] { return x().server_time_ms() > since; }, std::chrono::seconds(5)));
   }
   nlohmann::json page = jobs_json({"--state", "waiting"});
   EXPECT_EQ(page["state"], "waiting");

@@ -1,6 +1,8 @@
 // emq stats: the aligned table, the JSON array, and the registry of queues.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
@@ -34,7 +36,7 @@ class StatsCli : public CliTest {
     parent.id = "JOB_p";
     parent.children.push_back({"stats-kids", "c", 0, "fail", "JOB_c", {}});
     enqueue_flow(x(), parent);
-    pause(x(), keys());
+    pause(x(), keys(), {"ann@host-a", "deploy of v2", std::nullopt});
     register_queues(x(), {queue()});
   }
 };
@@ -44,7 +46,8 @@ TEST_F(StatsCli, TableShowsDepthsPausedAndCounters) {
   EmqResult r = emq({"stats", queue()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = lines_of(r.out);
-  ASSERT_EQ(lines.size(), 2u) << r.out;
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[2], "paused " + queue() + " by ann@host-a (deploy of v2), until resumed");
   EXPECT_EQ(cells_of(lines[0]),
             (std::vector<std::string>{"QUEUE", "PAUSED", "PENDING", "ACTIVE", "DELAYED", "DEAD", "WAITING", "CLAIMED",
                                       "COMPLETED", "RETRIED", "DIED", "REAPED", "RELEASED"}));
@@ -69,8 +72,65 @@ TEST_F(StatsCli, JsonHasStableFields) {
       {"delayed", 1},
       {"dead", 1},
       {"waiting", 1},
-      {"counters", {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}}};
+      {"counters", {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}},
+      {"pause",
+       {{"by", "ann@host-a"},
+        {"reason", "deploy of v2"},
+        {"until_ms", nullptr},
+        {"ended", false},
+        {"broken_until", nullptr}}}};
+
   EXPECT_EQ(j[0], want) << j.dump(2);
+}
+
+TEST_F(StatsCli, APauseShowsWhoWhyAndItsEnd) {
+  ASSERT_EQ(emq({"enqueue", queue(), "x"}).exit_code, 0);
+  EmqResult r = emq({"pause", queue(), "--reason", "nightly import", "--for", "2h", "--by", "ops@bastion"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::int64_t until = stats(x(), keys()).pause.until_ms.value_or(0);
+  EXPECT_NEAR(static_cast<double>(until - x().server_time_ms()), 7200000, 5000);
+  EXPECT_EQ(r.out.rfind("paused " + queue() + " by ops@bastion (nightly import), until 20", 0), 0u) << r.out;
+
+  r = emq({"stats", queue(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json p = nlohmann::json::parse(r.out)[0]["pause"];
+  EXPECT_EQ(p["by"], "ops@bastion");
+  EXPECT_EQ(p["reason"], "nightly import");
+  EXPECT_EQ(p["until_ms"], until);
+  EXPECT_EQ(p["ended"], false);
+
+  // An end that has come, before any claim lifted it.
+  x().command({"HSET", keys().meta, "paused_until", "1"});
+  r = emq({"stats", queue()});
+  EXPECT_NE(r.out.find("ended 1970-01-01T00:00:00.001Z (lifted at the next claim)"), std::string::npos) << r.out;
+  x().command({"HSET", keys().meta, "paused_until", "soon"});
+  r = emq({"stats", queue()});
+  EXPECT_NE(r.out.find("paused_until 'soon' is broken"), std::string::npos) << r.out;
+
+  r = emq({"resume", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = emq({"stats", queue(), "--json"});
+  EXPECT_TRUE(nlohmann::json::parse(r.out)[0]["pause"].is_null()) << r.out;
+  EXPECT_EQ(x().command({"HGETALL", keys().meta}).elements.size(), 0u) << "resume leaves no pause field";
+}
+
+TEST_F(StatsCli, PauseWithoutByIsSignedUserAtHost) {
+  // The test's own USER comes first in emq's environment when it has one.
+  const char* own = std::getenv("USER");
+  const std::string user = own != nullptr && *own != '\0' ? own : "carol";
+  EmqResult r = run_emq({"pause", queue()}, {{"EMQ_URL", server().url()}, {"USER", "carol"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(stats(x(), keys()).pause.by.rfind(user + "@", 0), 0u) << stats(x(), keys()).pause.by;
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"pause", queue(), "--for", "soon"},
+                                             {"pause", queue(), "--for", "0s"},
+                                             {"pause", queue(), "--reason", std::string(257, 'r')},
+                                             {"pause", queue(), "--by", std::string(65, 'b')}}) {
+    r = emq(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad[2] << ": " << r.err;
+    EXPECT_NE(r.err.find(bad[2]), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(stats(x(), keys()).pause.by.rfind(user + "@", 0), 0u) << "a refused pause changed the pause";
 }
 
 TEST_F(StatsCli, UnknownQueueIsAllZeros) {

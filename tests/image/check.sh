@@ -29,30 +29,13 @@ mkdir "$root"
 valkey_pid=
 emqd_pid=
 container=
+# wait_for, free_port, start_valkey, stop_emqd, stop_all_and_unmount.
+. tests/support/shell_harness.sh
 cleanup() {
-  [ -n "$emqd_pid" ] && kill -KILL "$emqd_pid" 2>/dev/null
-  [ -n "$valkey_pid" ] && kill -TERM "$valkey_pid" 2>/dev/null && wait "$valkey_pid" 2>/dev/null
   [ -n "$container" ] && podman rm -f -v "$container" >/dev/null 2>&1
-  # Unmount before deleting: rm must never reach the host's /dev or /proc.
-  umount "$root/proc" 2>/dev/null || true
-  umount "$root/dev" 2>/dev/null || true
-  if mountpoint -q "$root/proc" || mountpoint -q "$root/dev"; then
-    echo "image-test: $root still has mounts; left it in place" >&2
-  else
-    rm -rf --one-file-system "$work"
-  fi
+  stop_all_and_unmount "$root" && rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
-
-# Polls a command until it succeeds or the deadline (seconds) passes.
-wait_for() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.1
-  done
-}
 
 # --- the image's configuration ------------------------------------------------
 inspect() { podman image inspect --format "$1" "$image"; }
@@ -157,30 +140,10 @@ out=$(in_image "${entrypoint[@]}" --config /etc/echomq/bad.yaml 2>&1) || rc=$?
 ok "a bad config exits 2: $(echo "$out" | grep -m1 bad.yaml)"
 rm "$root/etc/echomq/bad.yaml"
 
-# --- a free loopback port: nothing answers a connect to it ---------------------------
-free_port() {
-  local p
-  for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-  fail "no free loopback port found"
-}
-
 # --- a valkey-server on the host, with the image's emq module -------------------------
 vport=
 cli() { valkey-cli -p "$vport" "$@"; }
-for _ in 1 2 3; do
-  vport=$(free_port)
-  valkey-server --port "$vport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-    --loadmodule "$root$module" >"$work/valkey.log" 2>&1 &
-  valkey_pid=$!
-  if wait_for 10 sh -c "valkey-cli -p $vport PING 2>/dev/null | grep -q PONG || ! kill -0 $valkey_pid 2>/dev/null"; then
-    kill -0 "$valkey_pid" 2>/dev/null && break
-  fi
-  valkey_pid=
-done
-[ -n "$valkey_pid" ] || fail "valkey-server did not start; its log: $(tail -n 5 "$work/valkey.log")"
+start_valkey "$work/valkey.log" "$work" "$root$module"
 cli MODULE LIST | grep -qx emq || fail "the host's valkey-server did not load the image's $module: $(tail -n 5 "$work/valkey.log")"
 ok "valkey-server on 127.0.0.1:$vport loaded the image's emq module"
 
@@ -267,13 +230,7 @@ ok "pool handler (examples/handlers/pool/echo.sh) ran a job from the host: $r"
 # --- SIGTERM drains: the running job finishes, emqd exits 0 ----------------------------
 enqueue img-slow JOB_image-slow "x"
 wait_for 30 state_is img-slow JOB_image-slow active || fail "the slow job never became active: $(emqd_log)"
-kill -TERM "$emqd_pid"
-stopped() { ! kill -0 "$emqd_pid" 2>/dev/null; }
-wait_for 40 stopped || fail "emqd still runs 40 s after SIGTERM (drain_timeout_s is 30): $(emqd_log)"
-rc=0
-wait "$emqd_pid" || rc=$?
-emqd_pid=
-[ "$rc" = 0 ] || fail "emqd exited $rc after SIGTERM, want 0: $(emqd_log)"
+stop_emqd 40 "drain_timeout_s is 30"
 state_is img-slow JOB_image-slow completed ||
   fail "the job running at SIGTERM is '$(cli HGET "emq:{img-slow}:job:JOB_image-slow" state)', not completed: the drain did not wait for it"
 [ "$(cli HGET "emq:{img-slow}:job:JOB_image-slow" result)" = drained ] || fail "the drained job's result is wrong"

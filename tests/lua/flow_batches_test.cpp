@@ -11,15 +11,6 @@ namespace {
 
 class FlowBatches : public FlowTest {
  protected:
-  // EVALSHA calls the server has counted: each children_done or
-  // outbox_ack_many is one, however many children it carries.
-  std::int64_t evalsha_calls() {
-    const std::string info = cmd({"INFO", "commandstats"}).str;
-    const std::string tag = "cmdstat_evalsha:calls=";
-    const std::size_t at = info.find(tag);
-    return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
-  }
-
   ChildNews news(const QueueKeys& parent_queue, const std::string& parent, const std::string& ref,
                  ChildOutcome outcome = ChildOutcome::Completed, const std::string& text = "r") {
     return {parent_queue.queue, parent, ref, outcome, text};
@@ -38,11 +29,11 @@ TEST_F(FlowBatches, EachParentIsToldOnceForAllItsChildrenAndEachChildGetsChildDo
   std::vector<std::string> c2 = refs_of(cq, {mint_job_id()});
   std::string p1 = parent_of(q, c1);
   std::string p2 = parent_of(q, c2);
-  const std::int64_t before = evalsha_calls();
+  const std::int64_t before = server().calls("evalsha");
   std::vector<Reply> r = tell_parents(x, {news(q, p1, c1[0]), news(q, p2, c2[0]), news(q, p1, c1[1]),
                                           news(q, p1, c1[0]), news(q, p1, c1[2], ChildOutcome::Completed, "last")});
   EXPECT_EQ(integers(r), (std::vector<std::int64_t>{1, 2, 1, 0, 2})) << "a ref given twice is told once";
-  EXPECT_EQ(evalsha_calls() - before, 2) << "one children_done per parent";
+  EXPECT_EQ(server().calls("evalsha") - before, 2) << "one children_done per parent";
   EXPECT_EQ(members(q.pending).size(), 2u);
   EXPECT_EQ(hash(q.results(p1)), (Row{{c1[0], "c:r"}, {c1[1], "c:r"}, {c1[2], "c:last"}}));
 }
@@ -73,9 +64,9 @@ TEST_F(FlowBatches, AThousandChildrenAreToldInOneCall) {
   std::string p = parent_of(q, refs);
   std::vector<ChildNews> all;
   for (const std::string& ref : refs) all.push_back(news(q, p, ref, ChildOutcome::Completed, ref));
-  const std::int64_t before = evalsha_calls();
+  const std::int64_t before = server().calls("evalsha");
   std::vector<std::int64_t> got = integers(tell_parents(x, all));
-  EXPECT_EQ(evalsha_calls() - before, 1);
+  EXPECT_EQ(server().calls("evalsha") - before, 1);
   std::vector<std::int64_t> want(1000, 1);
   want.back() = 2;
   EXPECT_EQ(got, want);
@@ -115,11 +106,12 @@ TEST_F(FlowBatches, OutboxesAreAcknowledgedWithOneCallPerQueueAndScoresAreCompar
   finished(a, a2, 11);
   finished(b, b1, 12);
   finished(b, b2, 13);
-  const std::int64_t before = evalsha_calls();
+  const std::int64_t before = server().calls("evalsha");
   std::vector<Reply> r = ack_outboxes(
       x, {{a.queue, a1, 0, 10}, {b.queue, b1, 60000, 12}, {a.queue, a2, 0, 99}, {b.queue, b2, 60000, std::nullopt}});
   EXPECT_EQ(integers(r), (std::vector<std::int64_t>{1, 1, 0, 1})) << "a2 finished again since it was read";
-  EXPECT_EQ(evalsha_calls() - before, 3) << "one outbox_ack_many per queue, outbox_ack for the one without a score";
+  EXPECT_EQ(server().calls("evalsha") - before, 3)
+      << "one outbox_ack_many per queue, outbox_ack for the one without a score";
   EXPECT_FALSE(exists(a.row(a1)));
   EXPECT_GT(pttl(b.row(b1)), 0);
   EXPECT_EQ(members(a.outbox), (std::vector<std::string>{a2}));

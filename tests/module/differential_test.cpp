@@ -12,6 +12,8 @@
 // corruption may break: each emq/1 row's state names the one set holding
 // its id (none when completed).
 //
+// It draws pauses with who, why and an end (none, ahead, come, broken),
+// so that both lift an ended pause alike and refuse a broken end alike.
 // It draws the queue's limits too: max_active, rates, broken limit fields,
 // and before each claim of a queue with a rate, the bucket as the clock
 // left it (full, refilled in part, a clock that stepped back past rate_at,
@@ -355,6 +357,27 @@ class Differential : public ::testing::Test {
     }
   }
 
+  // A pause as emq pause and emq resume write it, or as another writer
+  // left it: with no end, an end far ahead, an end that has come (the next
+  // claim lifts it), a broken end (claim refuses by name), resumed, or
+  // `paused` alone deleted (the other fields stay behind, unread).
+  Step pause() {
+    static const std::vector<std::string> broken = {"soon", "-1", "1.5", "007", "", "1000000000000001", " 5"};
+    ++pause_steps_;
+    const Command who = {"HSET", q.meta, "paused", "1", "paused_by", "ann@host-a", "paused_reason", bytes(20)};
+    switch (pick(6)) {
+      case 0: return raw_step({who, {"HDEL", q.meta, "paused_until"}});
+      case 1: return raw_step({who, {"HSET", q.meta, "paused_until", std::to_string(server_now() + kLong)}});
+      case 2:
+        return raw_step({who,
+                         {"HSET", q.meta, "paused_until",
+                          chance(20) ? std::string("0") : std::to_string(server_now() - pick64(kLong))}});
+      case 3: return raw_step({who, {"HSET", q.meta, "paused_until", broken[pick(static_cast<int>(broken.size()))]}});
+      case 4: return raw_step({{"HDEL", q.meta, "paused", "paused_by", "paused_reason", "paused_until"}});
+      default: return raw_step({{"HDEL", q.meta, "paused"}});
+    }
+  }
+
   // The bucket a claim of a queue with a well-formed rate starts from, the
   // same on both sides, as some clock left it. Each case leaves the token
   // count the same at any claim time within kBucketSlackMs of now, so the
@@ -362,13 +385,18 @@ class Differential : public ::testing::Test {
   // what each side must write (checked by bucket_problem).
   std::vector<Command> bucket_before_claim() {
     expect_.reset();
-    Reply m = scripted.raw.command({"HMGET", q.meta, "paused", "max_active", "rate_max", "rate_window_ms"});
+    Reply m =
+        scripted.raw.command({"HMGET", q.meta, "paused", "max_active", "rate_max", "rate_window_ms", "paused_until"});
     const auto field = [&](std::size_t i) {
       return m.elements.size() > i && m.elements[i].type == Reply::Type::String ? m.elements[i].str : std::string();
     };
-    if (field(0) == "1" || (!field(1).empty() && !is_counter(field(1)))) return {};
+    const std::int64_t now = server_now();
+    // A pause whose end has come is lifted by the claim, which then takes
+    // tokens: its bucket is planted as any other's.
+    const bool ended = is_counter(field(4)) && std::stoll(field(4)) <= now;
+    if ((field(0) == "1" && !ended) || (!field(1).empty() && !is_counter(field(1)))) return {};
     if (!is_counter(field(2)) || !is_counter(field(3))) return {};
-    Bucket b{std::stoll(field(2)), std::stoll(field(3)), std::nullopt, std::nullopt, server_now()};
+    Bucket b{std::stoll(field(2)), std::stoll(field(3)), std::nullopt, std::nullopt, now};
     if (b.rate_max < 1 || b.rate_max > kMaxRate || b.window < kBucketSlackMs * (kMaxRate + 1)) return {};
     const std::int64_t cap = b.rate_max * b.window;
     std::vector<Command> plant;
@@ -542,10 +570,7 @@ class Differential : public ::testing::Test {
       call = ev(std::move(call));
       return [call](Side& s) { return eval(s, call); };
     }
-    if (roll < 95) {
-      Command c = chance(50) ? Command{"HSET", q.meta, "paused", "1"} : Command{"HDEL", q.meta, "paused"};
-      return [c](Side& s) { return s.raw.command(c); };
-    }
+    if (roll < 95) return pause();
     // Refusals: a non-JOB id, an argument out of range. Same text, nothing written.
     std::vector<ScriptCall> bad = {
         {Script::Enqueue, {q.row_root + "TASK_1", q.pending}, {"TASK_1", "p"}},
@@ -565,6 +590,10 @@ class Differential : public ::testing::Test {
   }
 
   std::int64_t server_now() { return scripted.x.server_time_ms(); }
+  bool is_paused(Side& s) {
+    Reply r = s.raw.command({"HGET", q.meta, "paused"});
+    return r.type == Reply::Type::String && r.str == "1";
+  }
 
   ValkeyServer server;
   Side scripted;
@@ -590,6 +619,8 @@ class Differential : public ::testing::Test {
   int events_steps_ = 0;
   int entries_ = 0;
   std::set<std::string> broken_to_dead_;  // rows claim or reap sent to dead for a broken counter
+  // And of pauses: steps that set one, claims that lifted one.
+  int pause_steps_ = 0, pause_lifts_ = 0;
 
  private:
   int next_id_ = 1;
@@ -615,6 +646,7 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     // sides before this one runs.
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     Step step = next_step();
+    const bool paused_before = is_paused(scripted);
     Reply a = step(scripted);
     Reply b = step(native);
     const std::string mark = std::to_string(n);
@@ -636,6 +668,10 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
                               << " in all); last reply " << show_reply(a);
     if (expect_ && a.type == Reply::Type::Array) ++rate_claims_;
     if (a.type == Reply::Type::Error && a.str.find("EMQARG " + q.meta) != std::string::npos) ++limit_refusals_;
+    // A claim (a list reply; a resume answers a count) that found the
+    // queue paused and left it not paused: its end had come.
+    const bool unpaused = !ka.count(q.meta) || !ka.at(q.meta).entries.count("paused");
+    if (paused_before && unpaused && a.type == Reply::Type::Array) ++pause_lifts_;
     for (const auto& [key, row] : ka) {
       auto error = row.entries.find("error");
       if (row.type == "hash" && error != row.entries.end() && error->second.rfind("row field ", 0) == 0) {
@@ -648,9 +684,10 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
   }
   std::printf(
       "differential: %d limits steps, %d claims under a rate checked to the unit, %d claims refused for a "
-      "broken limit, %d steps with events on, %d entries appended alike, %d rows sent to dead for a broken "
-      "counter\n",
-      limits_steps_, rate_claims_, limit_refusals_, events_steps_, entries_, static_cast<int>(broken_to_dead_.size()));
+      "broken limit or pause, %d steps with events on, %d entries appended alike, %d rows sent to dead for a "
+      "broken counter; %d pause steps, %d pauses lifted by their end\n",
+      limits_steps_, rate_claims_, limit_refusals_, events_steps_, entries_, static_cast<int>(broken_to_dead_.size()),
+      pause_steps_, pause_lifts_);
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

@@ -1,7 +1,7 @@
 // docs/operations.md's alert rules, taken from the page as written: they
 // load in Prometheus (`promtool check rules`), and the ones issue 30
-// mended fire when they should and stay quiet when they should
-// (`promtool test rules` on made-up series).
+// mended (and the fleet's, issue 40) fire when they should and stay quiet
+// when they should (`promtool test rules` on made-up series).
 #include <gtest/gtest.h>
 
 #include "doc_text.h"
@@ -92,6 +92,45 @@ tests:
         exp_alerts:
           - exp_labels: { queue: q }
             exp_annotations: { summary: "queue q: 2000 dead jobs; `emq dead list q`, then `emq dead retry` or `emq dead delete`" }
+  # A daemon killed: the two left see its ghost for the hour it stays; a
+  # clean stop leaves none and is quiet.
+  - interval: 1m
+    input_series:
+      - series: 'emq_daemons_stopped_beating{instance="a"}'
+        values: '0x10 1x60 0x10'
+      - series: 'emq_daemons_stopped_beating{instance="b"}'
+        values: '0x10 1x60 0x10'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: EchoMQDaemonStoppedBeating
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: EchoMQDaemonStoppedBeating
+        exp_alerts:
+          - exp_annotations: { summary: "1 emqd stopped beating without a clean stop in the last hour; `emq daemons` says which are left" }
+      - eval_time: 75m
+        alertname: EchoMQDaemonStoppedBeating
+        exp_alerts: []
+  # Queue p paused a day and more (every daemon reads it); queue r paused
+  # for an hour only: only p fires. Scraped each minute: a series sampled
+  # less often than the 5 m lookback goes stale between samples.
+  - interval: 1m
+    input_series:
+      - series: 'emq_queue_paused{queue="p",instance="a"}'
+        values: '1x1600'
+      - series: 'emq_queue_paused{queue="p",instance="b"}'
+        values: '1x1600'
+      - series: 'emq_queue_paused{queue="r",instance="a"}'
+        values: '0x600 1x60 0x940'
+    alert_rule_test:
+      - eval_time: 20h
+        alertname: EchoMQQueuePausedForADay
+        exp_alerts: []
+      - eval_time: 25h
+        alertname: EchoMQQueuePausedForADay
+        exp_alerts:
+          - exp_labels: { queue: p }
+            exp_annotations: { summary: "queue p has been paused for over a day; `emq stats p` says who and why" }
 )";
 
 TEST(AlertRules, TheMendedRulesFireWhenTheyShould) {

@@ -12,13 +12,20 @@
 namespace echomq::test {
 
 struct LedgerCounts {
-  std::map<std::string, int> runs;  // job id -> times it ran
+  std::map<std::string, int> runs;           // job id -> times it ran
+  std::map<std::string, std::string> first;  // job id -> the daemon that ran it first
   std::size_t lines = 0;
 
   std::size_t distinct() const { return runs.size(); }
   std::size_t rerun() const {
     std::size_t n = 0;
     for (const auto& [id, count] : runs) n += count > 1 ? 1 : 0;
+    return n;
+  }
+  // Jobs that ran again after `daemon` ran them first.
+  std::size_t rerun_after(const std::string& daemon) const {
+    std::size_t n = 0;
+    for (const auto& [id, count] : runs) n += count > 1 && first.at(id) == daemon ? 1 : 0;
     return n;
   }
 };
@@ -29,9 +36,10 @@ inline LedgerCounts read_ledger(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string id;
-    fields >> id;
+    std::string id, attempt, daemon;
+    fields >> id >> attempt >> daemon;
     if (id.empty()) continue;
+    c.first.emplace(id, daemon);
     ++c.runs[id];
     ++c.lines;
   }

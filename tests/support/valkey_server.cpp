@@ -265,11 +265,20 @@ std::string ValkeyServer::cli(const std::vector<std::string>& args) const {
   return out;
 }
 
-long long ValkeyServer::calls(const std::string& command) const {
-  const std::string info = cli({"INFO", "commandstats"});
-  const std::string tag = "cmdstat_" + command + ":calls=";
+namespace {
+// The number after `tag` in an INFO section; 0 when the line is not there.
+long long info_count(const std::string& info, const std::string& tag) {
   const std::size_t at = info.find(tag);
   return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
+}
+}  // namespace
+
+long long ValkeyServer::calls(const std::string& command) const {
+  return info_count(cli({"INFO", "commandstats"}), "cmdstat_" + command + ":calls=");
+}
+
+long long ValkeyServer::errors(const std::string& code) const {
+  return info_count(cli({"INFO", "errorstats"}), "errorstat_" + code + ":count=");
 }
 
 }  // namespace echomq::test

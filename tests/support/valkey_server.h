@@ -59,6 +59,9 @@ class ValkeyServer {
   // How many times the server has run `command` ("evalsha"), from INFO
   // commandstats: 0 before the first.
   long long calls(const std::string& command) const;
+  // How many error replies starting with `code` ("EMQROW") the server has
+  // sent, from INFO errorstats: each one a call it refused.
+  long long errors(const std::string& code) const;
 
  private:
   void launch();

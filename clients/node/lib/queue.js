@@ -9,6 +9,7 @@ const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
+const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
 
 // Every key of a queue, by the key rules of docs/protocol.md.
@@ -25,6 +26,20 @@ function payloadBytes(p) {
   if (typeof p === 'string') return Buffer.from(p, 'utf8');
   if (p instanceof Uint8Array) return Buffer.from(p);
   throw new InvalidError(`a payload is a Buffer or a string, not ${typeof p}`);
+}
+
+// A pause's who, why and end, as `emq stats --json` shows them (null when
+// not paused). until is read as claim reads it: the server's integer form.
+function pauseOf(paused, by, reason, until) {
+  if (paused !== '1') return null;
+  const untilMs = until != null && /^(0|[1-9]\d{0,15})$/.test(until) && Number(until) <= 1e15 ? Number(until) : null;
+  return {
+    by: by || null,
+    reason: reason || null,
+    until_ms: untilMs,
+    ended: false,
+    broken_until: until != null && untilMs == null ? Buffer.from(until).subarray(0, 40).toString() : null,
+  };
 }
 
 function checkLane(lane) {
@@ -135,16 +150,20 @@ class Queue {
   async stats() {
     const p = this.client.pipeline();
     for (const d of DEPTHS) p.zcard(this.keys[d]);
-    p.hget(this.keys.meta, 'paused');
+    p.hmget(this.keys.meta, ...PAUSE_FIELDS);
     p.hmget(this.keys.stats, ...COUNTERS);
     const r = (await p.exec()).map(([err, v]) => { if (err) throw err; return v; });
-    const out = { queue: this.name, paused: r[5] === '1' };
+    const [paused, by, reason, until] = r[5];
+    const out = { queue: this.name, paused: paused === '1' };
     DEPTHS.slice(0, 4).forEach((d, i) => { out[d] = r[i]; });
     out.counters = {};
     COUNTERS.forEach((c, i) => {
       const v = r[6][i];
       out.counters[c] = v == null ? 0 : /^-?\d+$/.test(v) ? Number(v) : null;
     });
+    out.pause = pauseOf(paused, by, reason, until);
+    // The server's clock, only for a pause with an end: has it come?
+    if (out.pause && out.pause.until_ms != null) out.pause.ended = out.pause.until_ms <= (await this.serverTimeMs());
     out.waiting = r[4];
     return out;
   }
@@ -216,8 +235,27 @@ class Queue {
     return out;
   }
 
-  async pause() { await this.client.hset(this.keys.meta, 'paused', '1'); }
-  async resume() { await this.client.hdel(this.keys.meta, 'paused'); }
+  // Stops claims; by (<= 64 bytes) and reason (<= 256) say who and why,
+  // forMs ends it by itself that long after now (the server's clock).
+  async pause({ by = '', reason = '', forMs } = {}) {
+    if (Buffer.byteLength(by) > 64 || Buffer.byteLength(reason) > 256) {
+      throw new InvalidError('pause: by is at most 64 bytes, reason at most 256');
+    }
+    const fields = { paused: '1', paused_by: by, paused_reason: reason, paused_until: '' };
+    if (forMs !== undefined) {
+      if (!Number.isSafeInteger(forMs) || forMs < 1) throw new InvalidError('pause: forMs must be a positive integer');
+      fields.paused_until = String((await this.serverTimeMs()) + forMs);
+    }
+    // The old fields go first: between the two the queue is at most paused
+    // with no end, never lifted by an earlier pause's end.
+    const gone = Object.keys(fields).filter((f) => fields[f] === '');
+    const p = this.client.pipeline();
+    if (gone.length) p.hdel(this.keys.meta, ...gone);
+    p.hset(this.keys.meta, ...Object.entries(fields).filter(([, v]) => v !== '').flat());
+    for (const [err] of await p.exec()) if (err) throw err;
+  }
+
+  async resume() { await this.client.hdel(this.keys.meta, ...PAUSE_FIELDS); }
 
   // Closes the connection when the queue opened it from a URL.
   async close() { if (this.ownsClient) await this.client.quit(); }

@@ -160,6 +160,34 @@ test('Queue', async (t) => {
     assert.deepStrictEqual([s.paused, s.pending, s.active, s.counters.claimed], [false, 0, 1, 1]);
   });
 
+  await t.test('a pause says who, why and until when; resume deletes all four', async () => {
+    const q = open('js-pause-who');
+    await q.enqueue('a');
+    await q.pause({ by: 'ann@host-a', reason: 'deploy', forMs: 3600000 });
+    const meta = await r.hgetall(q.keys.meta);
+    assert.deepStrictEqual([meta.paused, meta.paused_by, meta.paused_reason], ['1', 'ann@host-a', 'deploy']);
+    assert.ok(Math.abs(Number(meta.paused_until) - (await q.serverTimeMs()) - 3600000) < 5000);
+    assert.strictEqual((await q.stats()).pause.by, 'ann@host-a');
+    assert.strictEqual(await worker(r, q.name).claim(), null);
+    await q.pause({ by: 'bob' });
+    assert.deepStrictEqual(await r.hgetall(q.keys.meta), { paused: '1', paused_by: 'bob' });
+    await assert.rejects(q.pause({ reason: 'r'.repeat(257) }), InvalidError);
+    await q.resume();
+    assert.deepStrictEqual(await r.hgetall(q.keys.meta), {});
+    assert.notStrictEqual(await worker(r, q.name).claim(), null);
+  });
+
+  await t.test('a pause for a moment ends at the next claim by itself', async () => {
+    const q = open('js-pause-ends');
+    const id = await q.enqueue('a');
+    await q.pause({ reason: 'blip', forMs: 300 });
+    assert.strictEqual(await worker(r, q.name).claim(), null);
+    const until = Number(await r.hget(q.keys.meta, 'paused_until'));
+    while ((await q.serverTimeMs()) < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.strictEqual((await worker(r, q.name).claim()).id, id);
+    assert.deepStrictEqual(await r.hgetall(q.keys.meta), {});
+  });
+
   await t.test('a flow enqueues each parent before its children', async () => {
     const q = open('flowjs');
     const tree = await q.enqueueFlow({ payload: 'report', onChildFailure: 'ignore', children: [

@@ -14,6 +14,9 @@ MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
+PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
+_SERVER_INTEGER = re.compile(rb"0|[1-9][0-9]{0,15}")
+MAX_PAUSED_UNTIL = 10**15
 
 
 def keys(queue):
@@ -28,6 +31,21 @@ def keys(queue):
 
 def _text(v):
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
+def _pause(paused, by, reason, until, server_time_ms):
+    """A pause's who, why and end, as `emq stats --json` shows them (None when not paused).
+
+    The server's clock is asked only for a pause with an end (TIME is no
+    pipeline command on a cluster)."""
+    if paused != b"1":
+        return None
+    until_ms = int(until) if until is not None and _SERVER_INTEGER.fullmatch(until) else None
+    if until_ms is not None and until_ms > MAX_PAUSED_UNTIL:
+        until_ms = None
+    broken = _text(until[:40]) if until is not None and until_ms is None else None
+    return {"by": _text(by) or None, "reason": _text(reason) or None, "until_ms": until_ms,
+            "ended": until_ms is not None and until_ms <= server_time_ms(), "broken_until": broken}
 
 
 def _payload(p):
@@ -162,12 +180,14 @@ class Queue:
         with self.client.pipeline(transaction=False) as p:
             for s in DEPTHS:
                 p.zcard(k[s])
-            p.hget(k["meta"], "paused")
+            p.hmget(k["meta"], *PAUSE_FIELDS)
             p.hmget(k["stats"], *COUNTERS)
             r = p.execute()
-        out = {"queue": self.name, "paused": r[5] == b"1"}
+        paused, by, reason, until = r[5]
+        out = {"queue": self.name, "paused": paused == b"1"}
         out.update(zip(DEPTHS[:4], r[:4]))
         out["counters"] = {name: _counter(v) for name, v in zip(COUNTERS, r[6])}
+        out["pause"] = _pause(paused, by, reason, until, self.server_time_ms)
         out["waiting"] = r[4]
         return out
 
@@ -236,8 +256,24 @@ class Queue:
                            "error": error, "attempts": int(attempts) if attempts and attempts.isdigit() else 0}
         return out
 
-    def pause(self):
-        self.client.hset(self.keys["meta"], "paused", "1")
+    def pause(self, *, by=None, reason=None, for_ms=None):
+        """Stops claims; by (<= 64 bytes) and reason (<= 256) say who and why,
+        for_ms ends it by itself that long after now (the server's clock)."""
+        fields = {"paused": "1", "paused_by": by or "", "paused_reason": reason or "", "paused_until": ""}
+        if len(fields["paused_by"].encode()) > 64 or len(fields["paused_reason"].encode()) > 256:
+            raise InvalidError("pause: by is at most 64 bytes, reason at most 256")
+        if for_ms is not None:
+            if not isinstance(for_ms, int) or for_ms < 1:
+                raise InvalidError("pause: for_ms must be a positive integer")
+            fields["paused_until"] = str(self.server_time_ms() + for_ms)
+        # The old fields go first: between the two the queue is at most
+        # paused with no end, never lifted by an earlier pause's end.
+        gone = [f for f, v in fields.items() if v == ""]
+        with self.client.pipeline(transaction=False) as p:
+            if gone:
+                p.hdel(self.keys["meta"], *gone)
+            p.hset(self.keys["meta"], mapping={f: v for f, v in fields.items() if v != ""})
+            p.execute()
 
     def resume(self):
-        self.client.hdel(self.keys["meta"], "paused")
+        self.client.hdel(self.keys["meta"], *PAUSE_FIELDS)

@@ -20,6 +20,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import echomq  # noqa: E402
 from echomq import JobFailed, Queue, minted_at_ms  # noqa: E402
 from server import REPO, Server  # noqa: E402
 
@@ -112,6 +113,19 @@ class EndToEnd(unittest.TestCase):
         tree = q.enqueue_flow({"payload": "report", "children": [{"payload": "a", "id": "JOB_e2e_a"},
                                                                  {"payload": "b", "id": "JOB_e2e_b"}]})
         self.assertEqual(q.wait(tree["id"], timeout=60), b"A+B->REPORT")
+
+    def test_the_running_emqd_is_listed_by_python_node_and_emq(self):
+        deadline = time.monotonic() + 30
+        while not echomq.daemons(self.server.url) and time.monotonic() < deadline:
+            time.sleep(0.05)  # its first beat follows "ready:"
+        (py,) = echomq.daemons(self.server.url)
+        self.assertEqual((py["state"], py["queues"], py["slots"]), ("running", ["py_upper"], 2))
+        self.assertEqual(py["pid"], self.emqd.proc.pid)
+        (js,) = json.loads(run([NODE, os.path.join(NODE_TEST, "daemons_cli.js"), self.server.url]))
+        (emq,) = json.loads(run([os.path.join(BIN, "emq"), "--url", self.server.url, "daemons", "--json"]))
+        self.assertEqual(js["id"], py["id"])
+        self.assertEqual(emq["id"], py["id"])
+        self.assertEqual(js["queues"], ["py_upper"])
 
     def test_a_python_job_inspected_by_node_and_by_emq(self):
         q = Queue(self.server.url, "py_only")

@@ -3,6 +3,7 @@ import datetime
 import os
 import sys
 import threading
+import time
 import unittest
 
 import redis
@@ -196,6 +197,34 @@ class QueueTest(ServerTest):
         self.assertIsNotNone(Worker(self.r, q.name).claim())
         s = q.stats()
         self.assertEqual((s["paused"], s["pending"], s["active"], s["counters"]["claimed"]), (False, 0, 1, 1))
+
+    def test_a_pause_says_who_why_and_until_when_and_resume_deletes_all_four(self):
+        q = self.queue()
+        q.enqueue("a")
+        q.pause(by="ann@host-a", reason="deploy", for_ms=3600000)
+        meta = self.r.hgetall(q.keys["meta"])
+        self.assertEqual((meta[b"paused"], meta[b"paused_by"], meta[b"paused_reason"]), (b"1", b"ann@host-a", b"deploy"))
+        self.assertAlmostEqual(int(meta[b"paused_until"]) - q.server_time_ms(), 3600000, delta=5000)
+        self.assertEqual(q.stats()["pause"]["by"], "ann@host-a")
+        self.assertIsNone(Worker(self.r, q.name).claim())
+        q.pause(by="bob")  # again: no reason, no end, none of the old ones
+        self.assertEqual(self.r.hgetall(q.keys["meta"]), {b"paused": b"1", b"paused_by": b"bob"})
+        with self.assertRaises(InvalidError):
+            q.pause(reason="r" * 257)
+        q.resume()
+        self.assertEqual(self.r.hgetall(q.keys["meta"]), {})
+        self.assertIsNotNone(Worker(self.r, q.name).claim())
+
+    def test_a_pause_for_a_moment_ends_at_the_next_claim_by_itself(self):
+        q = self.queue()
+        job_id = q.enqueue("a")
+        q.pause(reason="blip", for_ms=300)
+        self.assertIsNone(Worker(self.r, q.name).claim())
+        until = int(self.r.hget(q.keys["meta"], "paused_until"))
+        while q.server_time_ms() < until:
+            time.sleep(0.02)
+        self.assertEqual(Worker(self.r, q.name).claim()[0], job_id)
+        self.assertEqual(self.r.hgetall(q.keys["meta"]), {})
 
     def test_a_flow_enqueues_each_parent_before_its_children(self):
         q = self.queue("flowpy")

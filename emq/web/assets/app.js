@@ -166,12 +166,15 @@
     return el('button', { type: 'button', class: danger ? 'danger' : null, onclick: onclick }, label);
   }
 
+  // What fleet.js (the daemons, the Pause form) draws with.
+  const kit = {
+    el, api, act, button, notice, crumbs, show, token, readOnly,
+    refresh: () => refresh(),
+    hold: (on) => { busy = on; },
+  };
+
   function pauseButton(q) {
-    if (readOnly) return null;
-    const name = q.queue;
-    return q.paused
-      ? button('Resume', () => act('/api/queues/' + encodeURIComponent(name) + '/resume', () => 'Resumed ' + name))
-      : button('Pause', () => act('/api/queues/' + encodeURIComponent(name) + '/pause', () => 'Paused ' + name));
+    return window.emqFleet.pauseControl(kit, q);
   }
 
   function retryAllButton(q) {
@@ -365,7 +368,7 @@
       const samples = addSample(q, now);
       return el('tr', { 'data-queue': q.queue },
         el('td', {}, el('a', { href: queueHref(q.queue) }, q.queue)),
-        el('td', { class: q.paused ? 'paused' : 'muted' }, q.paused ? 'paused' : 'running'),
+        el('td', {}, window.emqFleet.stateCell(kit, q)),
         el('td', { class: 'num' }, q.pending), el('td', { class: 'num' }, q.active),
         el('td', { class: 'num' }, q.delayed),
         el('td', { class: 'num' }, q.dead ? el('a', { href: queueHref(q.queue, 'dead') }, q.dead) : '0'),
@@ -413,7 +416,8 @@
       el('span', {}, data.total ? (first + 1) + '–' + (first + data.jobs.length) + ' of ' + data.total + ' · page ' +
         data.page + ' of ' + data.pages : 'no ' + state + ' jobs'),
       data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1), rel: 'next' }, 'older →') : null);
-    show(el('div', {}, el('h2', {}, name), summary, actions, limitsSection(q), schedulesSection(name, data.schedules),
+    show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
+      schedulesSection(name, data.schedules),
       el('h3', {}, 'Jobs'), tabs, pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
   }
 
@@ -466,6 +470,7 @@
     // Segments stay encoded until used: a job id's may hold bytes that are
     // not UTF-8, which decodeURIComponent refuses.
     const parts = location.pathname.split('/').filter((p) => p !== '');
+    if (parts.length === 1 && parts[0] === 'daemons') return () => window.emqFleet.daemonsView(kit);
     if (parts.length === 2 && parts[0] === 'queues') return () => queueView(segmentText(parts[1]));
     if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') {
       return () => jobView(segmentText(parts[1]), parts[3]);

@@ -15,6 +15,17 @@
 
 namespace echomq {
 
+// A pause's who, why and end, as meta holds them (PROTOCOL.md, "Pause").
+struct PauseInfo {
+  std::string by;      // "" when not said
+  std::string reason;  // "" when not said
+  // The server ms it ends at by itself; nullopt for a pause without end.
+  std::optional<std::int64_t> until_ms;
+  // paused_until as it stands when it is not an integer in 0..10^15: claim
+  // refuses the queue until it is mended (resume, or pause again).
+  std::optional<std::string> broken_until;
+};
+
 struct QueueStats {
   std::string queue;
   std::int64_t pending = 0;
@@ -23,6 +34,7 @@ struct QueueStats {
   std::int64_t dead = 0;
   std::int64_t waiting = 0;  // parents of flows waiting for their children
   bool paused = false;
+  PauseInfo pause;  // read whether or not paused
   // The queue's limits in meta (claim enforces them): "" when none, else
   // "max_active 20, rate 100/1000ms", or "broken: <why>".
   std::string limits;
@@ -49,7 +61,20 @@ struct QueueStats {
 std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues);
 QueueStats stats(Executor& x, const QueueKeys& q);
 
-void pause(Executor& x, const QueueKeys& q);
+// What `emq pause` says with a pause: who, why, and for how long.
+struct PauseRequest {
+  std::string by;                      // at most 64 bytes; "" says nobody
+  std::string reason;                  // at most 256 bytes; "" says no reason
+  std::optional<std::int64_t> for_ms;  // ends by itself this long after now (the server's clock)
+};
+inline constexpr std::size_t kPausedByMax = 64;
+inline constexpr std::size_t kPausedReasonMax = 256;
+
+// Sets paused = 1 with the request's fields; a field it leaves empty is
+// deleted, so nothing of an earlier pause stays. Error{Invalid} for a field
+// too long or an end out of range, before anything is written.
+void pause(Executor& x, const QueueKeys& q, const PauseRequest& how = {});
+// Deletes the pause's four fields.
 void resume(Executor& x, const QueueKeys& q);
 
 struct JobRow {

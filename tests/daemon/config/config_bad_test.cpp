@@ -101,6 +101,9 @@ const BadCase kBadCases[] = {
     {"bad_executor.yaml", 3, "valkey.executor", "expected one of auto, scripted, native, got lua"},
     {"bad_metrics_listen.yaml", 3, "metrics.listen", "expected host:port (127.0.0.1:9464, [::1]:9464) or \"\""},
     {"metrics_port_out_of_range.yaml", 3, "metrics.listen", "the port is not a number in 1..65535"},
+    // daemon
+    {"daemon_name_bad.yaml", 3, "daemon.name", "expected at most 64 bytes of [A-Za-z0-9_.-]"},
+    {"daemon_beat_too_fast.yaml", 3, "daemon.beat_s", "expected a number in 0.1..3600, got 0.01"},
     // the file itself
     {"yaml_syntax.yaml", 4, "(syntax)", "expected valid YAML: illegal flow end"},
     {"tab_indent.yaml", 4, "(syntax)", "expected valid YAML: illegal tab"},

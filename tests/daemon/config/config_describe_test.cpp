@@ -26,6 +26,7 @@ metrics         [::1]:9500
 log             debug, json
 reaper          every 250 ms, up to 50 jobs
 shutdown        drain up to 12.5 s
+daemon          named worker-7, beating every 2.5 s
 
 queue           emails
   concurrency   8

@@ -73,6 +73,8 @@ TEST(Example, ShowsTheDefaultsTheLoaderUses) {
   EXPECT_EQ(c.reaper.interval_ms, d.reaper.interval_ms);
   EXPECT_EQ(c.reaper.batch, d.reaper.batch);
   EXPECT_DOUBLE_EQ(c.shutdown.drain_timeout_s, d.shutdown.drain_timeout_s);
+  EXPECT_EQ(c.daemon.name, d.daemon.name);
+  EXPECT_DOUBLE_EQ(c.daemon.beat_s, d.daemon.beat_s);
 
   // pool-ok sets only concurrency, backoff.initial_ms and handler keys: the
   // rest is what the example's `defaults:` shows, which must be the real defaults.

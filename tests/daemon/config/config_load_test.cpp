@@ -54,6 +54,8 @@ TEST_F(FullConfig, TopLevelSections) {
   EXPECT_EQ(config_.reaper.interval_ms, 250);
   EXPECT_EQ(config_.reaper.batch, 50);
   EXPECT_DOUBLE_EQ(config_.shutdown.drain_timeout_s, 12.5);
+  EXPECT_EQ(config_.daemon.name, "worker-7");
+  EXPECT_DOUBLE_EQ(config_.daemon.beat_s, 2.5);
   ASSERT_EQ(config_.queues.size(), 3u);
 }
 
@@ -138,6 +140,8 @@ TEST(MinimalConfig, EverythingElseIsTheDocumentedDefault) {
   EXPECT_EQ(c.reaper.interval_ms, 1000);
   EXPECT_EQ(c.reaper.batch, 500);
   EXPECT_DOUBLE_EQ(c.shutdown.drain_timeout_s, 30);
+  EXPECT_EQ(c.daemon.name, "");
+  EXPECT_DOUBLE_EQ(c.daemon.beat_s, 5);
   ASSERT_EQ(c.queues.size(), 1u);
   const QueueConfig& q = c.queues[0];
   EXPECT_EQ(q.name, "jobs");

@@ -113,15 +113,6 @@ TEST_F(OutboxDrainerTest, AnEntryWhoseParentIsGoneIsAcknowledgedAndSaidSo) {
   EXPECT_EQ(told.children_done_completed->Value(), 0) << "no parent was told";
 }
 
-// The server's count of error replies with this code (INFO errorstats):
-// each one a call some client made that the server refused.
-std::int64_t refusals(Executor& x, const std::string& code) {
-  const std::string info = x.command({"INFO", "errorstats"}).str;
-  const std::string key = "errorstat_" + code + ":count=";
-  const std::size_t at = info.find(key);
-  return at == std::string::npos ? 0 : std::stoll(info.substr(at + key.size()));
-}
-
 long lines_with(const test::LogCapture& log, const std::string& text) {
   const std::vector<std::string> lines = log.lines();
   return std::count_if(lines.begin(), lines.end(),
@@ -138,14 +129,14 @@ TEST_F(OutboxDrainerTest, ARefusingParentIsSaidOnceAskedLessOftenAndClearedByCan
   x.command({"HSET", reports.row(parent), "on_child_failure", "sometimes"});
   complete_child(children[0], "page one");
   complete_child(children[1], "page two");
-  const std::int64_t before = refusals(x, "EMQROW");
+  const std::int64_t before = server.errors("EMQROW");
   OutboxDrainer drainer(config, server.options(), metrics);
   drainer.start();
   const std::string said = "cannot tell its parent reports:" + parent;
   ASSERT_TRUE(test::wait_for([&] { return log.contains(said); }, seconds(5)));
   // A window to count the calls in: a rate takes time to see.
   std::this_thread::sleep_for(seconds(3));
-  const std::int64_t calls = refusals(x, "EMQROW") - before;
+  const std::int64_t calls = server.errors("EMQROW") - before;
   std::printf("figures: child_done refused %lld times in about 3 s for 2 entries of one parent\n",
               static_cast<long long>(calls));
   EXPECT_LE(calls, 8) << "each entry at most at 0, 1 and 3 s (and one round's slack)";

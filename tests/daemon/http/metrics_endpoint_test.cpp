@@ -167,6 +167,10 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_schedule_missed_total", "counter"},
     {"emq_schedule_next_fire_timestamp_seconds", "gauge"},
     {"emq_valkey_node_up", "gauge"},
+    {"emq_daemon_state", "gauge"},
+    {"emq_daemons", "gauge"},
+    {"emq_daemons_stopped_beating", "gauge"},
+    {"emq_queue_paused", "gauge"},
 };
 
 // A scrape with something in every family, fetched over the socket.

@@ -20,9 +20,8 @@
 #include "echomq/jobs.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
-#include "emq_web_process.h"
 #include "echomq/events.h"
-#include "web_client.h"
+#include "web_fixture.h"
 #include "wait_for.h"
 
 namespace echomq::test {
@@ -41,37 +40,6 @@ void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std
   ASSERT_FALSE(r.is_error()) << r.str;
   register_queues(x, {q.queue});
 }
-
-class WebApiTest : public CliTest {
- protected:
-  void SetUp() override {
-    CliTest::SetUp();
-    web_ =
-        std::make_unique<EmqWeb>(std::vector<std::string>{"--listen", "127.0.0.1:0"}, Env{{"EMQ_URL", server().url()}});
-    ASSERT_GT(web_->port(), 0) << web_->output();
-  }
-  void TearDown() override { web_.reset(); }
-
-  int port() const { return web_->port(); }
-  std::string qpath() const { return "/api/queues/" + url_encode(queue()); }
-  HttpAnswer get(const std::string& path) const { return request(port(), "GET", path); }
-  // A POST as the page sends it: the token and the page's own origin.
-  HttpAnswer act(const std::string& path) const {
-    return request(port(), "POST", path,
-                   {{"X-EMQ-Token", token_of(port())},
-                    {"Origin", "http://127.0.0.1:" + std::to_string(port())},
-                    {"Sec-Fetch-Site", "same-origin"}});
-  }
-
-  int emq_limit(std::vector<std::string> args) {
-    args.insert(args.begin(), {"limit", queue()});
-    const EmqResult r = emq(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code;
-  }
-
-  std::unique_ptr<EmqWeb> web_;
-};
 
 TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
   const std::uint64_t minted = static_cast<std::uint64_t>(x().server_time_ms()) - 60000;

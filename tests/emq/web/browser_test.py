@@ -6,7 +6,10 @@ What an operator does with the page is checked in the server, not in the
 page alone: the overview lists the queues; a queue's dead jobs show their
 errors; a dead job's Retry button moves it to pending (one whose id is
 not UTF-8 too, from its own view, and Cancel deletes it); "Retry all" asks
-first; Pause and Resume show in the queue's meta; hostile payloads, errors
+first; the Pause form writes who, why and until when into the queue's
+meta, and Resume deletes them; a queue no daemon serves is marked; Quiet
+on the Daemons page shows a real emqd's answer, after which it claims
+nothing; hostile payloads, errors
 and ids stay text; --read-only shows no buttons; the page says when the
 server cannot be reached and recovers when it is back. A real emqd, held
 by a queue's max_active, makes the page say "held back", and stop saying
@@ -151,11 +154,11 @@ schedules:
     every: 2s
 """
 
-    def __init__(self, valkey):
+    def __init__(self, valkey, config_text=None):
         self.dir = tempfile.mkdtemp(prefix="emq-web-emqd-")
         config = os.path.join(self.dir, "emqd.yaml")
         with open(config, "w") as f:
-            f.write(self.CONFIG.format(url=valkey.url()))
+            f.write((config_text or self.CONFIG).format(url=valkey.url()))
         self.log = open(os.path.join(self.dir, "emqd.log"), "w+")
         env = {k: v for k, v in os.environ.items() if not k.startswith("EMQ_")}
         self.proc = subprocess.Popen([ARGS.emqd, "--config", config], env=env, stdout=self.log,
@@ -166,6 +169,19 @@ schedules:
         self.proc.wait(30)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# A daemon of its own for the Quiet button: beats every 0.5 s.
+QUIET_CONFIG = """
+valkey: {{ url: "{url}" }}
+metrics: {{ listen: "" }}
+log: {{ level: warn }}
+daemon: {{ name: web-quiet, beat_s: 0.5 }}
+shutdown: {{ drain_timeout_s: 1 }}
+queues:
+  - name: quietq
+    handler: {{ type: exec, command: ["cat"] }}
+"""
 
 
 def seed_dead(valkey, queue, job_id, payload, error, died_ms):
@@ -320,16 +336,72 @@ class Page(unittest.TestCase):
         wait_server(lambda: c.zcard("emq:{exports}:dead") == 0 and c.zcard("emq:{exports}:pending") == 4,
                     "all four moved to pending")
 
-    def test_pause_and_resume_show_in_the_meta(self):
+    def test_pause_form_asks_why_and_for_how_long_and_resume_clears_it(self):
         enqueue(self.valkey, "billing", "invoice 1")
         self.open("/")
         c = self.valkey.client()
         self.row('tr[data-queue="billing"]')
-        click(self.driver, 'tr[data-queue="billing"]', "Pause")
-        wait_server(lambda: c.hget("emq:{billing}:meta", "paused") == "1", "paused in the meta")
-        wait(self.driver, lambda d: "paused" in text(d, 'tr[data-queue="billing"]'), "the row says paused")
+        click(self.driver, 'tr[data-queue="billing"]', "Pause…")
+        form = self.row('#dialog form[data-queue="billing"]')
+        form.find_element(By.NAME, "reason").send_keys("ledger migration <b>")
+        form.find_element(By.CSS_SELECTOR, 'select[name="for"] option[value="1h"]').click()
+        who = form.find_element(By.NAME, "by")
+        who.clear()
+        who.send_keys("ops@bastion")
+        click(self.driver, "#dialog", "Pause")
+        meta = "emq:{billing}:meta"
+        wait_server(lambda: c.hget(meta, "paused") == "1", "paused in the meta")
+        self.assertEqual(c.hget(meta, "paused_by"), "ops@bastion")
+        self.assertEqual(c.hget(meta, "paused_reason"), "ledger migration <b>")
+        sec, usec = c.time()
+        self.assertAlmostEqual(int(c.hget(meta, "paused_until")) - (sec * 1000 + usec // 1000), 3600000, delta=60000)
+        wait(self.driver, lambda d: "ledger migration <b>" in text(d, 'tr[data-queue="billing"]'),
+             "the row says who paused it and why")
+        self.assertIn("by ops@bastion", text(self.driver, 'tr[data-queue="billing"]'))
+        self.assertIn("until 20", text(self.driver, 'tr[data-queue="billing"]'))
         click(self.driver, 'tr[data-queue="billing"]', "Resume")
-        wait_server(lambda: c.hget("emq:{billing}:meta", "paused") is None, "resumed: no paused field")
+        wait_server(lambda: c.hget(meta, "paused") is None, "resumed: no paused field")
+        self.assertEqual([f for f in c.hkeys(meta) if f.startswith("paused")], [], "resume leaves no pause field")
+
+    def test_a_queue_no_daemon_serves_is_marked(self):
+        enqueue(self.valkey, "nobody", "waits for a daemon")
+        self.open("/")
+        wait(self.driver, lambda d: "no daemon" in text(d, 'tr[data-queue="nobody"]'), "the overview marks it")
+        wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-queue="partner"]'), "partner")
+        wait(self.driver, lambda d: "no daemon" not in text(d, 'tr[data-queue="partner"]'),
+             "a queue the class's emqd serves is not marked")
+        self.open("/queues/nobody")
+        self.assertIn("No live daemon serves nobody", text(self.driver, "#unserved"))
+
+    def test_quiet_on_the_daemons_page_shows_the_answer_and_it_claims_nothing_more(self):
+        d = Emqd(self.valkey, QUIET_CONFIG)
+        c = self.valkey.client()
+        try:
+            def mine():
+                for did in c.zrange("{emq}:daemons", 0, -1):
+                    if c.hget("{emq}:daemon:" + did, "host") == "web-quiet":
+                        return did
+                return None
+            wait_server(lambda: mine() is not None, "the daemon in the registry")
+            did = mine()
+            self.open("/daemons")
+            row = f'tr[data-daemon="{did}"]'
+            self.assertIn("running", text(self.driver, row))
+            click(self.driver, row, "Quiet")
+            wait(self.driver, lambda dr: f"{did}: quiet (answered in" in (text(dr, "#notice") or ""),
+                 "the daemon's answer on the page")
+            self.assertIn("0 jobs still running", text(self.driver, "#notice"))
+            self.assertEqual(c.hget("{emq}:daemon:" + did, "state"), "quiet")
+            wait(self.driver, lambda dr: "quiet" in text(dr, row), "the row says quiet")
+            os.makedirs(ARGS.artifacts, exist_ok=True)
+            self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-daemons.png"))
+            job = enqueue(self.valkey, "quietq", "waits")
+            beat = int(c.hget("{emq}:daemon:" + did, "beat_ms"))
+            wait_server(lambda: int(c.hget("{emq}:daemon:" + did, "beat_ms") or 0) > beat + 1000,
+                        "two more beats of the quiet daemon")
+            self.assertEqual(c.hget("emq:{quietq}:job:" + job, "state"), "pending", "a quiet daemon claimed")
+        finally:
+            d.close()
 
     def test_hostile_payloads_errors_and_ids_stay_text(self):
         hostile = '<img src=x onerror="window.__pwned=1">'
@@ -470,6 +542,9 @@ class Page(unittest.TestCase):
             self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
             self.driver.get(ro.base + "/queues/audit/jobs/JOB_audit_0")
             self.row('pre[data-field="payload"]')
+            self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
+            self.driver.get(ro.base + "/daemons")
+            self.row("#daemons tbody tr")
             self.assertEqual(self.driver.find_elements(By.TAG_NAME, "button"), [])
         finally:
             ro.close()
