@@ -32,7 +32,11 @@ std::vector<RunningJobs::Held> RunningJobs::held() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Held> out;
   out.reserve(jobs_.size());
-  for (const auto& [lease, job] : jobs_) out.push_back({job->lease, job->attempt, job->claimed_at});
+  for (const auto& [lease, job] : jobs_) {
+    const bool reported = job->progress_unsent || job->progress_sent_at != std::chrono::steady_clock::time_point{};
+    out.push_back({job->lease, job->attempt, job->claimed_at,
+                   reported ? std::optional<std::string>(job->progress) : std::nullopt});
+  }
   return out;
 }
 

@@ -63,6 +63,7 @@ class RunningJobs {
     Lease lease;
     std::int64_t attempt;
     std::chrono::steady_clock::time_point claimed_at;
+    std::optional<std::string> progress;  // the latest its handler reported
   };
   std::vector<Held> held() const;
   std::size_t size() const;

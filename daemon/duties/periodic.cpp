@@ -39,14 +39,6 @@ void Periodic::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Periodic::wake() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    woken_ = true;
-  }
-  cv_.notify_all();
-}
-
 void Periodic::main() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
