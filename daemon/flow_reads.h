@@ -12,7 +12,7 @@
 
 #include "echomq/claim_meta.h"
 #include "echomq/executor.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "echomq/keyspace.h"
 
 namespace echomq::daemon {

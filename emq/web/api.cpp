@@ -6,7 +6,7 @@
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"
-#include "echomq/flows.h"
+#include "echomq/flow_tools.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
