@@ -76,15 +76,15 @@ TEST_F(Search, ErrorAndIdPrefixAndPayloadAllMustMatch) {
 }
 
 TEST_F(Search, HostileBytesAreMatchedAsBytes) {
-  const std::string nul_payload = std::string("a\0b<script>\xff", 11);
+  const std::string nul_payload = std::string("a\0b<script>\xff", 12);
   std::string id = enqueue_new(nul_payload);
   enqueue_new("plain");
   SearchArgs a;
-  a.payload_contains = std::string("\0b<script>\xff", 10);
+  a.payload_contains = std::string("\0b<script>\xff", 11);
   SearchResult r = search_jobs(x, q, a);
   ASSERT_EQ(found_ids(r), (std::vector<std::string>{id}));
   EXPECT_FALSE(r.jobs[0].payload_utf8);
-  EXPECT_EQ(r.jobs[0].payload_bytes, 11);
+  EXPECT_EQ(r.jobs[0].payload_bytes, 12);
   a.payload_contains = "\xff\xfe";
   EXPECT_TRUE(search_jobs(x, q, a).jobs.empty());
 }
