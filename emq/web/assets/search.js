@@ -33,6 +33,16 @@ window.emqSearch = (function () {
     return p.toString();
   }
 
+  // The page's policy allows no form submission (form-action 'none'): a
+  // form here navigates by script, to the same URL a GET form would.
+  function navigating(form) {
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      location.assign('/search?' + new URLSearchParams(new FormData(form)).toString());
+    });
+    return form;
+  }
+
   function select(kit, name, values, current) {
     return kit.el('select', { name }, values.map((v) => {
       const o = kit.el('option', { value: v }, v === '' ? '(any queue: the text is an id)' : v);
@@ -42,12 +52,12 @@ window.emqSearch = (function () {
   }
 
   function form(kit, s, queues) {
-    return kit.el('form', { id: 'search-form', action: '/search', method: 'get', class: 'actions' },
+    return navigating(kit.el('form', { id: 'search-form', action: '/search', method: 'get', class: 'actions' },
       kit.el('input', { type: 'text', name: 'q', value: s.q, placeholder: 'job id, or text', size: 30 }),
       select(kit, 'queue', [''].concat(queues), s.queue), ' in ', select(kit, 'state', STATES, s.state),
       ' whose ', select(kit, 'in', FIELDS, s.in), ' contains it · scan at most ',
       kit.el('input', { type: 'number', name: 'scan', value: s.scan || 10000, min: 1, max: 50000 }),
-      kit.el('button', { type: 'submit' }, 'Search'));
+      kit.el('button', { type: 'submit' }, 'Search')));
   }
 
   function resultTable(kit, data, queueOf) {
@@ -134,7 +144,7 @@ window.emqSearch = (function () {
       f.appendChild(kit.el('input', { type: 'hidden', name: 'queue', value: queue }));
       f.appendChild(kit.el('input', { type: 'hidden', name: 'state', value: 'dead' }));
     }
-    return f;
+    return navigating(f);
   }
 
   return { view, headerBox };
