@@ -371,4 +371,6 @@ ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
   return api_error(500, "unexpected cancel outcome");
 }
 
+json listed_job_json(const JobSummary& j, JobState state) { return summary_json(j, state); }
+
 }  // namespace echomq::cli
