@@ -42,10 +42,13 @@ class HistoryWriter : public Periodic {
   std::chrono::milliseconds tick() override;
 
  private:
+  void note(const std::vector<std::string>& problems);
+
   Params params_;
   Executor executor_;
   std::int64_t written_minute_ = -1;  // tick() only: the last minute sampled
   std::int64_t swept_hour_ = -1;      // tick() only: the last hour trimmed
+  std::string problems_;              // tick() only: the broken keys last said
   std::atomic<std::int64_t> rounds_{0};
 };
 

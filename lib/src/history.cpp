@@ -28,8 +28,16 @@ std::optional<std::int64_t> counter_of(const Reply& r) {
   return std::nullopt;
 }
 
-void check(const Reply& r, const char* op) {
-  if (r.is_error()) throw error_from_reply(op, r.str);
+// An error reply about one key: thrown when the server is the trouble
+// (LOADING, a lost connection) or no one collects problems; else named in
+// `problems` (another writer broke the key) and false, so that one broken
+// key stops no other queue's history.
+bool usable(const Reply& r, const std::string& key, std::vector<std::string>* problems) {
+  if (!r.is_error()) return true;
+  Error e = error_from_reply(key, r.str);
+  if (e.transient() || problems == nullptr) throw e;
+  problems->push_back(key + ": " + r.str.substr(0, 120));
+  return false;
 }
 
 }  // namespace
@@ -93,7 +101,8 @@ std::vector<std::optional<HistoryCounts>> read_counters(Executor& x, const std::
 }
 
 int write_history(Executor& x, const std::vector<std::string>& queues,
-                  const std::vector<std::optional<HistoryCounts>>& counts, std::int64_t now_ms) {
+                  const std::vector<std::optional<HistoryCounts>>& counts, std::int64_t now_ms,
+                  std::vector<std::string>* problems) {
   const std::string minute = std::to_string(now_ms / kHistoryMinuteMs);
   const std::string day = std::to_string(now_ms / kHistoryDayMs);
   std::vector<Command> writes;
@@ -105,14 +114,15 @@ int write_history(Executor& x, const std::vector<std::string>& queues,
   }
   int fresh = 0;
   if (writes.empty()) return fresh;
-  for (const Reply& r : x.pipeline(writes)) {
-    check(r, "history");
-    if (r.integer == 1) ++fresh;
+  const std::vector<Reply> replies = x.pipeline(writes);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (usable(replies[i], writes[i][1], problems) && replies[i].integer == 1) ++fresh;
   }
   return fresh;
 }
 
-std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, std::int64_t now_ms) {
+std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, std::int64_t now_ms,
+                          std::vector<std::string>* problems) {
   std::vector<Command> reads;
   std::vector<std::pair<std::string, std::int64_t>> keys;  // key, first interval kept
   for (const std::string& q : queues) {
@@ -125,7 +135,7 @@ std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, s
   const std::vector<Reply> fields = x.pipeline(reads);
   std::vector<Command> deletes;
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    check(fields[i], "history");
+    if (!usable(fields[i], keys[i].first, problems)) continue;
     Command del{"HDEL", keys[i].first};
     for (const Reply& f : fields[i].elements) {
       // A field that names no interval is no sample: it goes too.
@@ -136,9 +146,9 @@ std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, s
   }
   std::int64_t removed = 0;
   if (deletes.empty()) return removed;
-  for (const Reply& r : x.pipeline(deletes)) {
-    check(r, "history");
-    removed += r.integer;
+  const std::vector<Reply> replies = x.pipeline(deletes);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (usable(replies[i], deletes[i][1], problems)) removed += replies[i].integer;
   }
   return removed;
 }
@@ -156,7 +166,7 @@ std::vector<std::map<std::int64_t, HistoryCounts>> read_history(Executor& x, con
   }
   const std::vector<Reply> replies = x.pipeline(reads);
   for (std::size_t q = 0; q < replies.size(); ++q) {
-    check(replies[q], "history");
+    usable(replies[q], reads[q][1], nullptr);
     for (std::size_t i = 0; i < replies[q].elements.size(); ++i) {
       const Reply& e = replies[q].elements[i];
       if (e.type != Reply::Type::String) continue;

@@ -54,16 +54,20 @@ std::vector<std::optional<HistoryCounts>> read_counters(Executor& x, const std::
 // Writes each queue's counters as the sample of the minute and of the day
 // that now_ms falls in, where there is none yet: one pipelined round trip.
 // Returns how many samples were new (the rest were taken by another writer).
+// A key another writer broke (not a hash) is named in `problems` and the
+// others are written; without `problems` it throws Error naming the key.
 int write_history(Executor& x, const std::vector<std::string>& queues,
-                  const std::vector<std::optional<HistoryCounts>>& counts, std::int64_t now_ms);
+                  const std::vector<std::optional<HistoryCounts>>& counts, std::int64_t now_ms,
+                  std::vector<std::string>* problems = nullptr);
 
 // Deletes the fields older than what is kept (as of now_ms) from both
-// hashes of each queue; returns how many went.
-std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, std::int64_t now_ms);
+// hashes of each queue; returns how many went. Broken keys as above.
+std::int64_t trim_history(Executor& x, const std::vector<std::string>& queues, std::int64_t now_ms,
+                          std::vector<std::string>* problems = nullptr);
 
 // The samples of intervals first..last (numbers since the epoch) of each
 // queue, one pipelined round trip; a missing or unreadable field is absent
-// from its queue's map.
+// from its queue's map. A key that is not a hash throws Error naming it.
 std::vector<std::map<std::int64_t, HistoryCounts>> read_history(Executor& x, const std::vector<std::string>& queues,
                                                                 HistoryGrain grain, std::int64_t first,
                                                                 std::int64_t last);

@@ -9,6 +9,7 @@
 
 #include <iostream>
 
+#include "echomq/errors.h"
 #include "echomq/history.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
@@ -117,6 +118,18 @@ TEST_F(HistoryWriterTest, RetriedAndDeadAreSampledToo) {
   const std::int64_t minute = kStartMs / kHistoryMinuteMs;
   EXPECT_EQ(field(HistoryGrain::Minute, "failing", minute), "2 0 1 1");
   EXPECT_EQ(field(HistoryGrain::Minute, "idle", minute), "0 0 0 0") << "a queue with no counters yet starts at 0";
+}
+
+TEST_F(HistoryWriterTest, AKeyAnotherWriterBrokeStopsNoOtherQueuesHistory) {
+  x.command({"SET", history_key("broken", HistoryGrain::Minute), "not a hash"});
+  HistoryWriter w(params({"broken", "fine"}), server.options());
+  w.start();
+  ASSERT_TRUE(another_round(w));
+  const std::int64_t minute = kStartMs / kHistoryMinuteMs;
+  EXPECT_EQ(field(HistoryGrain::Minute, "fine", minute), "0 0 0 0");
+  EXPECT_EQ(field(HistoryGrain::Day, "broken", kDay), "0 0 0 0") << "its day hash is whole";
+  EXPECT_EQ(x.command({"GET", history_key("broken", HistoryGrain::Minute)}).str, "not a hash") << "left as it is";
+  EXPECT_THROW(read_history(x, {"broken"}, HistoryGrain::Minute, minute, minute), Error);
 }
 
 TEST_F(HistoryWriterTest, WhatIsPastKeepingIsTrimmed) {
