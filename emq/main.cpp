@@ -98,6 +98,7 @@ int run(int argc, char** argv) {
   add_schedules(app, tool);
   add_inspect(app, tool);
   add_jobs(app, tool);
+  add_search(app, tool);
   add_dead(app, tool);
   add_purge(app, tool);
   add_promote(app, tool);

@@ -74,6 +74,7 @@ void add_control(CLI::App& app, Tool& tool);  // pause, resume, cancel
 void add_daemons(CLI::App& app, Tool& tool);  // daemons, daemons quiet|stop
 void add_limit(CLI::App& app, Tool& tool);
 void add_jobs(CLI::App& app, Tool& tool);
+void add_search(CLI::App& app, Tool& tool);
 void add_purge(CLI::App& app, Tool& tool);
 void add_promote(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config_types.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "handlers/stop_token.h"
 
 namespace echomq::daemon {

@@ -6,7 +6,7 @@
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"
-#include "echomq/flows.h"
+#include "echomq/flow_tools.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
@@ -370,5 +370,7 @@ ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
   }
   return api_error(500, "unexpected cancel outcome");
 }
+
+json listed_job_json(const JobSummary& j, JobState state) { return summary_json(j, state); }
 
 }  // namespace echomq::cli

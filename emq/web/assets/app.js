@@ -168,7 +168,7 @@
 
   // What fleet.js (the daemons, the Pause form) draws with.
   const kit = {
-    el, api, act, button, notice, crumbs, show, token, readOnly,
+    el, api, act, button, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
     refresh: () => refresh(),
     hold: (on) => { busy = on; },
   };
@@ -471,6 +471,7 @@
     // not UTF-8, which decodeURIComponent refuses.
     const parts = location.pathname.split('/').filter((p) => p !== '');
     if (parts.length === 1 && parts[0] === 'daemons') return () => window.emqFleet.daemonsView(kit);
+    if (parts.length === 1 && parts[0] === 'search') return () => window.emqSearch.view(kit);
     if (parts.length === 2 && parts[0] === 'queues') return () => queueView(segmentText(parts[1]));
     if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') {
       return () => jobView(segmentText(parts[1]), parts[3]);
@@ -515,6 +516,7 @@
     source.onerror = () => { document.body.removeAttribute('data-live'); poll(true); };
   }
 
+  document.getElementById('search-slot').appendChild(window.emqSearch.headerBox(kit, liveQueue()));
   refresh();
   poll(true);
   follow(liveQueue());
