@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "limits.h"
-#include "lua_numbers.h"
 #include "pause.h"
 #include "transitions.h"
 
@@ -54,18 +53,9 @@ static RedisModuleString *dead_beside(RedisModuleCtx *ctx, RedisModuleString *ro
   return RedisModule_CreateString(ctx, name, len);
 }
 
-/* The attempt claim.lua's dead entry names: the row's attempts when they
- * look like an integer ('^-?%d+$', however long, so also when they are the
- * field at fault), else NULL ("0"). */
-static RedisModuleString *entry_attempt(RedisModuleString *attempts) {
-  size_t len = 0;
-  const char *p = attempts != NULL ? RedisModule_StringPtrLen(attempts, &len) : NULL;
-  return p != NULL && emq_matches_int(p, len, 1) ? attempts : NULL;
-}
-
 /* The script's HSET row state dead error "row field <field> is not an
- * integer", then ZADD dead now id, and its dead entry (attempt: see
- * entry_attempt). */
+ * integer", then ZADD dead now id, and its dead entry (attempt: the row's
+ * attempts, NULL when that is the field at fault). */
 static void send_to_dead(RedisModuleCtx *ctx, const Sets *sets, RedisModuleKey *row, RedisModuleString *row_name,
                          RedisModuleString *id, EmqWord field, RedisModuleString *attempts) {
   size_t flen, rlen;
@@ -171,7 +161,7 @@ static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *r
   const int attempts_ok = emq_row_counter(attempts, &job->attempts);
   if (!attempts_ok || !emq_row_counter(epoch, &job->epoch)) {
     send_to_dead(ctx, sets, row, row_name, job->id, attempts_ok ? EMQ_WORD_LEASE_EPOCH : EMQ_WORD_ATTEMPTS,
-                 entry_attempt(attempts));
+                 attempts_ok ? attempts : NULL);
     RedisModule_CloseKey(row);
     return 0;
   }
