@@ -3,6 +3,11 @@
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
+# Tests at once: one more than the cores, since much of a test's time is
+# spent waiting on its servers and processes (at -j2 on two cores the
+# tests' own times add up to 2.6 times the suite's; -j3 took 618 s where
+# -j2 took 738).
+TEST_JOBS  ?= $(shell echo $$(( $$(nproc) + 1 )))
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
@@ -27,7 +32,7 @@ build: deps node-deps
 
 # Everything but the soak (a million jobs; `make soak` runs it).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300 -LE soak
+	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS) --timeout 300 -LE soak
 
 soak: build
 	EMQ_SOAK=1 ctest --test-dir $(BUILD) --output-on-failure -L soak
