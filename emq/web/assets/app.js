@@ -453,7 +453,7 @@
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
-      flowSection(data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
+      flowSection(data), window.emqTree.section(kit, data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
       bytesBlock('result', data.result, base + '/result'), eventsSection(data)));
   }
 
