@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ namespace echomq::test {
 namespace {
 
 using json = nlohmann::json;
+// What a Completed page reads of the stream at most (web/lists_api.h).
+constexpr int kCompletedScan = 5000;
 
 class WebListsTest : public WebApiTest {
  protected:
@@ -105,6 +108,30 @@ TEST_F(WebListsTest, CompletedTabReadsTheStreamNewestFirstAPagePerCursor) {
   const HttpAnswer bad = get(qpath() + "/completed?before=yesterday");
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("not a stream entry id"), std::string::npos) << bad.body;
+}
+
+// A page reads at most 5,000 entries: a completion under 6,000 other
+// entries is on the second page, reached by the cursor.
+TEST_F(WebListsTest, CompletedTabReadsABoundedStretchAPage) {
+  x().command(events_write(keys(), 100000));
+  const std::string done = run_one(keys(), 0);
+  for (int batch = 0; batch < 12; ++batch) {
+    std::vector<ScriptCall> calls;
+    for (int i = 0; i < 500; ++i)
+      calls.push_back(with_events(enqueue_call(keys(), mint_job_id(), "p"), keys(), 100000));
+    for (const Reply& r : x().eval_batch(calls, {})) ASSERT_FALSE(r.is_error()) << r.str;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const json first = completed();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[figure] GET /api/queues/Q/completed reading 5,000 stream entries: %.3f s\n", s);
+  EXPECT_EQ(first["scanned"], kCompletedScan);
+  EXPECT_TRUE(first["completed"].empty()) << first;
+  ASSERT_TRUE(first["next"].is_string()) << first;
+  const json second = completed("?before=" + url_encode(first["next"].get<std::string>()));
+  ASSERT_EQ(second["completed"].size(), 1u) << second;
+  EXPECT_EQ(second["completed"][0]["id"], done);
+  EXPECT_TRUE(second["next"].is_null());
 }
 
 TEST_F(WebListsTest, CompletedTabOfAQueueWithoutEventsSaysHowToKeepThem) {
