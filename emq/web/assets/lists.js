@@ -3,7 +3,8 @@
 // (/api/queues/Q/completed), newest first, a page per cursor. The overview
 // follows every queue that keeps events through ONE EventSource
 // (/api/events/overview: a browser allows ~6 connections per host) and
-// polls only while some queue keeps no events, or is past the 64 followed.
+// polls only while some queue keeps no events, or is past the 64 followed
+// (and, while all are followed, redraws every 30 s for what no event says).
 'use strict';
 
 window.emqLists = (function () {
@@ -44,9 +45,19 @@ window.emqLists = (function () {
 
   // ---- the overview, live ----
 
+  // What the stream does not carry (a pause, limits, a daemon gone) still
+  // shows within this, while every queue is followed and nothing polls.
+  const SLOW_REFRESH_MS = 30000;
+
   let source = null;
   let followed = '';  // the queue names the open stream follows, joined
   let redraw = null;
+  let slow = null;
+
+  function slowRefresh(kit, on) {
+    if (on && !slow) slow = setInterval(kit.refresh, SLOW_REFRESH_MS);
+    if (!on && slow) { clearInterval(slow); slow = null; }
+  }
 
   // names: the overview's queues as last read; hooks.poll(on) turns the
   // page's polling on or off. Reopens the stream when the queues change.
@@ -64,8 +75,9 @@ window.emqLists = (function () {
       // None left to follow: the server ends the stream; closing it here
       // keeps the browser from reopening it every 2 s.
       if ([...states.values()].every((s) => s === 'off' || s === 'trouble')) source.close();
-      const all = [...states.values()].every((s) => s === 'ready');
-      hooks.poll(!(all && names.length <= MAX_FOLLOWED));
+      const all = [...states.values()].every((s) => s === 'ready') && names.length <= MAX_FOLLOWED;
+      hooks.poll(!all);
+      slowRefresh(kit, all);
       if ([...states.values()].some((s) => s === 'ready')) document.body.setAttribute('data-live', 'true');
       else document.body.removeAttribute('data-live');
     };
