@@ -49,6 +49,7 @@ if (!window.__reads) {
 }
 return window.__reads;
 """
+PROCESSED = "const t = document.querySelector('#totals [data-total=\"processed\"] b'); return t ? t.textContent : null;"
 CELL = "const c = document.querySelector('tr[data-queue=\"' + arguments[0] + '\"] td:nth-child(3)'); return c ? c.textContent : null;"
 
 
@@ -80,10 +81,14 @@ class Lists(unittest.TestCase):
         # With nothing happening, no read for longer than the 5 s poll would take.
         time.sleep(7)
         self.assertEqual(self.driver.execute_script(COUNT_READS), 0, "the overview polled while following live")
+        before = self.completed_counter()
         for i in range(3):
             bt.enqueue(self.valkey, "live", f"job {i}")
-        bt.wait_server(lambda: self.completed_counter() >= 3, "emqd completed the three jobs")
+        bt.wait_server(lambda: self.completed_counter() >= before + 3, "emqd completed the three jobs")
         bt.wait(self.driver, lambda d: d.execute_script(COUNT_READS) > 0, "the overview redrawn from the stream")
+        want = str(self.completed_counter())
+        bt.wait(self.driver, lambda d: d.execute_script(PROCESSED) == want,
+                f"the strip's processed reads {want} (it reads {self.driver.execute_script(PROCESSED)})")
         self.assertEqual(self.driver.execute_script("return document.body.getAttribute('data-live')"), "true")
 
     def test_the_waiting_tab_lists_the_parent(self):
