@@ -180,7 +180,7 @@ nlohmann::ordered_json view_json(const FlowView& v) {
   o["queue"] = v.queue;
   put_text(o, "id", v.id);
   if (v.cut != FlowCut::None) {
-    o["cut"] = v.cut == FlowCut::Depth ? "depth" : "repeat";
+    o["cut"] = v.cut == FlowCut::Depth ? "depth" : v.cut == FlowCut::Repeat ? "repeat" : "nodes";
     return o;
   }
   if (v.found) {

@@ -19,6 +19,7 @@
 #include "daemon_view.h"
 #include "pause_view.h"
 #include "schedule_view.h"
+#include "web/tree_api.h"
 
 namespace echomq::cli {
 
@@ -289,6 +290,7 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   out["fields"] = std::move(fields);
   for (auto& [field, value] : big.items()) out[field] = value;
   put_flow(x_, q, *row, out);
+  out["tree"] = row->fields.count("children") ? flow_tree_json(x_, q, id) : json(nullptr);
   put_events(x_, q, id, out);
   return {200, std::move(out)};
 }

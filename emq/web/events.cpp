@@ -6,6 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,8 +52,10 @@ std::string frame(const std::string& event, const std::string& data, const std::
   return (id.empty() ? "" : "id: " + id + "\n") + "event: " + event + "\ndata: " + data + "\n\n";
 }
 
-std::string entry_json(const EventEntry& e) {
+// queue: named in the entry when one stream carries several queues.
+std::string entry_json(const EventEntry& e, const std::string& queue = "") {
   nlohmann::ordered_json o = {{"entry", e.entry_id}};
+  if (!queue.empty()) o["queue"] = queue;
   put_bytes(o, "event", e.event);
   put_bytes(o, "id", e.job_id);
   put_bytes(o, "attempt", e.attempt);
@@ -55,41 +64,158 @@ std::string entry_json(const EventEntry& e) {
   return o.dump();
 }
 
+// Blocking writes that give up after kSendTimeout on a page that stopped reading.
+void blocking_sends(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  const timeval tv{static_cast<time_t>(kSendTimeout.count()), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Where to follow q's stream from (its last entry), or nullopt when the
+// queue keeps no events.
+std::optional<std::string> start_of(Executor& x, const QueueKeys& q) {
+  const std::vector<Reply> at = x.pipeline({events_read(q), {"XREVRANGE", q.events, "+", "-", "COUNT", "1"}});
+  if (decode_events(at[0]) == 0) return std::nullopt;
+  const std::vector<EventEntry> last = decode_entries(at[1]);
+  return last.empty() ? "0-0" : last.front().entry_id;
+}
+
+// The frames of the entries after `from` (moved on past them), "" when
+// none came within `block`. named: the queue each entry names, for a
+// stream of several; a stream of one names none and gives entry ids.
+std::string next_frames(Executor& x, const QueueKeys& q, std::string& from, std::chrono::milliseconds block,
+                        const std::string& named) {
+  Reply r = x.command({"XREAD", "COUNT", "100", "BLOCK", std::to_string(block.count()), "STREAMS", q.events, from});
+  if (r.is_error()) throw error_from_reply("events", r.str);
+  std::string out;
+  for (const Reply& stream : r.elements) {
+    if (stream.elements.size() != 2) continue;
+    for (const EventEntry& e : decode_entries(stream.elements[1])) {
+      out += frame("job", entry_json(e, named), named.empty() ? e.entry_id : "");
+      from = e.entry_id;
+    }
+  }
+  return out;
+}
+
+std::string queue_data(const std::string& queue) { return "{\"queue\":" + nlohmann::json(queue).dump() + "}"; }
+
 void serve(ConnectionOptions server, const std::string& queue, daemon::Fd fd) {
   const Counted counted;
-  const int flags = ::fcntl(fd.get(), F_GETFL);
-  ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-  const timeval tv{static_cast<time_t>(kSendTimeout.count()), 0};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  blocking_sends(fd.get());
   try {
     const QueueKeys q(queue);
     server.command_timeout = kBlock + std::chrono::seconds(10);
     Executor x(server);
-    const std::vector<Reply> at = x.pipeline({events_read(q), {"XREVRANGE", q.events, "+", "-", "COUNT", "1"}});
-    if (decode_events(at[0]) == 0) {
-      send_all(fd.get(), frame("off", "{\"queue\":" + nlohmann::json(queue).dump() + "}"));
+    std::optional<std::string> from = start_of(x, q);
+    if (!from) {
+      send_all(fd.get(), frame("off", queue_data(queue)));
       return;
     }
-    const std::vector<EventEntry> last = decode_entries(at[1]);
-    std::string from = last.empty() ? "0-0" : last.front().entry_id;
     if (!send_all(fd.get(), "retry: 2000\n" + frame("ready", "{}"))) return;
     while (true) {
-      Reply r =
-          x.command({"XREAD", "COUNT", "100", "BLOCK", std::to_string(kBlock.count()), "STREAMS", q.events, from});
-      if (r.is_error()) throw error_from_reply("events", r.str);
-      std::string out;
-      for (const Reply& stream : r.elements) {
-        if (stream.elements.size() != 2) continue;
-        for (const EventEntry& e : decode_entries(stream.elements[1])) {
-          out += frame("job", entry_json(e), e.entry_id);
-          from = e.entry_id;
-        }
-      }
+      const std::string out = next_frames(x, q, *from, kBlock, "");
       if (!send_all(fd.get(), out.empty() ? std::string(": still here\n\n") : out)) return;
     }
   } catch (const std::exception& e) {
     send_all(fd.get(), frame("trouble", nlohmann::json({{"error", e.what()}}).dump()));
   }
+}
+
+// The overview's one socket, written by one reader per queue: a frame is
+// sent whole under the mutex, so frames of two queues never interleave.
+class SharedSocket {
+ public:
+  explicit SharedSocket(int fd) : fd_(fd) {}
+  bool send(const std::string& text) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (gone_) return false;
+    if (!send_all(fd_, text)) gone_ = true;
+    return !gone_;
+  }
+  bool gone() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return gone_;
+  }
+
+ private:
+  int fd_;
+  std::mutex mutex_;
+  bool gone_ = false;
+};
+
+// A reader's block is short so that a page gone frees its connections
+// within it; the keep-alive comes from the stream's own thread.
+constexpr std::chrono::milliseconds kOverviewBlock{5000};
+
+std::atomic<int> overview_readers{0};
+
+struct Reserved {
+  explicit Reserved(int readers) : n(readers) { overview_readers += n; }
+  ~Reserved() { overview_readers -= n; }
+  Reserved(const Reserved&) = delete;
+  Reserved& operator=(const Reserved&) = delete;
+  int n;
+};
+
+void follow_one(ConnectionOptions server, const std::string& queue, SharedSocket& out) {
+  try {
+    const QueueKeys q(queue);
+    server.command_timeout = kOverviewBlock + std::chrono::seconds(10);
+    Executor x(server);
+    std::optional<std::string> from = start_of(x, q);
+    if (!from) {
+      out.send(frame("off", queue_data(queue)));
+      return;
+    }
+    if (!out.send(frame("ready", queue_data(queue)))) return;
+    while (!out.gone()) {
+      const std::string text = next_frames(x, q, *from, kOverviewBlock, queue);
+      if (!text.empty() && !out.send(text)) return;
+    }
+  } catch (const std::exception& e) {
+    out.send(frame("trouble", nlohmann::json({{"queue", queue}, {"error", e.what()}}).dump()));
+  }
+}
+
+void serve_overview(ConnectionOptions server, const std::vector<std::string>& queues, daemon::Fd fd) {
+  const Counted counted;
+  blocking_sends(fd.get());
+  SharedSocket out(fd.get());
+  if (!out.send("retry: 2000\n\n")) return;
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t running = queues.size();
+  std::vector<std::thread> readers;
+  const auto done = [&] {
+    const std::lock_guard<std::mutex> lock(m);
+    --running;
+    cv.notify_all();
+  };
+  for (const std::string& q : queues) {
+    try {
+      readers.emplace_back([&, q] {
+        follow_one(server, q, out);
+        done();
+      });
+    } catch (const std::system_error& e) {
+      // No thread to spare: that queue is polled, the others still followed.
+      out.send(frame("trouble", nlohmann::json({{"queue", q}, {"error", e.what()}}).dump()));
+      done();
+    }
+  }
+  {
+    std::unique_lock<std::mutex> lock(m);
+    // Every queue off (or failed): the stream ends and the page polls.
+    while (running > 0 && !cv.wait_for(lock, kBlock, [&] { return running == 0; })) {
+      lock.unlock();
+      const bool alive = out.send(": still here\n\n");
+      lock.lock();
+      if (!alive) break;
+    }
+  }
+  for (std::thread& t : readers) t.join();
 }
 
 }  // namespace
@@ -108,6 +234,36 @@ daemon::HttpResponse events_response(const ConnectionOptions& server, const std:
   }
   r.content_type = "text/event-stream";
   r.stream = [server, queue](daemon::Fd fd) { serve(server, queue, std::move(fd)); };
+  return r;
+}
+
+daemon::HttpResponse overview_events_response(const ConnectionOptions& server, const std::vector<std::string>& queues) {
+  daemon::HttpResponse r;
+  const auto refuse = [&r](int status, std::string why) {
+    r.status = status;
+    r.body = std::move(why);
+    return r;
+  };
+  if (queues.empty()) return refuse(400, "queue: expected one ?queue= per queue followed\n");
+  if (queues.size() > static_cast<std::size_t>(kMaxOverviewQueues)) {
+    return refuse(400, "too many queues: one stream follows at most " + std::to_string(kMaxOverviewQueues) +
+                           "; poll the others\n");
+  }
+  for (const std::string& q : queues) {
+    if (!valid_queue_name(q)) {
+      return refuse(400, "queue '" + q.substr(0, 64) + "' is not a queue name (1-64 bytes of A-Z a-z 0-9 _ . -)\n");
+    }
+  }
+  const int n = static_cast<int>(queues.size());
+  if (open_streams.load() >= kMaxEventStreams)
+    return refuse(503, "too many event streams open: the page polls instead\n");
+  // Held by the stream until it ends, or until the server drops it unsent.
+  auto held = std::make_shared<Reserved>(n);
+  if (overview_readers.load() > kMaxOverviewReaders) {
+    return refuse(503, "too many queues followed at once: the page polls instead\n");
+  }
+  r.content_type = "text/event-stream";
+  r.stream = [server, queues, held](daemon::Fd fd) { serve_overview(server, queues, std::move(fd)); };
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "web/assets.h"
 #include "web/events.h"
 #include "web/history_api.h"
+#include "web/lists_api.h"
 #include "web/origin.h"
 
 namespace echomq::cli {
@@ -122,6 +123,23 @@ std::string query_param(const std::string& query, const std::string& name) {
     pos = amp + 1;
   }
   return "";
+}
+
+// Every value of a repeated parameter: ?queue=a&queue=b -> {"a", "b"}.
+std::vector<std::string> query_params(const std::string& query, const std::string& name) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < query.size()) {
+    std::size_t amp = query.find('&', pos);
+    if (amp == std::string::npos) amp = query.size();
+    const std::string pair = query.substr(pos, amp - pos);
+    const std::size_t eq = pair.find('=');
+    if (eq != std::string::npos && pair.substr(0, eq) == name) {
+      out.push_back(percent_decode(pair.substr(eq + 1), true).value_or(""));
+    }
+    pos = amp + 1;
+  }
+  return out;
 }
 
 const WebAsset* find_asset(std::string_view name) {
@@ -289,11 +307,18 @@ HttpResponse WebSite::get(const HttpRequest& request) {
     }
   }
   if (n == 2 && s[0] == "api" && s[1] == "events") return events_response(server_, query_param(request.query, "queue"));
+  if (n == 3 && s[0] == "api" && s[1] == "events" && s[2] == "overview") {
+    return overview_events_response(server_, query_params(request.query, "queue"));
+  }
   if (n >= 2 && s[0] == "api" && s[1] == "queues") {
     if (n == 2) return json_response(guarded_api([&] { return api_.queues(); }));
     if (n == 3) {
       return json_response(guarded_api(
           [&] { return api_.queue(s[2], query_param(request.query, "state"), query_param(request.query, "page")); }));
+    }
+    if (n == 4 && s[3] == "completed") {
+      return json_response(
+          guarded_api([&] { return completed_answer(api_.executor(), s[2], query_param(request.query, "before")); }));
     }
     if (n == 5 && s[3] == "jobs") return json_response(guarded_api([&] { return api_.job(s[2], s[4]); }));
     if (n == 6 && s[3] == "jobs" && (s[5] == "payload" || s[5] == "result" || s[5] == "error")) {

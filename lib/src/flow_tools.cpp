@@ -59,15 +59,17 @@ void read_level(Executor& x, const std::vector<FlowView*>& level) {
 }
 }  // namespace
 
-FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth) {
+FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth, std::size_t max_nodes) {
   check_wire_gate(id);
   FlowView top;
   top.queue = q.queue;
   top.id = std::string(id);
   std::set<std::string> met{q.ref(id)};
   std::vector<FlowView*> level{&top};
+  std::size_t read = 0;
   for (int depth = 0; !level.empty(); ++depth) {
     read_level(x, level);
+    read += level.size();
     std::vector<FlowView*> next;
     for (FlowView* v : level) {
       for (FlowView& c : v->children) {
@@ -75,6 +77,8 @@ FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max
           c.cut = FlowCut::Repeat;
         } else if (depth >= max_depth) {
           c.cut = FlowCut::Depth;
+        } else if (read + next.size() >= max_nodes) {
+          c.cut = FlowCut::Nodes;
         } else {
           next.push_back(&c);
         }

@@ -3,7 +3,10 @@
 // read behind a claim in one round trip, complete/fail/cancel pick their
 // flow twins, and the typed child_done/outbox_ack/results carry a tree to
 // its root. Runs on both executors (native.* too).
+#include <functional>
+
 #include "echomq/claim_meta.h"
+#include "echomq/flow_tools.h"
 #include "echomq/flows.h"
 #include "echomq/job_actions.h"
 #include "flow_fixture.h"
@@ -112,6 +115,37 @@ TEST_F(FlowApi, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) 
       EXPECT_TRUE(key == in->meta || key == in->stats) << key << " is left: " << text;
     }
   }
+}
+
+// A page bounds a wide tree by the jobs it reads: past max_nodes the rest
+// are listed cut, never read, and a parent read still lists them all.
+TEST_F(FlowApi, ReadFlowReadsAtMostMaxNodesAndMarksTheRestCut) {
+  QueueKeys mid = queue("m"), leaves = queue("l");
+  FlowNode root = leaf(q.queue, "root");
+  for (int i = 0; i < 3; ++i) {
+    FlowNode m = leaf(mid.queue, "m" + std::to_string(i));
+    m.children = {leaf(leaves.queue, "a"), leaf(leaves.queue, "b")};
+    root.children.push_back(m);
+  }
+  const FlowJob ids = enqueue_flow(x, root);
+  std::size_t read = 0, cut = 0;
+  std::function<void(const FlowView&)> count = [&](const FlowView& v) {
+    if (v.cut == FlowCut::Nodes) {
+      ++cut;
+      EXPECT_FALSE(v.found) << "a cut job is not read";
+    } else {
+      ++read;
+      EXPECT_TRUE(v.found) << v.queue << ":" << v.id;
+    }
+    for (const FlowView& c : v.children) count(c);
+  };
+  count(read_flow(x, q, ids.id, 16, 5));
+  EXPECT_EQ(read, 5u);
+  EXPECT_EQ(cut, 5u);
+  read = cut = 0;
+  count(read_flow(x, q, ids.id));
+  EXPECT_EQ(read, 10u) << "unbounded by default";
+  EXPECT_EQ(cut, 0u);
 }
 
 TEST_F(FlowApi, TheFlagBehindAClaimIsPlainUntilAFlowTouchesTheQueue) {

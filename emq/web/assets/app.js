@@ -2,8 +2,9 @@
 // elsewhere. It reads the JSON API of the server that served it (paths in
 // docs/web.md), draws the view the address names, and keeps it fresh
 // without a reload: a queue's and a job's page follow the queue's events
-// stream (server-sent events from /api/events), the others, and a queue
-// that keeps no events, refresh every few seconds. Every value from the server reaches the
+// stream (server-sent events from /api/events), the overview its queues'
+// on one stream (lists.js), the others, and a queue that keeps no events,
+// refresh every few seconds. Every value from the server reaches the
 // document as text (textContent, attribute values through setAttribute):
 // never as markup.
 'use strict';
@@ -12,7 +13,7 @@
   const REFRESH_MS = 5000;
   const SAMPLE_WINDOW_MS = 10 * 60 * 1000;  // what a queue's chart shows
   const RATE_WINDOW_MS = 60 * 1000;         // what "per minute" averages over
-  const STATES = ['pending', 'active', 'delayed', 'dead'];
+  const STATES = ['pending', 'active', 'delayed', 'dead', 'waiting'];
   const token = document.querySelector('meta[name="emq-token"]').getAttribute('content');
   const readOnly = document.querySelector('meta[name="emq-read-only"]').getAttribute('content') === 'true';
 
@@ -386,22 +387,24 @@
     }
     parts.push(window.emqHistory.section(kit, null));
     show(el('div', {}, parts));
+    window.emqLists.followOverview(kit, data.queues.map((q) => q.queue), { poll });
   }
 
   async function queueView(name) {
     const params = new URLSearchParams(location.search);
-    const state = STATES.includes(params.get('state')) ? params.get('state') : 'pending';
+    const state = STATES.includes(params.get('state')) || params.get('state') === 'completed' ? params.get('state') : 'pending';
     const page = Math.max(1, parseInt(params.get('page') || '1', 10) || 1);
     crumbs(el('a', { href: '/' }, 'queues'), el('span', {}, name));
-    const data = await api('/api/queues/' + encodeURIComponent(name) + '?state=' + state + '&page=' + page);
+    const data = await api('/api/queues/' + encodeURIComponent(name) + '?state=' + (state === 'completed' ? 'pending' : state) + '&page=' + page);
     const q = data.queue;
-    const tabs = el('div', { class: 'tabs' }, STATES.map((s) =>
-      el('a', { href: queueHref(name, s), class: s === state ? 'current' : null, 'data-state': s }, s + ' (' + q[s] + ')')));
+    const tabs = el('div', { class: 'tabs' }, [...STATES, 'completed'].map((s) =>
+      el('a', { href: queueHref(name, s), class: s === state ? 'current' : null, 'data-state': s },
+        s + (q[s] !== undefined ? ' (' + q[s] + ')' : s === state && s !== 'completed' ? ' (' + data.total + ')' : ''))));
     const summary = el('p', {}, q.paused ? el('span', { class: 'paused' }, 'paused') : 'running',
       ' · oldest pending ' + age(q.oldest_pending_age_ms),
       ' · completed ' + (q.counters.completed ?? '?') + ', died ' + (q.counters.dead ?? '?') + ' since the queue began');
     const actions = el('div', { class: 'actions' }, pauseButton(q), state === 'dead' ? retryAllButton(q) : null);
-    const timeHead = { pending: 'Lane', active: 'Lease deadline', delayed: 'Due', dead: 'Died' }[state];
+    const timeHead = { pending: 'Lane', active: 'Lease deadline', delayed: 'Due', dead: 'Died', waiting: 'Waiting since' }[state];
     const head = el('tr', {}, el('th', {}, 'ID'), el('th', {}, timeHead), el('th', { class: 'num' }, 'Attempts'),
       el('th', { class: 'num' }, 'Failures'), el('th', {}, 'Error'), el('th', {}, 'Payload'), readOnly ? null : el('th', {}, ''));
     const rows = data.jobs.map((j) => el('tr', { 'data-id': j.id },
@@ -417,9 +420,10 @@
       el('span', {}, data.total ? (first + 1) + '–' + (first + data.jobs.length) + ' of ' + data.total + ' · page ' +
         data.page + ' of ' + data.pages : 'no ' + state + ' jobs'),
       data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1), rel: 'next' }, 'older →') : null);
+    const list = state === 'completed' ? await window.emqLists.completedSection(kit, name)
+      : [pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))];
     show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
-      schedulesSection(name, data.schedules), window.emqHistory.section(kit, name),
-      el('h3', {}, 'Jobs'), tabs, pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
+      schedulesSection(name, data.schedules), window.emqHistory.section(kit, name), el('h3', {}, 'Jobs'), tabs, list));
   }
 
   function bytesBlock(label, b, href) {
@@ -449,7 +453,7 @@
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
-      flowSection(data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
+      flowSection(data), window.emqTree.section(kit, data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
       bytesBlock('result', data.result, base + '/result'), eventsSection(data)));
   }
 
@@ -493,7 +497,8 @@
     }
   }
 
-  // The queue a page follows live, or null (the overview polls).
+  // The queue a page follows live, or null (the overview follows its
+  // queues through lists.js, polling until they answer).
   function liveQueue() {
     const parts = location.pathname.split('/').filter((p) => p !== '');
     return parts.length >= 2 && parts[0] === 'queues' ? segmentText(parts[1]) : null;

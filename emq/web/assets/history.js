@@ -53,9 +53,15 @@ window.emqHistory = (function () {
   };
 
   // Redraws #totals at most every TOTALS_READ_MS; a failed read leaves the
-  // last totals (the banner already says why).
+  // last totals (the banner already says why). A call held back is made
+  // once the time is up: a page that no longer polls may get no other.
+  let heldBack = null;
   async function totals(kit) {
-    if (Date.now() - totalsAt < TOTALS_READ_MS) return;
+    const wait = TOTALS_READ_MS - (Date.now() - totalsAt);
+    if (wait > 0) {
+      if (!heldBack) heldBack = setTimeout(() => { heldBack = null; totals(kit); }, wait);
+      return;
+    }
     totalsAt = Date.now();
     let t;
     try {

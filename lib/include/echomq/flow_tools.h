@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,10 +15,10 @@
 
 namespace echomq {
 
-// Why read_flow did not read a job it lists: past max_depth, or met
-// before in this tree (deps that name each other, a job under two
-// parents), where it is read and shown once.
-enum class FlowCut { None, Depth, Repeat };
+// Why read_flow did not read a job it lists: past max_depth, met before
+// in this tree (deps that name each other, a job under two parents), where
+// it is read and shown once, or past max_nodes read.
+enum class FlowCut { None, Depth, Repeat, Nodes };
 
 // A job of a flow as it stands, for `emq flow show`.
 struct FlowView {
@@ -60,6 +61,9 @@ std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std:
 // per level, each job once (memory linear in the jobs read). The children
 // of the last level, and a job met again, are listed with their cut. A
 // completed parent has no deps or results left, so only its own row shows.
-FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth = 16);
+// At most max_nodes jobs are read (a page bounds a wide tree so); the
+// rest are listed, cut Nodes, as long as their parent was read.
+FlowView read_flow(Executor& x, const QueueKeys& q, std::string_view id, int max_depth = 16,
+                   std::size_t max_nodes = std::numeric_limits<std::size_t>::max());
 
 }  // namespace echomq

@@ -77,14 +77,7 @@ TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
   const std::string host = "Host: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n";
   c.send("GET /api/events?queue=" + queue() + " HTTP/1.1\r\n" + host);
   std::string seen;
-  const auto read_until = [&](const std::string& text) {
-    return wait_for(
-        [&] {
-          seen += c.read_all(std::chrono::milliseconds(100)).raw;
-          return seen.find(text) != std::string::npos;
-        },
-        std::chrono::seconds(10));
-  };
+  const auto read_until = [&](const std::string& text) { return test::read_until(c, seen, text); };
   ASSERT_TRUE(read_until("event: ready")) << seen;
   EXPECT_NE(seen.find("Content-Type: text/event-stream"), std::string::npos) << seen;
   const std::string id = mint_job_id();

@@ -50,10 +50,7 @@ def server_ms(client):
 class History(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.valkey = bt.Valkey()
-        cls.web = bt.EmqWeb(cls.valkey)
-        cls.emqd = bt.Emqd(cls.valkey, BUSY_CONFIG)
-        cls.driver = bt.browser()
+        bt.rig(cls, BUSY_CONFIG)
         c = cls.valkey.client()
         now = server_ms(c)
         minute, day = now // MINUTE_MS, now // DAY_MS

@@ -252,13 +252,18 @@ def wait_server(cond, what):
         time.sleep(0.05)
 
 
+def rig(cls, emqd_config=None):
+    """A test class's server, `emq web`, emqd (with its config) and browser."""
+    cls.valkey = Valkey()
+    cls.web = EmqWeb(cls.valkey)
+    cls.emqd = Emqd(cls.valkey, emqd_config)
+    cls.driver = browser()
+
+
 class Page(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.valkey = Valkey()
-        cls.web = EmqWeb(cls.valkey)
-        cls.emqd = Emqd(cls.valkey)
-        cls.driver = browser()
+        rig(cls)
 
     @classmethod
     def tearDownClass(cls):

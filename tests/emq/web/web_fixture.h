@@ -3,15 +3,27 @@
 // sends them (GET, and POST with its token and its own origin).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../cli_fixture.h"
 #include "emq_web_process.h"
+#include "wait_for.h"
 #include "web_client.h"
 
 namespace echomq::test {
+
+// Reads an event stream into `seen` until it holds `text` (false after 10 s).
+inline bool read_until(Client& c, std::string& seen, const std::string& text) {
+  return wait_for(
+      [&] {
+        seen += c.read_all(std::chrono::milliseconds(100)).raw;
+        return seen.find(text) != std::string::npos;
+      },
+      std::chrono::seconds(10));
+}
 
 class WebApiTest : public CliTest {
  protected:
