@@ -3,10 +3,9 @@
 #include <iostream>
 #include <memory>
 
-#include "config/duration.h"
 #include "echomq/limits.h"
-#include "echomq/whole_number.h"
 #include "bytes_text.h"
+#include "limit_change.h"
 #include "output.h"
 #include "tool.h"
 
@@ -19,42 +18,6 @@ struct LimitArgs {
   std::string max_active;  // "" unchanged, "off", or N
   std::string rate;        // "" unchanged, "off", or N/PERIOD
 };
-
-// 1..1000000 written plainly: up to 7 digits, no sign, no leading zero.
-// By hand: the std::regex it replaced recursed once per character and a
-// 60,000-character value overflowed the stack.
-std::optional<std::int64_t> count_of(const std::string& text) {
-  if (text.empty() || text.size() > 7 || text[0] == '0') return std::nullopt;
-  const std::optional<std::int64_t> n = whole_number(text);
-  return n && *n <= kMaxActiveLimit ? n : std::nullopt;
-}
-
-// A value as an error shows it: a pasted megabyte is cut.
-std::string shown(const std::string& text) { return "'" + text_cell(text, 40) + "'"; }
-
-// N, or "off"; a usage error naming the option otherwise.
-std::optional<std::int64_t> max_active_of(const std::string& text) {
-  if (text == "off") return std::nullopt;
-  if (std::optional<std::int64_t> n = count_of(text)) return n;
-  throw Error(ErrorKind::Invalid, "--max-active", "expected 1..1000000 or off, got " + shown(text));
-}
-
-// N/PERIOD (100/1s, 5/500ms, 1000/m), or "off".
-std::optional<RateLimit> rate_of(const std::string& text) {
-  if (text == "off") return std::nullopt;
-  const std::size_t slash = text.find('/');
-  if (slash != std::string::npos) {
-    std::string period = text.substr(slash + 1);
-    // "1000/m": a period without a number is one of its unit.
-    if (!period.empty() && (period[0] < '0' || period[0] > '9')) period.insert(0, "1");
-    const std::optional<std::int64_t> max = count_of(text.substr(0, slash));
-    const std::optional<std::int64_t> window = daemon::parse_duration_ms(period);
-    if (max && window && *window >= 1 && *window <= kMaxWindowMs) return RateLimit{*max, *window};
-  }
-  throw Error(ErrorKind::Invalid, "--rate",
-              "expected N/PERIOD such as 100/1s, 5/500ms or 1000/m (N 1..1000000, PERIOD 1ms..24h), or off; got " +
-                  shown(text));
-}
 
 void show(Executor& x, const QueueKeys& q) {
   std::vector<Reply> r = x.pipeline({limit_fields_read(q), {"ZCARD", q.active}});
@@ -85,31 +48,22 @@ void show(Executor& x, const QueueKeys& q) {
 int run_limit(Tool& tool, const LimitArgs& a) {
   QueueKeys q(a.queue);
   // The values are checked before the server is asked anything.
-  // Outer nullopt: unchanged; inner: off.
-  std::optional<std::optional<std::int64_t>> max_active;
-  std::optional<std::optional<RateLimit>> rate;
-  if (!a.max_active.empty()) max_active.emplace(max_active_of(a.max_active));
-  if (!a.rate.empty()) rate.emplace(rate_of(a.rate));
+  LimitChange change;
+  if (!a.max_active.empty()) change.max_active.emplace(max_active_of(a.max_active, "--max-active"));
+  if (!a.rate.empty()) change.rate.emplace(rate_of(a.rate, "--rate"));
   Executor x(tool.options());
   if (a.max_active.empty() && a.rate.empty()) {
     warn_if_unknown(x, q);
     show(x, q);
     return kExitOk;
   }
-  const LimitFields f = decode_limit_fields(x.command(limit_fields_read(q)));
-  std::string broken;
-  const std::optional<QueueLimits> was = f.limits(&broken);
-  if (!was) say("note: the limits in " + q.meta + " were broken (" + broken + "); what is not set now is off");
-  const QueueLimits before = was.value_or(QueueLimits{});
-  QueueLimits want = before;
-  if (max_active) want.max_active = *max_active;
-  if (rate) want.rate = *rate;
-  for (const Reply& r : x.pipeline(limits_write(q, before, want))) {
-    if (r.is_error()) throw error_from_reply("limit", r.str);
+  const LimitsWritten w = change_limits(x, q, change);
+  if (!w.was_broken.empty()) {
+    say("note: the limits in " + q.meta + " were broken (" + w.was_broken + "); what is not set now is off");
   }
   warn_if_unknown(x, q);
-  std::cout << "limits of " << q.queue << ": " << describe(want)
-            << (want.rate && want.rate != before.rate ? " (the bucket starts full)" : "") << '\n';
+  std::cout << "limits of " << q.queue << ": " << describe(w.now)
+            << (w.now.rate && w.now.rate != w.before.rate ? " (the bucket starts full)" : "") << '\n';
   return kExitOk;
 }
 

@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "bytes_text.h"
 #include "output.h"
+#include "schedule_fire.h"
 #include "schedule_view.h"
 #include "tool.h"
 
@@ -83,27 +83,21 @@ int run_schedules(Tool& tool, const SchedulesArgs& a) {
 int run_fire(Tool& tool, const FireArgs& a) {
   QueueKeys q(a.queue);
   Executor x(tool.options());
-  Reply text = x.command({"HGET", q.schedules, a.name});
-  if (text.type != Reply::Type::String) {
-    say("no schedule " + a.name + " is published in queue " + q.queue + " (see emq schedules " + q.queue + ")");
-    return kExitNotFound;
-  }
-  std::string broken;
-  const std::optional<FireSettings> settings = fire_settings(text.str, broken);
-  if (!settings) {
-    say(schedule_words(q.queue, a.name) + ": not fired: its published definition " + broken +
-        ". Another writer changed " + q.schedules + "; a daemon that runs the schedule publishes it again when it " +
-        "starts");
-    return kExitServer;
-  }
-  CronFire fire{a.name, x.server_time_ms(), settings->lane, settings->skip_overlap};
-  const std::string id = mint_job_id();
-  switch (enqueue_cron(x, q, id, a.payload, fire)) {
-    case CronFireResult::Enqueued: std::cout << id << '\n'; return kExitOk;
-    case CronFireResult::Skipped:
+  const FireOutcome r = fire_schedule(x, q, a.name, a.payload);
+  switch (r.kind) {
+    case FireOutcome::Kind::Fired: std::cout << r.job_id << '\n'; return kExitOk;
+    case FireOutcome::Kind::NoSchedule:
+      say("no schedule " + a.name + " is published in queue " + q.queue + " (see emq schedules " + q.queue + ")");
+      return kExitNotFound;
+    case FireOutcome::Kind::Broken:
+      say(schedule_words(q.queue, a.name) + ": not fired: its published definition " + r.problem +
+          ". Another writer changed " + q.schedules + "; a daemon that runs the schedule publishes it again when it " +
+          "starts");
+      return kExitServer;
+    case FireOutcome::Kind::Skipped:
       say("not fired: overlap is skip and the last fire's job is unfinished");
       return kExitRunning;
-    case CronFireResult::Already:
+    case FireOutcome::Kind::MarkerAhead:
       say("not fired: the marker already holds a fire at or after now");
       return kExitNotFound;
   }

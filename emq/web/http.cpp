@@ -341,6 +341,26 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   return error_response(404, "not found: see docs/web.md for the paths served");
 }
 
+// The actions of actions_api.h, nullopt for a path that is none of them.
+std::optional<HttpResponse> WebSite::action_post(const HttpRequest& request, const std::vector<std::string>& s) {
+  const std::size_t n = s.size();
+  if (n == 6 && s[3] == "jobs" && s[5] == "promote") {
+    return json_response(guarded_api([&] { return actions_.promote(s[2], s[4]); }));
+  }
+  if (n == 6 && s[3] == "schedules" && s[5] == "fire") {
+    return json_response(guarded_api([&] { return actions_.fire(s[2], s[4]); }));
+  }
+  if (n == 4 && s[3] == "limits") {
+    return json_response(guarded_api([&] {
+      return actions_.limits(s[2], query_param(request.query, "max_active"), query_param(request.query, "rate"));
+    }));
+  }
+  if (n == 5 && s[3] == "dead" && s[4] == "purge") {
+    return json_response(guarded_api([&] { return actions_.purge_dead(s[2]); }));
+  }
+  return std::nullopt;
+}
+
 HttpResponse WebSite::post(const HttpRequest& request) {
   if (std::optional<HttpResponse> refused = refuse_action(request)) return std::move(*refused);
   const std::optional<std::vector<std::string>> seg = segments_of(request.path);
@@ -356,6 +376,7 @@ HttpResponse WebSite::post(const HttpRequest& request) {
     if (n == 5 && s[3] == "bulk" && (s[4] == "retry" || s[4] == "cancel")) {
       return json_response(guarded_api([&] { return search_.bulk(s[2], s[4], search_query(request, "match")); }));
     }
+    if (std::optional<HttpResponse> r = action_post(request, s)) return std::move(*r);
     if (n == 4 && s[3] == "retry-dead") return json_response(guarded_api([&] { return api_.retry_all(s[2]); }));
     if (n == 6 && s[3] == "jobs" && s[5] == "retry") {
       return json_response(guarded_api([&] { return api_.retry(s[2], s[4]); }));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "web/actions_api.h"
 #include "web/api.h"
 #include "web/auth_throttle.h"
 #include "web/search_api.h"
@@ -34,7 +35,7 @@ struct WebSecurity {
 class WebSite {
  public:
   WebSite(Executor& x, WebSecurity security)
-      : api_(x, security.read_only), search_(x), server_(x.options()), security_(std::move(security)) {}
+      : api_(x, security.read_only), search_(x), actions_(x), server_(x.options()), security_(std::move(security)) {}
 
   // Every request of the HttpServer comes here, on its one thread.
   daemon::HttpResponse handle(const daemon::HttpRequest& request);
@@ -47,10 +48,13 @@ class WebSite {
   std::optional<daemon::HttpResponse> refuse_action(const daemon::HttpRequest& request) const;
   daemon::HttpResponse get(const daemon::HttpRequest& request);
   daemon::HttpResponse post(const daemon::HttpRequest& request);
+  std::optional<daemon::HttpResponse> action_post(const daemon::HttpRequest& request,
+                                                  const std::vector<std::string>& segments);
   daemon::HttpResponse page() const;
 
   WebApi api_;
   SearchApi search_;
+  ActionsApi actions_;
   ConnectionOptions server_;  // each page's event stream opens a connection of its own
   WebSecurity security_;
   AuthThrottle throttle_;

@@ -89,9 +89,7 @@
     return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
   }
 
-  function when(ms) {
-    return ms === null || ms === undefined ? '–' : new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-  }
+  const when = window.emqActions.when;
 
   // {"bytes", "text"|"hex", "truncated"} as text; null as a dash.
   function bytesText(b) {
@@ -169,7 +167,7 @@
 
   // What fleet.js (the daemons, the Pause form) draws with.
   const kit = {
-    el, api, act, button, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
+    el, api, act, button, when, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
     refresh: () => refresh(),
     hold: (on) => { busy = on; },
   };
@@ -190,9 +188,11 @@
     if (readOnly) return [];
     const base = '/api/queues/' + encodeURIComponent(q) + '/jobs/' + idSeg;
     const out = [];
+    if (state === 'delayed') out.push(window.emqActions.runNow(kit, q, id, idSeg));
     if (state === 'dead') out.push(button('Retry', () => act(base + '/retry', () => 'Retried ' + id)));
-    // cancel refuses these two: a running job, and a parent waiting for its children.
-    if (state !== 'active' && state !== 'waiting') {
+    // cancel refuses these two: a running job, and a parent waiting for its
+    // children; a kept completed row it would delete.
+    if (state !== 'active' && state !== 'waiting' && state !== 'completed') {
       out.push(button('Cancel', () => {
         if (window.confirm('Delete job ' + id + ' and its row?')) act(base + '/cancel', () => 'Cancelled ' + id);
       }, true));
@@ -293,7 +293,7 @@
   // queue back now, if anything.
   function limitsSection(q) {
     const l = q.limits;
-    if (!l) return null;
+    if (!l) return [el('h3', {}, 'Limits'), el('p', { class: 'muted', id: 'limits' }, 'none'), window.emqActions.limitsForm(kit, q)];
     const rows = [];
     const add = (term, ...value) => rows.push(el('dt', {}, term), el('dd', {}, ...value));
     if (l.broken) {
@@ -307,19 +307,20 @@
       }
     }
     add('now', l.held_back ? el('span', { class: 'held' }, 'held back: ' + l.held_back) : 'not held back');
-    return [el('h3', {}, 'Limits'), el('dl', { class: 'fields', id: 'limits' }, rows)];
+    return [el('h3', {}, 'Limits'), el('dl', { class: 'fields', id: 'limits' }, rows), window.emqActions.limitsForm(kit, q)];
   }
 
   function schedulesSection(name, list) {
     if (!list || !list.length) return null;
     const head = el('tr', {}, ['Schedule', 'Definition', 'Last fire', 'Last job', 'Next fire'].map((t) => el('th', {}, t)),
-      el('th', { class: 'num' }, 'Missed'));
+      el('th', { class: 'num' }, 'Missed'), readOnly ? null : el('th', {}, ''));
     const rows = list.map((s) => el('tr', { 'data-schedule': s.name },
       el('td', {}, s.name, s.problem ? el('div', { class: 'err' }, s.problem) : null),
       el('td', {}, s.described), el('td', {}, when(s.last_fire_ms)),
       el('td', { class: 'id' }, s.last_job === null ? '–'
         : el('a', { href: jobHref(name, idSegment({ id: s.last_job, id_hex: s.last_job_hex })) }, s.last_job)),
-      el('td', {}, when(s.next_fire_ms)), el('td', { class: 'num' }, s.missed)));
+      el('td', {}, when(s.next_fire_ms)), el('td', { class: 'num' }, s.missed),
+      el('td', {}, window.emqActions.fireNow(kit, name, s.name))));
     return [el('h3', {}, 'Schedules'), el('table', { id: 'schedules' }, el('thead', {}, head), el('tbody', {}, rows))];
   }
 
@@ -403,7 +404,8 @@
     const summary = el('p', {}, q.paused ? el('span', { class: 'paused' }, 'paused') : 'running',
       ' · oldest pending ' + age(q.oldest_pending_age_ms),
       ' · completed ' + (q.counters.completed ?? '?') + ', died ' + (q.counters.dead ?? '?') + ' since the queue began');
-    const actions = el('div', { class: 'actions' }, pauseButton(q), state === 'dead' ? retryAllButton(q) : null);
+    const actions = el('div', { class: 'actions' }, pauseButton(q), state === 'dead' ? retryAllButton(q) : null,
+      state === 'dead' ? window.emqActions.deleteAllDead(kit, q) : null);
     const timeHead = { pending: 'Lane', active: 'Lease deadline', delayed: 'Due', dead: 'Died', waiting: 'Waiting since' }[state];
     const head = el('tr', {}, el('th', {}, 'ID'), el('th', {}, timeHead), el('th', { class: 'num' }, 'Attempts'),
       el('th', { class: 'num' }, 'Failures'), el('th', {}, 'Error'), el('th', {}, 'Payload'), readOnly ? null : el('th', {}, ''));
@@ -491,7 +493,7 @@
     try {
       window.emqHistory.totals(kit);
       await view();
-      document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+      document.getElementById('updated').textContent = 'updated ' + when(Date.now());
     } catch (e) {
       if (!e.shown && e.message && !document.getElementById('banner').textContent) notice(e.message, true);
     }

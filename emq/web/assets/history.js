@@ -81,8 +81,7 @@ window.emqHistory = (function () {
   // ---- the history chart ----
 
   function label(ms, intervalMs) {
-    const iso = new Date(ms).toISOString();
-    return intervalMs >= 86400000 ? iso.slice(0, 10) : iso.slice(0, 10) + ' ' + iso.slice(11, 16) + ' UTC';
+    return intervalMs >= 86400000 ? window.emqActions.day(ms) : window.emqActions.when(ms);
   }
 
   // Each interval's bar: completed at the bottom, failed (retried) above
