@@ -11,9 +11,8 @@ window.emqLists = (function () {
   const MAX_FOLLOWED = 64;
   const REDRAW_MS = 250;
 
-  function when(ms) {
-    return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
-  }
+  // The page's one time format (actions.js).
+  const when = (ms) => window.emqActions.when(ms);
 
   function completedHref(q, before) {
     const base = '/queues/' + encodeURIComponent(q) + '?state=completed';
