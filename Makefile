@@ -7,7 +7,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
 .PHONY: all deps node-deps build test soak demo sanitize install clean image-test \
-        package-deps deb packages package-test
+        package-deps deb speakers packages package-test
 
 all: build
 
@@ -46,11 +46,13 @@ image-test:
 
 # The packages, at the version in VERSION, into dist/: the .deb (make deb
 # builds it alone and runs lintian on it), the Python wheel and the npm
-# tarball (scripts/build-packages.sh says how). make package-test installs
-# them into a fresh Debian root and runs jobs through them; as root, like
-# image-test (tests/package/check.sh).
+# tarball (scripts/build-packages.sh says how). The .deb is made from the
+# build in $(BUILD) when make build has configured it (the binaries make
+# test ran), else from a build of its own in $(BUILD_DEB) without tests.
+# make package-test installs them into a fresh Debian root and runs jobs
+# through them, as root like image-test (tests/package/check.sh).
 BUILD_DEB ?= build-deb
-PACKAGE   := BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
+PACKAGE   = BUILD=$(BUILD) BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
 
 package-deps:
 	$(SUDO) scripts/install-deps.sh --package
@@ -58,11 +60,13 @@ package-deps:
 deb: package-deps
 	$(PACKAGE) --deb
 
-packages: package-deps
-	$(PACKAGE)
+speakers: package-deps
+	$(PACKAGE) --speakers
+
+packages: deb speakers
 
 package-test: packages
-	$(PACKAGE) --deb --binnmu 1 --out $(BUILD_DEB)/binnmu
+	$(PACKAGE) --binnmu 1 --out $(BUILD_DEB)/binnmu
 	$(SUDO) tests/package/check.sh dist $(BUILD_DEB)/binnmu
 
 install: build
