@@ -40,9 +40,10 @@ sanitize:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS=-DEMQ_SANITIZE=ON
 
 # The container image built from the Dockerfile and run: for those who ship
-# it. Needs no image registry (scripts/image-test.sh says how).
-image-test:
-	$(SUDO) scripts/image-test.sh
+# it. Needs no image registry (scripts/image-test.sh says how). Its programs
+# are the .deb's (make deb first), so nothing is compiled twice.
+image-test: deb
+	$(SUDO) scripts/image-test.sh --deb $(DEB)
 
 # The packages, at the version in VERSION, into dist/: the .deb (make deb
 # builds it alone and runs lintian on it), the Python wheel and the npm
@@ -50,9 +51,12 @@ image-test:
 # build in $(BUILD) when make build has configured it (the binaries make
 # test ran), else from a build of its own in $(BUILD_DEB) without tests.
 # make package-test installs them into a fresh Debian root and runs jobs
-# through them, as root like image-test (tests/package/check.sh).
+# through them, as root like image-test (tests/package/check.sh); with
+# image-test in the same make (`make package-test image-test`), the .deb
+# is built once.
 BUILD_DEB ?= build-deb
 PACKAGE   = BUILD=$(BUILD) BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
+DEB       = dist/emqd_$(shell head -n 1 VERSION)_$(shell dpkg --print-architecture).deb
 
 package-deps:
 	$(SUDO) scripts/install-deps.sh --package
