@@ -5,8 +5,6 @@
 // own reading of the same clock when the job reaches it.
 #include <CLI/CLI.hpp>
 
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -17,16 +15,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "echomq/url.h"
-
-namespace {
-
-long long monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
-}  // namespace
+#include "monotonic.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Enqueue jobs spaced in time, each carrying its send time."};

@@ -7,8 +7,9 @@
 
 #include "echomq/job_id.h"
 #include "echomq/claim_meta.h"
-#include "echomq/parent_results.h"
+#include "echomq/events.h"
 #include "clock.h"
+#include "record_settled.h"
 
 namespace echomq::daemon {
 
@@ -27,17 +28,13 @@ constexpr milliseconds kNotReadyRecheck{200};
 // several ride one round trip: the server's work per job is mostly the
 // round trip's. Long enough to gather a few outcomes of jobs of a
 // millisecond; short beside any job worth a queue.
-constexpr milliseconds kOutcomeHold{2};
+constexpr milliseconds kOutcomeGather{2};
 // Round trips on the wire at once. With one, the server and the daemon
 // take turns: the server waits while a batch's jobs are handed out and
 // its outcomes gathered, and the daemon waits while the server works. A
 // second lets both work at once; a third would only queue behind them on
 // the server's one thread.
 constexpr int kChannels = 2;
-// A lease that ends is heard by every daemon of the queue at once: each
-// claims after its own wait of up to this long, so that they do not all
-// ask the server for the one free place in the same instant.
-constexpr int kLeaseEndJitterMs = 20;
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
@@ -48,7 +45,10 @@ ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, 
       metrics_(metrics),
       qm_(metrics.queue(queue.name)),
       settler_(queue_, keys_),
-      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }) {
+      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }),
+      holdback_(queue.poll_max_ms, qm_),
+      flows_(queue_.name, keys_),
+      trouble_(queue_.name) {
   // Each executor connects at its first call: an idle queue's second
   // channel never opens a connection.
   for (int i = 0; i < kChannels; ++i) {
@@ -107,24 +107,18 @@ void ClaimLoop::join() {
 Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
 
 // The loop thread is woken only when it has something to do: a turn is
-// due, or the first outcome of a batch starts its hold.
+// due, or the first outcome of a batch starts its gathering.
 void ClaimLoop::deliver(std::optional<Settlement> s) {
   bool wake_loop;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const Clock::time_point now = Clock::now();
-    const bool first = s && outbox_.empty();
-    if (first) outbox_since_ = now;
-    if (s) outbox_.push_back(std::move(*s));
+    const bool first = s && unsettled_.empty();
+    if (first) unsettled_since_ = now;
+    if (s) unsettled_.push_back(std::move(*s));
     wake_loop = first || turn_due(now);
   }
   if (wake_loop) cv_.notify_all();
-}
-
-// Waiting out server trouble, unless another connection of the daemon has
-// reached the server since: then the wait is over at once.
-bool ClaimLoop::backing_off(Clock::time_point now) const {
-  return now < backoff_until_ && !(troubled_ != nullptr && troubled_->executor.server_back());
 }
 
 // Through server trouble, the channel that met it makes the attempts
@@ -136,7 +130,7 @@ bool ClaimLoop::backing_off(Clock::time_point now) const {
 // condition variable, so every wake-up is notify_all: the one woken must
 // be the one whose turn it is.
 bool ClaimLoop::may_turn(const Channel& ch) const {
-  if (trouble_count_ > 0) return troubled_ == &ch;
+  if (trouble_.under_way()) return trouble_.met_last_by(ch.executor);
   for (const auto& c : channels_) {
     if (c.get() == &ch) return true;
     if (!c->in_turn) return false;
@@ -145,9 +139,9 @@ bool ClaimLoop::may_turn(const Channel& ch) const {
 }
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
-  if (backing_off(now)) return false;  // the server is in trouble: wait
-  if (stopping_) return !outbox_.empty() || runner_.busy() == 0;
-  if (!outbox_.empty() && !holding(now)) return true;
+  if (trouble_.backing_off(now)) return false;  // the server is in trouble: wait
+  if (stopping_) return !unsettled_.empty() || runner_.busy() == 0;
+  if (!unsettled_.empty() && !gathering(now)) return true;
   return claim_due(now);
 }
 
@@ -168,24 +162,24 @@ bool ClaimLoop::claim_wanted() const {
 }
 
 bool ClaimLoop::claim_due(Clock::time_point now) const {
-  return claiming_ && (wake_ || now >= next_claim_at_) && !held(now) && claim_wanted();
+  return claiming_ && (wake_ || now >= next_claim_at_) && !holdback_.holds_back(now) && claim_wanted();
 }
 
-bool ClaimLoop::held(Clock::time_point now) const { return held_by_ != HeldBy::None && now < held_until_; }
-
-// Outcomes are held only while claiming and the slots have work waiting
-// (prefetch): then holding them keeps no slot and no claim waiting.
-bool ClaimLoop::holding(Clock::time_point now) const {
-  return claiming_ && queue_.prefetch > 0 && now < outbox_since_ + kOutcomeHold;
+// Outcomes gather only while claiming and the slots have work waiting
+// (prefetch): then their wait keeps no slot and no claim waiting.
+bool ClaimLoop::gathering(Clock::time_point now) const {
+  return claiming_ && queue_.prefetch > 0 && now < unsettled_since_ + kOutcomeGather;
 }
 
 Clock::time_point ClaimLoop::next_deadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kHeartbeat;
   // Looking every 100 ms whether another connection found the server back
   // costs no call to it.
-  if (backing_off(now)) return std::min({deadline, backoff_until_, now + kLookForServerBack});
-  if (!outbox_.empty()) deadline = std::min(deadline, outbox_since_ + kOutcomeHold);
-  if (claiming_ && claim_wanted()) deadline = std::min(deadline, held(now) ? held_until_ : next_claim_at_);
+  if (trouble_.backing_off(now)) return std::min({deadline, trouble_.backoff_until(), now + kLookForServerBack});
+  if (!unsettled_.empty()) deadline = std::min(deadline, unsettled_since_ + kOutcomeGather);
+  if (claiming_ && claim_wanted()) {
+    deadline = std::min(deadline, holdback_.holds_back(now) ? holdback_.until() : next_claim_at_);
+  }
   return deadline;
 }
 
@@ -215,9 +209,7 @@ std::string ClaimLoop::limit_problem() const {
 void ClaimLoop::lease_ended() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (held_by_ != HeldBy::MaxActive) return;
-    const auto at = Clock::now() + milliseconds(std::uniform_int_distribution<int>(0, kLeaseEndJitterMs)(jitter_));
-    held_until_ = std::min(held_until_, at);
+    if (!holdback_.lease_ended()) return;
   }
   cv_.notify_all();
 }
@@ -225,8 +217,7 @@ void ClaimLoop::lease_ended() {
 void ClaimLoop::limits_changed() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++limits_changes_;
-    held_by_ = HeldBy::None;
+    holdback_.limits_changed();
     wake_ = true;
   }
   cv_.notify_all();
@@ -244,28 +235,6 @@ void ClaimLoop::note_limit_problem(const std::string& why) {
   } else {
     spdlog::error("queue={} claims nothing until its limits are mended (emq limit {}): {}", queue_.name, queue_.name,
                   why);
-  }
-}
-
-// A rate without a whole token waits for the next one, whatever else
-// happens: nothing could be claimed before it. A claim cut short while
-// jobs wait, at max_active, waits for a lease to end (lease_ended) or
-// poll_max_ms; a settlement of this daemon's may claim meanwhile.
-void ClaimLoop::hold_for_limits(const LimitFields& fields, const Reply& pending, int asked, std::size_t claimed) {
-  held_by_ = HeldBy::None;
-  const std::optional<QueueLimits> limits = fields.limits();
-  const std::optional<std::int64_t> token_in = fields.ms_to_next_token();
-  const bool cut_short =
-      static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer && pending.integer > 0;
-  const Clock::time_point now = Clock::now();
-  if (token_in && *token_in > 0) {
-    held_by_ = HeldBy::Rate;
-    held_until_ = now + milliseconds(*token_in);
-    if (cut_short) qm_.limited_rate->Increment();
-  } else if (cut_short && limits && limits->max_active) {
-    held_by_ = HeldBy::MaxActive;
-    held_until_ = now + milliseconds(queue_.poll_max_ms);
-    qm_.limited_max_active->Increment();
   }
 }
 
@@ -320,24 +289,24 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
       last_turn_ns_ = now.time_since_epoch().count();
     }
     last_turn_ns_ = now.time_since_epoch().count();
-    if (stopping_ && runner_.busy() == 0 && (outbox_.empty() || now >= flush_until_)) {
-      if (!outbox_.empty()) {
+    if (stopping_ && runner_.busy() == 0 && (unsettled_.empty() || now >= flush_until_)) {
+      if (!unsettled_.empty()) {
         spdlog::error(
             "queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "
             "they will run again",
-            queue_.name, outbox_.size());
-        outbox_.clear();  // said once, not once per channel
+            queue_.name, unsettled_.size());
+        unsettled_.clear();  // said once, not once per channel
       }
       return false;
     }
-    if (backing_off(now)) return true;
-    batch.swap(outbox_);
+    if (trouble_.backing_off(now)) return true;
+    batch.swap(unsettled_);
     // A claim rides along with outcomes when it is wanted at all, even
     // before an idle queue's next poll: the round trip is paid anyway.
     // Not while the rate has no token; at max_active, an outcome settled
     // with the claim may be the lease that makes room.
     const bool claim_now =
-        claim_due(now) || (!batch.empty() && claiming_ && claim_wanted() && !(held(now) && held_by_ == HeldBy::Rate));
+        claim_due(now) || (!batch.empty() && claiming_ && claim_wanted() && !holdback_.holds_for_token(now));
     wake_ = false;
     if (claim_now) reserved = reserve_claim();
     if (batch.empty() && reserved == 0) return true;
@@ -360,7 +329,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   if (batch.empty() && free == 0) return;
   std::vector<ScriptCall> calls;
   calls.reserve(batch.size() + 1);
-  const FlowMode mode = flows_ ? FlowMode::Flow : FlowMode::Plain;
+  const FlowMode mode = flows_.mode();
   for (auto it = batch.begin(); it != batch.end();) {
     try {
       calls.push_back(settler_.call(*it, mode));
@@ -381,7 +350,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
     reads = {claim_meta_read(keys_), {"ZCARD", keys_.pending}};
   }
 
-  const std::uint64_t changes_before = limits_changes_;
+  const std::uint64_t changes_before = holdback_.changes();
   std::vector<Reply> replies;
   try {
     replies = round_trip(ch, calls, reads);
@@ -391,14 +360,13 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   }
 
   std::deque<Settlement> keep;
-  std::optional<Error> refused = record_outcomes(batch, replies, keep);
+  std::optional<Error> refused = record_settled(queue_.name, batch, replies, keep, running_, qm_);
   std::vector<ClaimedJob> jobs;
   std::optional<ClaimMeta> meta;
   if (free > 0) meta = decode_claim_meta(replies[calls.size()]);
-  if (meta && meta->flows == FlowMode::Flow && !flows_.exchange(true)) {
-    spdlog::info("queue={} takes part in flows: settling through the flow transitions", queue_.name);
-  }
-  if (meta && meta->parents) parents_ = true;
+  // The stream's length the next transitions of the queue pass.
+  if (meta && ch.executor.options().events) ch.executor.options().events->learnt(queue_.name, meta->events);
+  if (meta) flows_.learn(*meta);
   bool claimed_ok = false;
   if (free > 0) {
     try {
@@ -434,28 +402,11 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
       idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
       queue_had_more_ = static_cast<int>(jobs.size()) == free;
       next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
-      if (claimed_ok && changes_before == limits_changes_) {
-        hold_for_limits(meta->limits, replies[calls.size() + 1], free, jobs.size());
-      }
+      if (claimed_ok) holdback_.after_claim(changes_before, meta->limits, replies[calls.size() + 1], free, jobs.size());
     }
   }
-  std::vector<std::vector<ChildResult>> children;
-  bool give_back = false;
-  if (parents_ && !jobs.empty()) {
-    try {
-      children = read_children(ch, jobs);
-    } catch (const Error& e) {
-      // A parent must not run without its children's results.
-      spdlog::warn("queue={} giving back {} claimed jobs: their children's results could not be read: {}", queue_.name,
-                   jobs.size(), e.what());
-      give_back = true;
-    }
-  }
-  dispatch(std::move(jobs), std::move(children), give_back);
-}
-
-std::vector<std::vector<ChildResult>> ClaimLoop::read_children(Channel& ch, const std::vector<ClaimedJob>& jobs) {
-  return read_parent_results(ch.executor, keys_, jobs);
+  FlowReads::Claimed children = flows_.children_of(ch.executor, jobs);
+  dispatch(std::move(jobs), std::move(children.children), children.give_back);
 }
 
 std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
@@ -466,49 +417,6 @@ std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCa
   } counted{on_wire_};
   ++on_wire_;
   return then.empty() ? ch.executor.eval_batch(calls) : ch.executor.eval_batch(calls, then);
-}
-
-std::optional<Error> ClaimLoop::record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
-                                                std::deque<Settlement>& keep) {
-  std::optional<Error> refused;
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    Settlement& s = batch[i];
-    Settled how;
-    try {
-      how = Settler::decode(s, replies[i]);
-    } catch (const Error& e) {
-      if (e.transient()) {
-        if (!refused) refused = e;
-        keep.push_back(std::move(s));
-        continue;
-      }
-      // A refusal that retrying cannot mend: the lease will expire and the
-      // reaper will hand the job out again.
-      spdlog::error("queue={} job={} could not be settled: {}", queue_.name, s.lease.id, e.what());
-      running_.remove(s.lease);
-      continue;
-    }
-    switch (how) {
-      case Settled::Completed: qm_.completed->Increment(); break;
-      case Settled::Retried: qm_.failed_retry->Increment(); break;
-      case Settled::Dead: qm_.failed_dead->Increment(); break;
-      case Settled::Released: qm_.released->Increment(); break;
-      case Settled::LeaseLost:
-        // The renewer may have found it lost first and counted it then.
-        if (running_.reason(s.lease) != StopReason::LeaseLost) qm_.lease_lost->Increment();
-        break;
-    }
-    if (how == Settled::LeaseLost) {
-      spdlog::warn("queue={} job={} attempt={} lease lost before its outcome counted", queue_.name, s.lease.id,
-                   s.attempt);
-    } else if (how == Settled::Dead) {
-      spdlog::warn("queue={} job={} attempt={} dead: {}", queue_.name, s.lease.id, s.attempt, s.text);
-    } else {
-      spdlog::debug("queue={} job={} attempt={} {}", queue_.name, s.lease.id, s.attempt, to_string(how));
-    }
-    running_.remove(s.lease);
-  }
-  return refused;
 }
 
 void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children, bool give_back) {
@@ -533,7 +441,7 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
     std::lock_guard<std::mutex> lock(mutex_);
     if (!claiming_ || give_back) {
       if (!give_back) spdlog::info("queue={} releasing {} jobs claimed as the drain began", queue_.name, batch.size());
-      for (JobRunner::Assignment& a : batch) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
+      for (JobRunner::Assignment& a : batch) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
       return;
     }
   }
@@ -546,57 +454,23 @@ void ClaimLoop::release_unstarted() {
   std::vector<JobRunner::Assignment> unstarted = runner_.take_waiting();
   if (unstarted.empty()) return;
   spdlog::info("queue={} releasing {} jobs claimed ahead and not started", queue_.name, unstarted.size());
-  for (JobRunner::Assignment& a : unstarted) outbox_.push_back(Settlement::release(a.held->lease, a.job.attempt));
+  for (JobRunner::Assignment& a : unstarted) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
 }
 
-// Trouble backs off as a lost server does: the executor's reconnect wait,
-// or (for a server that answers but refuses writes) a wait that doubles
-// on the same reconnect policy's bounds. The log gets one line per attempt
-// at a lost server (each with that attempt's error). Trouble that can last
-// for hours while the server answers (a refusal such as READONLY, or a
-// cluster with a shard down) gets one line when it starts, one per change
-// of a refusal, and none per attempt. A last line gives the count when the
-// trouble is over.
+// Trouble's log lines and waits: server_trouble.h.
 void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent) {
-  const Executor& executor = ch.executor;
   const Clock::time_point now = Clock::now();
-  const std::string what = e.what();
-  const bool refusal = e.kind() == ErrorKind::ReadOnly;
-  const bool said_once = refusal || executor.cluster_map() != nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  const bool starts = trouble_count_++ == 0;
-  if (starts) {
-    trouble_since_ = now;
-    trouble_delay_ = executor.reconnect_policy().initial;
-  } else {
-    trouble_delay_ = std::min(trouble_delay_ * 2, executor.reconnect_policy().max);
-  }
-  const milliseconds wait = std::max(executor.retry_after(), trouble_delay_);
-  if (starts || !said_once || (refusal && what != trouble_text_)) {
-    spdlog::warn(
-        "queue={} server trouble, {} outcomes kept for later, retry in {} ms{}: {}", queue_.name, unsent.size(),
-        wait.count(),
-        said_once ? ", then less often up to every " + std::to_string(executor.reconnect_policy().max.count()) + " ms"
-                  : "",
-        what);
-  }
-  trouble_text_ = what;
-  troubled_ = &ch;
+  trouble_.met(ch.executor, e, now, unsent.size());
   // Unknown until a claim answers again: one channel tries, not both.
   queue_had_more_ = false;
   // Older outcomes go first again, ahead of any that arrived meanwhile.
-  outbox_.insert(outbox_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
-  backoff_until_ = now + wait;
+  unsettled_.insert(unsettled_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
 }
 
 void ClaimLoop::on_server_back() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trouble_count_ == 0) return;
-  spdlog::info("queue={} the server takes calls again, after {} failed attempts in {:.1f} s", queue_.name,
-               trouble_count_, std::chrono::duration<double>(Clock::now() - trouble_since_).count());
-  trouble_count_ = 0;
-  trouble_text_.clear();
-  cv_.notify_all();  // the other channel may take turns again
+  if (trouble_.over()) cv_.notify_all();  // the other channel may take turns again
 }
 
 }  // namespace echomq::daemon

@@ -8,10 +8,9 @@
 // through one batch, the jobs of the last are handed out and the next
 // batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
 // and wakes at once when the wakeup subscriber reports new work. A claim
-// cut short by the queue's limits (max_active, a rate: claim enforces
-// them) holds the next claim back: until the rate's next token, or until
-// a lease of the queue ends (or poll_max_ms) at max_active, or until the
-// limits change.
+// cut short by the queue's limits holds the next claim back
+// (limit_holdback.h); a queue in flows settles and claims as flow_reads.h
+// says; server trouble paces the turns as server_trouble.h says.
 #pragma once
 
 #include <atomic>
@@ -21,18 +20,18 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include "config/config_types.h"
 #include "echomq/executor.h"
-#include "echomq/flows.h"
 #include "echomq/keyspace.h"
-#include "echomq/limits.h"
+#include "flow_reads.h"
 #include "job_runner.h"
+#include "limit_holdback.h"
 #include "metrics.h"
 #include "running_jobs.h"
+#include "server_trouble.h"
 #include "settle.h"
 
 namespace echomq::daemon {
@@ -94,22 +93,15 @@ class ClaimLoop {
 
   void run_channel(Channel& ch);
   bool wait_and_turn(Channel& ch);
-  bool backing_off(std::chrono::steady_clock::time_point now) const;
   bool may_turn(const Channel& ch) const;
   bool turn_due(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
-  bool holding(std::chrono::steady_clock::time_point now) const;
+  bool gathering(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
   std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
                                 const std::vector<Command>& then = {});
-  // A parents queue's claimed parents' children's results, one list per job.
-  std::vector<std::vector<ChildResult>> read_children(Channel& ch, const std::vector<ClaimedJob>& jobs);
-  // From meta and the pending set read right after a claim: hold the next
-  // claim back when a limit cut this one short. Under mutex_.
-  void hold_for_limits(const LimitFields& fields, const Reply& pending, int asked, std::size_t claimed);
-  bool held(std::chrono::steady_clock::time_point now) const;
   // Logs and publishes a change of limit_problem().
   void note_limit_problem(const std::string& why);
   // Asks the handler whether a claim may go out; logs and publishes a change.
@@ -120,10 +112,6 @@ class ClaimLoop {
   // unreserve().
   int reserve_claim();
   void unreserve(int jobs);
-  // Counts what settled; keeps what the server refused for now, and
-  // returns the first such refusal.
-  std::optional<Error> record_outcomes(std::deque<Settlement>& batch, const std::vector<Reply>& replies,
-                                       std::deque<Settlement>& keep);
   // give_back: release them at once (their children's results could not be read).
   void dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children = {},
                 bool give_back = false);
@@ -143,42 +131,23 @@ class ClaimLoop {
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<Settlement> outbox_;                         // outcomes the server has not taken yet
-  std::chrono::steady_clock::time_point outbox_since_{};  // when the oldest of them arrived
+  std::deque<Settlement> unsettled_;                         // outcomes the server has not taken yet
+  std::chrono::steady_clock::time_point unsettled_since_{};  // when the oldest of them arrived
   bool wake_ = false;
   bool claiming_ = true;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point flush_until_{};
   std::chrono::steady_clock::time_point next_claim_at_{};
-  std::chrono::steady_clock::time_point backoff_until_{};
   std::chrono::milliseconds idle_delay_{1};
   bool queue_had_more_ = false;  // the last claim got all it asked for
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
   std::string handler_problem_;  // see handler_problem()
-  // The limit that holds the next claim back, and until when.
-  enum class HeldBy { None, MaxActive, Rate };
-  HeldBy held_by_ = HeldBy::None;
-  std::chrono::steady_clock::time_point held_until_{};
-  std::string limit_problem_;  // see limit_problem()
-  // Counts limits_changed(): a claim's reading of meta that a change
-  // overtook holds nothing back.
-  std::atomic<std::uint64_t> limits_changes_{0};
-  std::minstd_rand jitter_{std::random_device{}()};
+  LimitHoldback holdback_;       // under mutex_ but its changes()
+  std::string limit_problem_;    // see limit_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
-  // Meta's flows flag, read behind each claim until it says 1: then jobs
-  // settle through the flow transitions, and parents get their children's
-  // results. The flag is never cleared.
-  std::atomic<bool> flows_{false};
-  // Meta's parents flag, likewise: only then are claimed jobs looked at
-  // for children's results, so a queue of leaves reads none.
-  std::atomic<bool> parents_{false};
-  // The server trouble under way, if any.
-  int trouble_count_ = 0;
-  std::chrono::steady_clock::time_point trouble_since_{};
-  std::chrono::milliseconds trouble_delay_{0};
-  std::string trouble_text_;
-  const Channel* troubled_ = nullptr;  // the channel that met it last (its server_back() ends the wait)
+  FlowReads flows_;
+  ServerTrouble trouble_;  // under mutex_
   std::vector<std::unique_ptr<Channel>> channels_;
 };
 

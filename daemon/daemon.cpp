@@ -11,6 +11,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/tls.h"
+#include "events_publisher.h"
 #include "limits_publisher.h"
 #include "handlers/handler_factory.h"
 #include "signals.h"
@@ -57,6 +58,7 @@ ConnectionOptions Daemon::server_options() const {
     o.tls.settings = {"valkey.tls.ca_file", "valkey.tls.cert_file", "valkey.tls.key_file", "valkey.tls.server_name"};
   }
   o.executor = config_.valkey.executor;
+  o.events = events_;
   return o;
 }
 
@@ -150,6 +152,7 @@ void Daemon::check_server(Executor& x) {
     if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);
   }
   write_config_limits(x, config_.queues);
+  publish_config_events(x, config_.queues);
 }
 
 void Daemon::start_parts() {
@@ -171,6 +174,8 @@ void Daemon::start_parts() {
   // The renewer starts before the first claim so no lease goes unrenewed.
   renewer_ = std::make_unique<LeaseRenewer>(loops, server, *metrics_, reconnect_);
   renewer_->start();
+  progress_ = std::make_unique<ProgressSender>(loops, server, *metrics_, reconnect_);
+  progress_->start();
   for (auto& l : loops_) l->start();
   reaper_ = std::make_unique<Reaper>(config_, server, *metrics_, reconnect_);
   reaper_->start();
@@ -267,6 +272,7 @@ void Daemon::stop_parts() {
     l->request_stop(milliseconds(0));
     l->join();
   }
+  progress_.reset();  // before the loops it listens to
   renewer_.reset();
   reaper_.reset();
   outbox_drainer_.reset();

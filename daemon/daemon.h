@@ -7,9 +7,11 @@
 
 #include "claim_loop.h"
 #include "config/config_types.h"
+#include "echomq/events.h"
 #include "duties/heartbeat.h"
 #include "embedded_valkey.h"
 #include "handlers/handler.h"
+#include "duties/progress_sender.h"
 #include "duties/lease_renewer.h"
 #include "metrics.h"
 #include "http/metrics_endpoint.h"
@@ -54,6 +56,7 @@ class Daemon {
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<std::unique_ptr<ClaimLoop>> loops_;
   std::unique_ptr<LeaseRenewer> renewer_;
+  std::unique_ptr<ProgressSender> progress_;
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<OutboxDrainer> outbox_drainer_;
   std::unique_ptr<FlowOrphans> flow_orphans_;
@@ -65,6 +68,9 @@ class Daemon {
   // Every connection of the daemon: when one reaches the server, the
   // others stop waiting out their backoff.
   ReconnectPolicy reconnect_;
+  // Which queues keep events, for every connection of the daemon: learnt
+  // behind each claim, read by the duties once a second at most.
+  std::shared_ptr<EventsBook> events_ = std::make_shared<EventsBook>();
 };
 
 }  // namespace echomq::daemon

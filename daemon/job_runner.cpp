@@ -124,6 +124,7 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
   job.payload = std::move(a.job.payload);
   job.attempt = a.job.attempt;
   job.children = std::move(a.children);
+  job.progress = [this, lease = a.held->lease](std::string_view v) { running_.report_progress(lease, v); };
   metrics_.in_flight->Increment();
   job.deadline_ms =
       queue_.handler.timeout_s > 0 ? epoch_ms() + static_cast<std::int64_t>(queue_.handler.timeout_s * 1000) : 0;

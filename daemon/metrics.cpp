@@ -104,6 +104,10 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                               "Ticks never fired: older than misfire_grace when this daemon came to them.");
   schedule_next_ =
       &gauge(r, "emq_schedule_next_fire_timestamp_seconds", "When the schedule fires next, by the server's clock.");
+  events_written_ = &counter(r, "emq_events_written_total",
+                             "Entries this daemon's transitions appended to the queue's events stream (a claim's "
+                             "promotions of delayed jobs not among them).");
+  for (auto& [q, m] : queues_) m.events_written = &events_written_->Add({{"queue", q}});
   gauge(r, "emq_build_info", "The emqd version; always 1.").Add({{"version", version}}).Set(1);
   auto& state = gauge(r, "emq_daemon_state", "1 for this daemon's state in the fleet registry, 0 for the others.");
   for (const char* s : {"running", "quiet", "stopping"}) daemon_state_[s] = &state.Add({{"state", s}});
@@ -150,6 +154,13 @@ void Metrics::on_error(ErrorKind kind) {
   // Family::Add returns the existing child for known labels; it locks, but
   // errors are rare.
   errors_->Add({{"kind", to_string(kind)}}).Increment();
+}
+
+void Metrics::on_events_written(std::string_view queue, std::int64_t entries) {
+  const std::string name(queue);
+  auto it = queues_.find(name);
+  prometheus::Counter& c = it != queues_.end() ? *it->second.events_written : events_written_->Add({{"queue", name}});
+  c.Increment(static_cast<double>(entries));
 }
 
 std::string Metrics::scrape() const {

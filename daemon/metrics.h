@@ -45,6 +45,7 @@ struct QueueMetrics {
   prometheus::Counter* children_done_completed = nullptr;
   prometheus::Counter* children_done_dead = nullptr;
   prometheus::Gauge* flow_orphans = nullptr;
+  prometheus::Counter* events_written = nullptr;
 };
 
 // One schedule's series (the scheduler's only).
@@ -73,6 +74,9 @@ class Metrics : public ExecutorObserver {
 
   void on_script_loads(int count) override;
   void on_error(ErrorKind kind) override;
+  // emq_events_written_total{queue}: any queue, a parent's of another
+  // daemon's too (Family::Add finds or makes its series).
+  void on_events_written(std::string_view queue, std::int64_t entries) override;
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
   // The text exposition format of everything, for /metrics.
@@ -88,6 +92,7 @@ class Metrics : public ExecutorObserver {
   prometheus::Family<prometheus::Counter>* schedule_fires_ = nullptr;
   prometheus::Family<prometheus::Counter>* schedule_missed_ = nullptr;
   prometheus::Family<prometheus::Gauge>* schedule_next_ = nullptr;
+  prometheus::Family<prometheus::Counter>* events_written_ = nullptr;
   std::map<std::string, prometheus::Gauge*> daemon_state_;  // by state
   prometheus::Gauge* daemons_ = nullptr;
   prometheus::Gauge* daemons_stopped_beating_ = nullptr;

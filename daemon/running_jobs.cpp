@@ -32,7 +32,11 @@ std::vector<RunningJobs::Held> RunningJobs::held() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Held> out;
   out.reserve(jobs_.size());
-  for (const auto& [lease, job] : jobs_) out.push_back({job->lease, job->attempt, job->claimed_at});
+  for (const auto& [lease, job] : jobs_) {
+    const bool reported = job->progress_unsent || job->progress_sent_at != std::chrono::steady_clock::time_point{};
+    out.push_back({job->lease, job->attempt, job->claimed_at,
+                   reported ? std::optional<std::string>(job->progress) : std::nullopt});
+  }
   return out;
 }
 
@@ -64,6 +68,44 @@ StopReason RunningJobs::reason(const Lease& lease) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(lease);
   return it == jobs_.end() ? StopReason::None : it->second->reason;
+}
+
+void RunningJobs::report_progress(const Lease& lease, std::string_view value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = jobs_.find(lease);
+    if (it == jobs_.end()) return;
+    it->second->progress.assign(value.substr(0, kMaxProgressBytes));
+    it->second->progress_unsent = true;
+  }
+  if (listener_) listener_();
+}
+
+std::vector<ProgressReport> RunningJobs::take_progress(std::chrono::steady_clock::time_point now,
+                                                       std::chrono::milliseconds every,
+                                                       std::optional<std::chrono::steady_clock::time_point>* next) {
+  std::vector<ProgressReport> due;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [lease, job] : jobs_) {
+    if (!job->progress_unsent || job->reason == StopReason::LeaseLost) continue;
+    const auto at = job->progress_sent_at + every;
+    if (at > now) {
+      if (!*next || at < **next) *next = at;
+      continue;
+    }
+    due.push_back({job->lease, job->progress});
+    job->progress_unsent = false;
+    job->progress_sent_at = now;
+  }
+  return due;
+}
+
+void RunningJobs::unsent_progress(const ProgressReport& report) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(report.lease);
+  if (it != jobs_.end() && !it->second->progress_unsent && it->second->progress == report.value) {
+    it->second->progress_unsent = true;
+  }
 }
 
 }  // namespace echomq::daemon

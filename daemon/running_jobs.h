@@ -10,10 +10,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "echomq/transitions.h"
@@ -34,6 +37,17 @@ struct RunningJob {
   std::chrono::steady_clock::time_point claimed_at;
   StopToken stop;
   StopReason reason = StopReason::None;  // guarded by RunningJobs' mutex
+  // The latest progress its handler reported, and whether the server has
+  // it yet (guarded by RunningJobs' mutex): the job's end drops it unsent.
+  std::string progress;
+  bool progress_unsent = false;
+  std::chrono::steady_clock::time_point progress_sent_at{};
+};
+
+// A progress report due to be sent (RunningJobs::take_progress).
+struct ProgressReport {
+  Lease lease;
+  std::string value;
 };
 
 class RunningJobs {
@@ -49,6 +63,7 @@ class RunningJobs {
     Lease lease;
     std::int64_t attempt;
     std::chrono::steady_clock::time_point claimed_at;
+    std::optional<std::string> progress;  // the latest its handler reported
   };
   std::vector<Held> held() const;
   std::size_t size() const;
@@ -58,6 +73,18 @@ class RunningJobs {
   // Requests a stop of every held job that was not stopped already.
   void stop_all(StopReason reason);
   StopReason reason(const Lease& lease) const;
+
+  // A handler's report for a held job: its latest, replacing one unsent.
+  void report_progress(const Lease& lease, std::string_view value);
+  // The reports due at `now` (unsent, and none of the job's sent in the
+  // last `every`), marked sent; *next is when the next unsent one is due.
+  std::vector<ProgressReport> take_progress(std::chrono::steady_clock::time_point now, std::chrono::milliseconds every,
+                                            std::optional<std::chrono::steady_clock::time_point>* next);
+  // A report the server could not take: unsent again, unless a newer one came.
+  void unsent_progress(const ProgressReport& report);
+  // Called after each report, outside the lock: the sender's wake-up. Set
+  // before the first job runs.
+  void on_progress(std::function<void()> listener) { listener_ = std::move(listener); }
 
  private:
   // By id, then epoch; a lookup compares the caller's lease in place
@@ -71,6 +98,7 @@ class RunningJobs {
 
   mutable std::mutex mutex_;
   std::map<Lease, std::unique_ptr<RunningJob>, LeaseOrder> jobs_;
+  std::function<void()> listener_;
 };
 
 }  // namespace echomq::daemon

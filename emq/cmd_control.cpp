@@ -1,5 +1,5 @@
 // emq pause QUEUE [--reason TEXT] [--for DURATION] [--by NAME] /
-// emq resume QUEUE / emq cancel QUEUE ID
+// emq resume QUEUE / emq cancel QUEUE ID | --match TEXT [--state S] [--scan N] [--yes]
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "bulk_match.h"
+#include "job_table.h"
 #include "output.h"
 #include "pause_view.h"
 #include "tool.h"
@@ -28,6 +30,9 @@ struct ControlArgs {
   std::string by;
   std::string reason;
   std::string for_text;
+  // cancel --match
+  MatchOptions match;
+  std::string state;
 };
 
 // Who pauses, when --by does not say: $USER@host, as an operator would
@@ -81,6 +86,15 @@ int run_pause(Tool& tool, const ControlArgs& a, bool paused) {
 }
 
 int run_cancel(Tool& tool, const ControlArgs& a) {
+  if (a.id.empty() == a.match.text.empty()) {
+    throw Error(ErrorKind::Invalid, "cancel", "give a job ID or --match TEXT, one of the two");
+  }
+  if (!a.match.text.empty()) {
+    MatchOptions m = a.match;
+    m.queue = a.queue;
+    return run_cancel_match(tool, m, state_option(a.state.empty() ? "pending" : a.state, "cancel"));
+  }
+  if (!a.state.empty()) throw Error(ErrorKind::Invalid, "cancel", "--state goes with --match");
   QueueKeys q(a.queue);
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
@@ -136,8 +150,17 @@ void add_control(CLI::App& app, Tool& tool) {
                          "delete a job that is not running (pending, delayed, dead, kept completed, or a parent "
                          "waiting for its children)");
   cancel_cmd->add_option("queue", c->queue, "the queue")->required()->type_name("QUEUE");
-  cancel_cmd->add_option("id", c->id, "the job id (JOB_...)")->required()->type_name("ID");
-  cancel_cmd->footer("Exit 0 cancelled, 1 no such job, 4 refused: the job is running.");
+  cancel_cmd->add_option("id", c->id, "the job id (JOB_...)")->type_name("ID");
+  cancel_cmd->add_option("--match", c->match.text, "every job of --state whose payload or error contains TEXT")
+      ->type_name("TEXT");
+  cancel_cmd->add_option("--state", c->state, "with --match: pending (default) or delayed")->type_name("STATE");
+  add_number_option(cancel_cmd, "--scan", c->match.scan, "with --match: read at most N jobs (default 10000)")
+      ->type_name("N");
+  cancel_cmd->add_flag("--yes,-y", c->match.yes, "with --match: do not ask (required when stdin is not a terminal)");
+  cancel_cmd->footer(
+      "Exit 0 cancelled, 1 no such job, 4 refused: the job is running.\n"
+      "--match prints the count found and asks, then cancels 100 per round trip; a job that left the\n"
+      "state since the search is left alone and counted.");
   cancel_cmd->callback([&tool, c] { tool.run = [&tool, c] { return run_cancel(tool, *c); }; });
 }
 

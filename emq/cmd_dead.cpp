@@ -1,5 +1,5 @@
 // emq dead list QUEUE [--limit N] [--json]
-// emq dead retry QUEUE [ID...] [--limit N]
+// emq dead retry QUEUE [ID...] [--limit N] | --match TEXT [--scan N] [--yes]
 // emq dead delete QUEUE ID... | --all [--yes]
 #include <iostream>
 #include <memory>
@@ -10,6 +10,7 @@
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
 #include "echomq/transitions.h"
+#include "bulk_match.h"
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
@@ -29,6 +30,7 @@ struct DeadArgs {
   bool json = false;
   bool all = false;
   bool yes = false;
+  MatchOptions match;  // retry --match
 };
 
 void check_limit(const DeadArgs& a) {
@@ -96,6 +98,15 @@ int run_retry_ids(Executor& x, const QueueKeys& q, const std::vector<std::string
 }
 
 int run_retry(Tool& tool, const DeadArgs& a) {
+  if (!a.match.text.empty()) {
+    if (!a.ids.empty() || a.limit_given->count() > 0) {
+      throw Error(ErrorKind::Invalid, "dead retry", "give job ids, --limit or --match, one of the three");
+    }
+    MatchOptions m = a.match;
+    m.queue = a.queue;
+    m.yes = a.yes;
+    return run_retry_match(tool, m);
+  }
   QueueKeys q(a.queue);
   check_limit(a);
   check_ids(a);
@@ -152,7 +163,14 @@ void add_dead(CLI::App& app, Tool& tool) {
   retry->add_option("ids", r->ids, "the dead jobs to retry (default: all, or --limit N)")->type_name("ID...");
   r->limit_given =
       add_number_option(retry, "--limit", r->limit, "move at most N, oldest death first (default all)")->type_name("N");
-  retry->footer("Exit 0 when every job named was retried, 1 when one was not in the dead set (it is left alone).");
+  retry->add_option("--match", r->match.text, "every dead job whose payload or error contains TEXT (asks first)")
+      ->type_name("TEXT");
+  add_number_option(retry, "--scan", r->match.scan, "with --match: read at most N dead jobs (default 10000)")
+      ->type_name("N");
+  retry->add_flag("--yes,-y", r->yes, "with --match: do not ask (required when stdin is not a terminal)");
+  retry->footer(
+      "Exit 0 when every job named was retried, 1 when one was not in the dead set (it is left alone).\n"
+      "--match retries 100 per round trip; a job no longer dead by then is left alone and counted.");
   retry->callback([&tool, r] { tool.run = [&tool, r] { return run_retry(tool, *r); }; });
 
   auto d = std::make_shared<DeadArgs>();

@@ -112,6 +112,7 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
     print_label(name, std::to_string(int_field(row, name)));
   }
   print_bytes("error", field(row, "error"));
+  if (auto progress = field(row, "progress")) print_bytes("progress", progress);
   print_bytes("payload", field(row, "payload"));
   print_bytes("result", field(row, "result"));
 }
@@ -122,7 +123,7 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   j["state"] = std::string(field(row, "state").value_or("unknown"));
   if (when) j[when->json_name] = when->ms;
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
-  for (const char* name : {"error", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
+  for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
   std::cout << j.dump(2) << '\n';
 }

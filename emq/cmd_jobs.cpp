@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "echomq/jobs.h"
-#include "bytes_text.h"
+#include "job_table.h"
 #include "output.h"
 #include "tool.h"
 
@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::int64_t kMaxPage = 10000;
 constexpr std::size_t kPreviewBytes = 40;
-constexpr std::size_t kErrorColumnBytes = 60;
 
 struct JobsArgs {
   std::string queue;
@@ -26,57 +25,9 @@ struct JobsArgs {
   bool json = false;
 };
 
-// The name of the set's score, per state, in JSON (as emq inspect names
-// them) and as a column heading; pending's score is the lane, shown apart.
-struct TimeColumn {
-  const char* json_name;
-  const char* heading;
-};
-std::optional<TimeColumn> time_column(JobState s) {
-  switch (s) {
-    case JobState::Active: return TimeColumn{"lease_deadline_ms", "DEADLINE"};
-    case JobState::Delayed: return TimeColumn{"due_ms", "DUE"};
-    case JobState::Dead: return TimeColumn{"died_ms", "DIED"};
-    case JobState::Waiting: return TimeColumn{"waiting_since_ms", "SINCE"};
-    case JobState::Pending: break;
-  }
-  return std::nullopt;
-}
-
-std::string payload_cell(const JobSummary& j) {
-  if (!j.payload_head) return "(" + std::to_string(j.payload_bytes) + " bytes)";
-  if (j.payload_bytes == 0) return "-";
-  if (!j.payload_utf8 || !is_printable_text(*j.payload_head)) {
-    return "(not text, " + std::to_string(j.payload_bytes) + " bytes)";
-  }
-  std::string cell = text_cell(j.payload_head, kPreviewBytes);
-  if (static_cast<std::int64_t>(j.payload_head->size()) < j.payload_bytes && cell.rfind(" ...") == std::string::npos) {
-    cell += " ...";
-  }
-  return cell;
-}
-
 void print_json(const QueueKeys& q, JobState state, const ListArgs& args, const JobPage& page) {
-  const std::optional<TimeColumn> time = time_column(state);
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
-  for (const JobSummary& j : page.jobs) {
-    nlohmann::ordered_json o = {{"id", j.id}};
-    o["state"] = j.row_found ? nlohmann::ordered_json(j.state) : nlohmann::ordered_json(nullptr);
-    if (time) o[time->json_name] = j.score;
-    o["lane"] = state == JobState::Pending ? j.score : j.lane;
-    o["attempts"] = j.attempts;
-    o["failures"] = j.failures;
-    put_bytes_or_null(o, "error", j.error);
-    o["payload_bytes"] = j.payload_bytes;
-    if (!j.payload_head) {
-      o["payload_preview"] = nullptr;
-    } else if (j.payload_utf8) {
-      o["payload_preview"] = *j.payload_head;
-    } else {
-      o["payload_preview_b64"] = base64_encode(*j.payload_head);
-    }
-    jobs.push_back(std::move(o));
-  }
+  for (const JobSummary& j : page.jobs) jobs.push_back(job_json(state, j));
   nlohmann::ordered_json out = {{"queue", q.queue},
                                 {"state", to_string(state)},
                                 {"order", args.order == ListOrder::Ascending ? "ascending" : "descending"},
@@ -86,40 +37,9 @@ void print_json(const QueueKeys& q, JobState state, const ListArgs& args, const 
   std::cout << out.dump(2) << '\n';
 }
 
-void print_table(JobState state, const JobPage& page) {
-  const std::optional<TimeColumn> time = time_column(state);
-  std::vector<Table::Column> columns = {{"ID", false}};
-  if (time) columns.push_back({time->heading, false});
-  for (const char* name : {"LANE", "ATTEMPTS", "FAILURES"}) columns.push_back({name, true});
-  columns.push_back({"PAYLOAD", false});
-  columns.push_back({"ERROR", false});
-  Table t(columns);
-  for (const JobSummary& j : page.jobs) {
-    std::vector<std::string> row = {j.id};
-    if (time) row.push_back(iso_time(j.score));
-    if (!j.row_found) {
-      // Settled or cancelled between the two reads.
-      row.insert(row.end(), {"-", "-", "-", "(gone)", "-"});
-      t.add(std::move(row));
-      continue;
-    }
-    row.push_back(std::to_string(state == JobState::Pending ? j.score : j.lane));
-    row.push_back(std::to_string(j.attempts));
-    row.push_back(std::to_string(j.failures));
-    row.push_back(payload_cell(j));
-    row.push_back(text_cell(j.error, kErrorColumnBytes));
-    t.add(std::move(row));
-  }
-  t.print(std::cout);
-}
-
 int run_jobs(Tool& tool, const JobsArgs& a) {
   QueueKeys q(a.queue);
-  std::optional<JobState> state = job_state_from(a.state);
-  if (!state) {
-    throw Error(ErrorKind::Invalid, "jobs",
-                "--state " + a.state + " is not a state: use pending, active, delayed, dead or waiting");
-  }
+  const std::optional<JobState> state = state_option(a.state, "jobs");
   if (a.limit <= 0 || a.limit > kMaxPage) {
     throw Error(ErrorKind::Invalid, "jobs",
                 "--limit " + std::to_string(a.limit) + " is out of range: use 1.." + std::to_string(kMaxPage));
@@ -147,7 +67,7 @@ int run_jobs(Tool& tool, const JobsArgs& a) {
                               " has " + std::to_string(page.total));
     return kExitOk;
   }
-  print_table(*state, page);
+  print_job_table(*state, page.jobs);
   const std::int64_t last = a.offset + static_cast<std::int64_t>(page.jobs.size());
   if (a.offset > 0 || last < page.total) {
     std::string note = "showing " + std::to_string(a.offset + 1) + "-" + std::to_string(last) + " of " +

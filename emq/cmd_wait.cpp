@@ -1,4 +1,5 @@
-// emq wait QUEUE ID [--timeout S]
+// emq wait QUEUE ID [--timeout S]: by the events stream when the queue
+// keeps events, by polling otherwise (echomq/wait.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -6,10 +7,10 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
+#include "echomq/wait.h"
 #include "output.h"
 #include "tool.h"
 
@@ -17,40 +18,12 @@ namespace echomq::cli {
 
 namespace {
 
-// Polling starts quick (a job that takes milliseconds answers in
-// milliseconds) and backs off, so a long wait costs the server little.
-constexpr std::chrono::milliseconds kFirstPoll{5};
-constexpr std::chrono::milliseconds kMaxPoll{500};
-
 struct WaitArgs {
   std::string queue;
   std::string id;
   double timeout_s = 0;
   CLI::Option* timeout_given = nullptr;
 };
-
-struct Seen {
-  std::optional<std::string> state;  // nullopt: no row
-  std::optional<std::string> result;
-  std::optional<std::string> error;
-  std::string attempts;
-};
-
-Seen look(Executor& x, const std::string& row) {
-  Reply r = x.command({"HMGET", row, "state", "result", "error", "attempts"});
-  if (r.is_error()) throw error_from_reply("wait", r.str);
-  Seen s;
-  if (r.elements.size() != 4) return s;
-  auto str = [&](std::size_t i) -> std::optional<std::string> {
-    if (r.elements[i].type != Reply::Type::String) return std::nullopt;
-    return r.elements[i].str;
-  };
-  s.state = str(0);
-  s.result = str(1);
-  s.error = str(2);
-  s.attempts = str(3).value_or("0");
-  return s;
-}
 
 // The bytes as they are; a newline after them only for a person.
 void print_raw(const std::string& bytes) {
@@ -61,57 +34,48 @@ void print_raw(const std::string& bytes) {
 
 int run_wait(Tool& tool, const WaitArgs& a) {
   QueueKeys q(a.queue);
-  const std::string row = q.row(a.id);  // the wire's gate only: a listed id may be any shape a peer wrote
+  q.row(a.id);  // the wire's gate only: a listed id may be any shape a peer wrote
   const bool bounded = a.timeout_given->count() > 0;
   if (bounded && !(a.timeout_s > 0 && std::isfinite(a.timeout_s))) {
     throw Error(ErrorKind::Invalid, "wait", "--timeout must be a number of seconds > 0");
   }
   Executor x(tool.options());
-
   // A daemon publishes its policy in meta; with keep_completed_ms 0 a
   // completed row is deleted at once and its result with it.
-  Reply keep = x.command({"HGET", q.meta, "keep_completed_ms"});
-  if (keep.is_error()) throw error_from_reply("wait", keep.str);
-  const bool keeps_none = keep.type == Reply::Type::String && keep.str == "0";
-
-  Seen s = look(x, row);
-  if (!s.state) {
+  const std::vector<Reply> at = x.pipeline({{"HGET", q.meta, "keep_completed_ms"}, job_end_read(q, a.id)});
+  if (at[0].is_error()) throw error_from_reply("wait", at[0].str);
+  const bool keeps_none = at[0].type == Reply::Type::String && at[0].str == "0";
+  const JobEnd first = job_end_of(at[1]);
+  if (first.how == JobEnd::How::Gone) {
     say_no_job(q.queue, a.id);
     return kExitNotFound;
   }
-  if (keeps_none && *s.state != "completed") {
+  if (keeps_none && first.how != JobEnd::How::Completed) {
     say("note: queue " + q.queue +
         " keeps no completed rows (keep_completed_s: 0): its result can never be seen; "
         "emq wait will only tell that the job left the queue");
   }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.timeout_s);
-  auto step = kFirstPoll;
-  while (true) {
-    if (*s.state == "completed") {
-      print_raw(s.result.value_or(""));
-      return kExitOk;
-    }
-    if (*s.state == "dead") {
-      say(a.id + " died after " + s.attempts + " attempts; its last error:");
-      print_raw(s.error.value_or(""));
+  std::optional<std::chrono::milliseconds> timeout;
+  if (bounded) timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(a.timeout_s * 1000)));
+  Waiter waiter(tool.options());
+  const JobEnd end = waiter.wait(q, {a.id}, timeout).front();
+  switch (end.how) {
+    case JobEnd::How::Completed: print_raw(end.result); return kExitOk;
+    case JobEnd::How::Dead:
+      say(a.id + " died after " + end.attempts + " attempts; its last error:");
+      print_raw(end.error);
       return kExitNotFound;
-    }
-    if (bounded && std::chrono::steady_clock::now() >= until) {
-      say(a.id + " is still " + *s.state + " after " + std::to_string(a.timeout_s).substr(0, 8) + " s");
-      return kExitTimeout;
-    }
-    std::this_thread::sleep_for(step);
-    step = std::min(step * 2, kMaxPoll);
-    s = look(x, row);
-    if (!s.state) {
+    case JobEnd::How::Gone:
       say(a.id + (keeps_none ? " completed; its row was deleted at once (keep_completed_s: 0), so there is no "
                                "result to show"
                              : " left queue " + q.queue +
                                    " without a row to show: it completed in a queue that "
                                    "keeps no completed rows (keep_completed_s: 0), or it was cancelled"));
       return kExitOk;
-    }
+    case JobEnd::How::NotEnded: break;
   }
+  say(a.id + " is still " + end.state + " after " + std::to_string(a.timeout_s).substr(0, 8) + " s");
+  return kExitTimeout;
 }
 
 }  // namespace

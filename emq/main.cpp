@@ -98,10 +98,12 @@ int run(int argc, char** argv) {
   add_schedules(app, tool);
   add_inspect(app, tool);
   add_jobs(app, tool);
+  add_search(app, tool);
   add_dead(app, tool);
   add_purge(app, tool);
   add_promote(app, tool);
   add_wait(app, tool);
+  add_events(app, tool);
   add_control(app, tool);
   add_daemons(app, tool);
   add_limit(app, tool);

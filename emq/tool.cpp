@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "echomq/errors.h"
+#include "echomq/events.h"
 #include "echomq/executor.h"
 #include "output.h"
 
@@ -51,6 +52,9 @@ ConnectionOptions Tool::options() const {
     o.tls.enabled = true;
   }
   o.executor = executor;
+  // Every transition of the tool passes the queue's events stream when
+  // the queue keeps events (read from meta once a second at most).
+  o.events = std::make_shared<EventsBook>();
   return o;
 }
 

@@ -74,9 +74,11 @@ void add_control(CLI::App& app, Tool& tool);  // pause, resume, cancel
 void add_daemons(CLI::App& app, Tool& tool);  // daemons, daemons quiet|stop
 void add_limit(CLI::App& app, Tool& tool);
 void add_jobs(CLI::App& app, Tool& tool);
+void add_search(CLI::App& app, Tool& tool);
 void add_purge(CLI::App& app, Tool& tool);
 void add_promote(CLI::App& app, Tool& tool);
 void add_wait(CLI::App& app, Tool& tool);
+void add_events(CLI::App& app, Tool& tool);
 void add_queues(CLI::App& app, Tool& tool);  // queues, forget
 void add_web(CLI::App& app, Tool& tool);
 void add_schedules(CLI::App& app, Tool& tool);  // schedules, schedules fire

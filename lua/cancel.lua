@@ -23,7 +23,12 @@
                                     the outbox: member id, score time (ms)
   KEYS[7]  emq:{q}:deps:<id>  set   optional: the parent's awaited refs
   KEYS[8]  emq:{q}:results:<id> hash optional: the parent's children's outcomes
+  KEYS[9]  emq:{q}:events     stream optional, the last KEY whichever of the
+                                    optional ones come before it: given,
+                                    the entry removed, or dead with error
+                                    "cancelled" for a child
   ARGV[1]  id                 branded job id
+  ARGV[2]  events             with the stream: its length, 1..10000000
 
   Reply:   1 removed (row deleted; a child given the outbox: dead, with
              error cancelled, in the outbox; given waiting, an id in it
@@ -33,16 +38,39 @@
              waiting parent when waiting is not given, or, given the
              outbox, a completed child still in it
   Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local row, pending, delayed, dead, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local waiting, deps, results = KEYS[6], KEYS[7], KEYS[8]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
+local given = stream and #KEYS - 1 or #KEYS  -- KEYS before the stream
+local row, pending, delayed, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local outbox = given >= 5 and KEYS[5] or nil
+local waiting, deps, results
+if given >= 8 then
+  waiting, deps, results = KEYS[6], KEYS[7], KEYS[8]
+end
 local id = ARGV[1]
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 
-local f = redis.call('HMGET', row, 'state', 'parent')
+local f = redis.call('HMGET', row, 'state', 'parent', 'attempts')
 local state, child = f[1], outbox and f[2]
 if state == 'active' or (state == 'waiting' and not results) then
   return 2
@@ -58,6 +86,9 @@ if not state then
   if results then
     redis.call('DEL', deps, results)
   end
+  if was_waiting then
+    emit('removed', id, '0')
+  end
   return was_waiting and 1 or 0
 end
 if child and state ~= 'completed' then
@@ -66,6 +97,7 @@ if child and state ~= 'completed' then
   redis.call('HSET', row, 'state', 'dead', 'error', 'cancelled')
   redis.call('ZADD', dead, now, id)
   redis.call('ZADD', outbox, now, id)
+  emit('dead', id, f[3] or '0', 'error', 'cancelled')
   return 1
 end
 redis.call('ZREM', dead, id)
@@ -73,4 +105,5 @@ redis.call('DEL', row)
 if results then
   redis.call('DEL', deps, results)
 end
+emit('removed', id, f[3] or '0')
 return 1

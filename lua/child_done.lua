@@ -15,9 +15,14 @@
                                        itself a child and dies here is added
                                        (member id, score now), so its own
                                        parent hears of it
+  KEYS[8]  emq:{q}:events        stream optional (KEYS[7] without the
+                                       outbox): given, the parent's entry
+                                       pending (reply 2) or dead (reply 3,
+                                       with the error's first 256 bytes)
   ARGV[1]  child ref             <queue>:<id> of the child
   ARGV[2]  outcome               completed or dead
   ARGV[3]  text                  the child's result, or its error
+  ARGV[4]  events                with the stream: its length, 1..10000000
 
   Reply:   0 the ref is not in deps (already told, or not a child of this
              parent): nothing changes; or the parent's row is gone
@@ -39,10 +44,30 @@
            EMQROW  when the parent's on_child_failure is not fail, wait or
                    ignore, or its lane not an integer in -1000..1000
                    (nothing is written)
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local row, deps, results, waiting, pending, dead, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
-  KEYS[7]
-local ref, outcome, text = ARGV[1], ARGV[2], ARGV[3] or ''
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
+local row, deps, results, waiting, pending, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local outbox = KEYS[7] ~= stream and KEYS[7] or nil
+local ref, outcome = ARGV[1], ARGV[2]
+-- Given the stream, the text is ARGV[3] only when N follows it.
+local text = (not stream or #ARGV > 3) and ARGV[3] or ''
 
 local queue, job = string.match(ref or '', '^([A-Za-z0-9_.%-]+):(.*)$')
 if not queue or #queue > 64 or string.sub(job, 1, 3) ~= 'JOB' then
@@ -69,7 +94,7 @@ end
 local function malformed(field, rule)
   return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
 end
-local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent')
+local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts')
 local recorded = (outcome == 'completed' and 'c:' or 'd:') .. text
 
 if f[1] ~= 'waiting' then
@@ -98,11 +123,13 @@ if outcome == 'dead' and policy == 'fail' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('ZREM', waiting, id)
-  redis.call('HSET', row, 'state', 'dead', 'error', string.sub('child ' .. ref .. ' died: ' .. text, 1, 4096))
+  local err = 'child ' .. ref .. ' died: ' .. text
+  redis.call('HSET', row, 'state', 'dead', 'error', string.sub(err, 1, 4096))
   redis.call('ZADD', dead, now, id)
   if outbox and f[4] then
     redis.call('ZADD', outbox, now, id)
   end
+  emit('dead', id, f[5] or '0', 'error', string.sub(err, 1, 256))
   return 3
 end
 
@@ -112,4 +139,5 @@ end
 redis.call('ZREM', waiting, id)
 redis.call('HSET', row, 'state', 'pending')
 redis.call('ZADD', pending, lane, id)
+emit('pending', id, f[5] or '0')
 return 2

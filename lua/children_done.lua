@@ -17,8 +17,14 @@
                                        itself a child and dies here is added
                                        (member id, score now), so its own
                                        parent hears of it
+  KEYS[9]  emq:{q}:events        stream optional (KEYS[8] without the
+                                       outbox): given, the parent's entry
+                                       pending (reply 2) or dead (reply 3,
+                                       with the error's first 256 bytes)
   ARGV     per child, three: ref (<queue>:<id>), outcome (completed or
            dead), text (its result or its error); at least one child
+  ARGV[n]  events                with the stream, last: its length,
+                                 1..10000000
 
   Reply:   an array, one per child in the order given, each child_done's:
            0 the ref is not in deps (already told, also earlier in this
@@ -42,14 +48,35 @@
            EMQROW  when a child would be applied to a waiting parent whose
                    on_child_failure is not fail, wait or ignore, or whose
                    lane is not an integer in -1000..1000 (nothing is written)
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local row, deps, results, waiting, pending, dead, stats, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5],
-  KEYS[6], KEYS[7], KEYS[8]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
 
-if #ARGV == 0 or #ARGV % 3 ~= 0 then
+local row, deps, results, waiting, pending, dead, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
+  KEYS[7]
+local outbox = KEYS[8] ~= stream and KEYS[8] or nil
+-- The triples end before the stream's length, when it is given.
+local last = stream and #ARGV - 1 or #ARGV
+
+if last == 0 or last % 3 ~= 0 then
   return redis.error_reply('EMQARG children_done takes ref, outcome, text for each child, at least one')
 end
-for i = 1, #ARGV, 3 do
+for i = 1, last, 3 do
   local n = (i + 2) / 3
   local queue, job = string.match(ARGV[i], '^([A-Za-z0-9_.%-]+):(.*)$')
   if not queue or #queue > 64 or string.sub(job, 1, 3) ~= 'JOB' then
@@ -69,13 +96,13 @@ if redis.call('EXISTS', row) == 0 then
   redis.call('DEL', deps, results)
   redis.call('ZREM', waiting, id)
   local none = {}
-  for _ = 1, #ARGV, 3 do
+  for _ = 1, last, 3 do
     none[#none + 1] = 0
   end
   return none
 end
 
-local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent')
+local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts')
 local state = f[1]
 local policy = f[2] or 'fail'
 -- Absent is lane 0.
@@ -85,7 +112,7 @@ local lane = not f[3] and 0 or (string.match(f[3], '^-?%d+$') and tonumber(f[3])
 -- parent: here before any child is applied, so nothing is written.
 if state == 'waiting' then
   local applies = false
-  for i = 1, #ARGV, 3 do
+  for i = 1, last, 3 do
     if redis.call('SISMEMBER', deps, ARGV[i]) == 1 then
       applies = true
       break
@@ -110,7 +137,7 @@ end
 -- deps only shrinks here, so its size is counted once and kept by hand.
 local left = redis.call('SCARD', deps)
 local replies = {}
-for i = 1, #ARGV, 3 do
+for i = 1, last, 3 do
   local ref, outcome, text = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local reply
   if redis.call('SISMEMBER', deps, ref) == 0 then
@@ -127,12 +154,14 @@ for i = 1, #ARGV, 3 do
       elseif outcome == 'dead' and policy == 'fail' then
         local now = now_ms()
         redis.call('ZREM', waiting, id)
-        redis.call('HSET', row, 'state', 'dead', 'error', string.sub('child ' .. ref .. ' died: ' .. text, 1, 4096))
+        local err = 'child ' .. ref .. ' died: ' .. text
+        redis.call('HSET', row, 'state', 'dead', 'error', string.sub(err, 1, 4096))
         redis.call('ZADD', dead, now, id)
         redis.call('HINCRBY', stats, 'dead', 1)
         if outbox and f[4] then
           redis.call('ZADD', outbox, now, id)
         end
+        emit('dead', id, f[5] or '0', 'error', string.sub(err, 1, 256))
         state = 'dead'
         reply = 3
       elseif left > 0 then
@@ -141,6 +170,7 @@ for i = 1, #ARGV, 3 do
         redis.call('ZREM', waiting, id)
         redis.call('HSET', row, 'state', 'pending')
         redis.call('ZADD', pending, lane, id)
+        emit('pending', id, f[5] or '0')
         state = 'pending'
         reply = 2
       end

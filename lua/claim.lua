@@ -30,9 +30,13 @@
                                     bucket (below)
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
+  KEYS[7]  emq:{q}:events     stream optional: given, the entries pending
+                                    (each job promoted) and active (each
+                                    job claimed), in that order
   ARGV[1]  lease_ms           integer 1..1000000000000
   ARGV[2]  max_count          integer 1..1000000, jobs to claim at most
   ARGV[3]  promote_limit      integer 0..1000000, due delayed jobs to move first
+  ARGV[4]  events             with the stream: its length, 1..10000000
 
   Reply:   flat job list [id, payload, attempts, lease_epoch, id, ...];
            empty when paused or nothing is due. attempts and lease_epoch
@@ -42,6 +46,8 @@
            EMQARG <meta> <field> ... when a limit field is broken (below)
            EMQARG <meta> paused_until ... when a pause's end is broken
            WRONGTYPE when pending, active, delayed or dead is not a zset
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 
   Limits (PROTOCOL.md, "Limits"), from meta; a field absent is no limit:
     max_active      1..1000000: the active set holds at most this many
@@ -58,6 +64,22 @@
   its range, or half a rate, is EMQARG naming it, before any write: a
   broken limit stops the queue rather than lift the limit.
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
@@ -115,7 +137,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A limit field: the server's integer form, within lo..hi; nil otherwise.
 local function limit_of(v, lo, hi)
@@ -238,6 +259,7 @@ if promote_limit > 0 then
         redis.call('ZREM', delayed, id)
         redis.call('HSET', row, 'state', 'pending')
         redis.call('ZADD', pending, lane, id)
+        emit('pending', id, redis.call('HGET', row, 'attempts') or '0')
       else
         redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' lane is not an integer in -1000..1000; ' ..
           'left in ' .. delayed .. ' for an operator')
@@ -274,8 +296,11 @@ while claimed < want do
     if fault == 'type' then
       skip_malformed(row, pending)
     elseif fault then
-      redis.call('HSET', row, 'state', 'dead', 'error', 'row field ' .. fault .. ' is not an integer')
+      local why = 'row field ' .. fault .. ' is not an integer'
+      local attempts = redis.call('HGET', row, 'attempts')
+      redis.call('HSET', row, 'state', 'dead', 'error', why)
       redis.call('ZADD', dead, now, id)
+      emit('dead', id, string.match(attempts or '', '^%-?%d+$') and attempts or '0', 'error', why)
       redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
         dead .. ' for an operator')
     elseif exists then
@@ -283,6 +308,7 @@ while claimed < want do
       local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
       redis.call('HSET', row, 'state', 'active')
       redis.call('ZADD', active, deadline, id)
+      emit('active', id, attempts)
       jobs[#jobs + 1] = id
       jobs[#jobs + 1] = redis.call('HGET', row, 'payload') or ''
       jobs[#jobs + 1] = attempts

@@ -8,19 +8,42 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:stats      hash  counter completed
+  KEYS[4]  emq:{q}:events     stream optional: given, the entry completed
+                                    (also when keep_ms 0 deletes the row)
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
   ARGV[4]  result             the handler's output, kept when keep_ms > 0
+  ARGV[5]  events             with the stream: its length, 1..10000000
 
   Reply:   1 done (row deleted, or state completed with result, expiring
              in keep_ms)
            0 lease lost (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when keep_ms is not an integer in range
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, active, stats = KEYS[1], KEYS[2], KEYS[3]
-local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local id, epoch, keep_arg = ARGV[1], ARGV[2], ARGV[3]
+-- Given the stream, the result is ARGV[4] only when N follows it.
+local result = (not stream or #ARGV > 4) and ARGV[4] or nil
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -48,7 +71,7 @@ if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
@@ -61,6 +84,7 @@ else
   redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
+emit('completed', id, fields[3] or '0')
 if counted then
   redis.call('HINCRBY', stats, 'completed', 1)
 else

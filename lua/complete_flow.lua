@@ -12,19 +12,41 @@
   KEYS[4]  emq:{q}:outbox     zset  member id, score time (ms)
   KEYS[5]  emq:{q}:deps:      the deps root; a parent's deps are KEYS[5] .. id
   KEYS[6]  emq:{q}:results:   the results root; its results are KEYS[6] .. id
+  KEYS[7]  emq:{q}:events     stream optional: given, the entry completed
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
                               (a child's row: kept, see above)
   ARGV[4]  result             the handler's output
+  ARGV[5]  events             with the stream: its length, 1..10000000
 
   Reply:   1 done
            0 lease lost (state not active or epoch differs: nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when keep_ms is not an integer in range
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local id, epoch, keep_arg, result = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local id, epoch, keep_arg = ARGV[1], ARGV[2], ARGV[3]
+-- Given the stream, the result is ARGV[4] only when N follows it.
+local result = (not stream or #ARGV > 4) and ARGV[4] or nil
 
 -- A set this call adds to must be a zset (or absent) before the first
 -- write: ZADD failing after it would leave the job in no set.
@@ -32,7 +54,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -60,7 +81,7 @@ if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children', 'attempts')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
@@ -84,6 +105,7 @@ else
   redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
+emit('completed', id, fields[5] or '0')
 if fields[4] then
   redis.call('DEL', deps_root .. id, results_root .. id)
 end

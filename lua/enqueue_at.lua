@@ -4,17 +4,37 @@
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:delayed    zset  member id, score due time (ms)
+  KEYS[3]  emq:{q}:events     stream optional: given, the entry delayed
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
   ARGV[3]  due_ms             integer 0..1000000000000000, epoch ms (server clock)
   ARGV[4]  lane               integer -1000..1000
+  ARGV[5]  events             with the stream: its length, 1..10000000
 
   Reply:   1 enqueued (state delayed)
            0 duplicate (the row exists, whatever its state)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when due_ms is not an integer in range, or the lane
                    is not an integer in -1000..1000
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, delayed = KEYS[1], KEYS[2]
 local id, payload, due_arg, lane_arg = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
@@ -37,4 +57,5 @@ if lane ~= 0 then
   redis.call('HSET', row, 'lane', lane)
 end
 redis.call('ZADD', delayed, due, id)
+emit('delayed', id, '0')
 return 1

@@ -7,17 +7,37 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
   KEYS[3]  emq:{q}:meta       hash  flows = 1
+  KEYS[4]  emq:{q}:events     stream optional: given, the entry pending
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
   ARGV[3]  lane               integer -1000..1000
   ARGV[4]  parent ref         <queue>:<id> of the parent
+  ARGV[5]  events             with the stream: its length, 1..10000000
 
   Reply:   1 enqueued (state pending at its lane, parent in the row, meta
              flows = 1)
            0 duplicate (the row exists, whatever its state; nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when the lane or the parent ref is malformed
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, pending, meta = KEYS[1], KEYS[2], KEYS[3]
 local id, payload, lane_arg, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
@@ -41,4 +61,5 @@ if lane ~= 0 then
 end
 redis.call('ZADD', pending, lane, id)
 redis.call('HSET', meta, 'flows', '1')
+emit('pending', id, '0')
 return 1

@@ -10,12 +10,15 @@
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
   KEYS[3]  emq:{q}:cron       hash  schedule name -> <fire_ms>:<job id>
   KEYS[4]  emq:{q}:job:       the row root; the last fire's row is KEYS[4] .. its id
+  KEYS[5]  emq:{q}:events     stream optional: given, the entry pending of
+                                    the job enqueued (reply 1)
   ARGV[1]  id                 branded job id, JOB_... (a fresh one per call)
   ARGV[2]  payload            opaque bytes
   ARGV[3]  name               the schedule, 1-64 bytes of [A-Za-z0-9_.-]
   ARGV[4]  fire_ms            integer 0..1000000000000000, the tick (epoch ms)
   ARGV[5]  lane               integer -1000..1000
   ARGV[6]  overlap            allow or skip
+  ARGV[7]  events             with the stream: its length, 1..10000000
 
   Reply:   1 enqueued: state pending at its lane, schedule = name, the
              marker set to <fire_ms>:<id>
@@ -30,7 +33,25 @@
            EMQROW  when the marker is not <fire_ms>:<job id> (nothing is
                    written: a broken marker stops the schedule, for an
                    operator to mend or HDEL)
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, pending, cron, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, payload, name, fire_arg, lane_arg, overlap = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
@@ -92,4 +113,5 @@ if lane ~= 0 then
 end
 redis.call('ZADD', pending, lane, id)
 redis.call('HSET', cron, name, fire_text .. ':' .. id)
+emit('pending', id, '0')
 return 1

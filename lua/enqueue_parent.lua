@@ -9,12 +9,14 @@
   KEYS[3]  emq:{q}:deps:<id>  set   the refs of the children still awaited
   KEYS[4]  emq:{q}:meta       hash  parents = 1 once a parent is enqueued
                                     here; flows = 1 once a child is
+  KEYS[5]  emq:{q}:events     stream optional: given, the entry waiting
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
   ARGV[3]  lane               integer -1000..1000, where it waits once released
   ARGV[4]  on_child_failure   fail, wait or ignore
   ARGV[5]  parent ref         <queue>:<id> of this job's own parent, or ""
   ARGV[6]… child refs         <queue>:<id>, at least one, each once
+  ARGV[n]  events             with the stream, last: its length, 1..10000000
 
   Reply:   1 enqueued: state waiting (row: state, attempts, payload,
              children, on_child_failure, lane if not 0, parent if given),
@@ -24,9 +26,29 @@
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when the lane, the policy or a ref is malformed, no child
                    is given, or a child is given twice
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, waiting, deps, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, payload, lane_arg, policy, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+-- The child refs end before the stream's length, when it is given.
+local last = stream and #ARGV - 1 or #ARGV
 
 -- A ref is <queue>:<id>: a queue name (1-64 bytes of [A-Za-z0-9_.-], so
 -- never a colon) and an id past the wire's JOB gate.
@@ -48,11 +70,11 @@ end
 if parent ~= '' and not is_ref(parent) then
   return redis.error_reply('EMQARG parent ref must be <queue>:<id> with a JOB id, or empty')
 end
-if #ARGV < 6 then
+if last < 6 then
   return redis.error_reply('EMQARG enqueue_parent takes at least one child ref')
 end
 local seen = {}
-for i = 6, #ARGV do
+for i = 6, last do
   local ref = ARGV[i]
   if not is_ref(ref) then
     return redis.error_reply('EMQARG child ref ' .. (i - 5) .. ' must be <queue>:<id> with a JOB id')
@@ -67,7 +89,7 @@ if redis.call('EXISTS', row) == 1 then
   return 0
 end
 
-local children = #ARGV - 5
+local children = last - 5
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', row, 'state', 'waiting', 'attempts', '0', 'payload', payload, 'children', children,
@@ -82,8 +104,8 @@ redis.call('ZADD', waiting, now, id)
 -- A deps set left by an earlier job of the same id must not add to this one.
 redis.call('DEL', deps)
 -- In slices: unpack of thousands of values would overflow Lua's C stack.
-for first = 6, #ARGV, 1000 do
-  redis.call('SADD', deps, unpack(ARGV, first, math.min(first + 999, #ARGV)))
+for first = 6, last, 1000 do
+  redis.call('SADD', deps, unpack(ARGV, first, math.min(first + 999, last)))
 end
 -- parents tells a speaker which queues' claimed jobs may need their
 -- children's results; flows, which queues' jobs must tell a parent.
@@ -92,4 +114,5 @@ if parent ~= '' then
 else
   redis.call('HSET', meta, 'parents', '1')
 end
+emit('waiting', id, '0')
 return 1

@@ -16,12 +16,16 @@
   KEYS[7]  emq:{q}:outbox     zset  member id, score time (ms)
   KEYS[8]  emq:{q}:deps:      the deps root (a dead parent keeps its deps)
   KEYS[9]  emq:{q}:results:   the results root (and its results)
+  KEYS[10] emq:{q}:events     stream optional: given, the entry dead,
+                                    delayed or pending, with the error's
+                                    first 256 bytes
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  error              error text; the row keeps its first 4096 bytes
   ARGV[4]  max_attempts       integer 1..1000000
   ARGV[5]  backoff_ms         integer 0..1000000000000
   ARGV[6]  permanent          0 or 1
+  ARGV[7]  events             with the stream: its length, 1..10000000
 
   Reply:   0 lease lost (nothing changes)
            1 will retry (state delayed or pending)
@@ -29,7 +33,25 @@
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQARG  when max_attempts, backoff_ms or permanent is malformed
            EMQROW  when the row's attempts, failures or lane is malformed
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, active, delayed, pending, dead, stats, outbox =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, epoch, err = ARGV[1], ARGV[2], ARGV[3] or ''
@@ -40,7 +62,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -127,6 +148,8 @@ else
   redis.call('HSET', row, 'state', 'pending')
   redis.call('ZADD', pending, lane, id)
 end
+emit(dies and 'dead' or (backoff_ms > 0 and 'delayed' or 'pending'), id, fields[3] or '0', 'error',
+  string.sub(err, 1, 256))
 if counted then
   redis.call('HINCRBY', stats, counter, 1)
 else

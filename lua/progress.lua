@@ -1,4 +1,4 @@
---[[ progress: store how far a running job got, as its handler reported.
+--[[ progress: store how far a running job got, as its handler reported it.
   Fenced as extend is: only while the row is active with the same
   lease_epoch and the id is still in the active set; a late report of a
   lost lease changes nothing. The value is opaque text, at most 1024
@@ -12,30 +12,42 @@
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the lease_epoch it was claimed with
   ARGV[3]  value              the report, 0..1024 bytes
-  ARGV[4]  N                  with KEYS[3]: the stream's approximate
-                              maximum length, an integer 1..10000000
+  ARGV[4]  events             with the stream: its length, 1..10000000
 
   Reply:   1 stored (and, given the stream, appended)
-           0 lease lost (nothing changes)
+           0 lease lost (nothing changes); a row that is not a hash is no
+             lease this caller holds
   Errors:  EMQKIND when the id is not JOB-namespaced
-           EMQARG  when the value is over 1024 bytes, or the stream is
-                   given without N in range
+           EMQARG  when the value is over 1024 bytes
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local row, active, events = KEYS[1], KEYS[2], KEYS[3]
-local id, epoch, value, n_arg = ARGV[1] or '', ARGV[2], ARGV[3] or '', ARGV[4]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
+local row, active = KEYS[1], KEYS[2]
+local id, epoch = ARGV[1] or '', ARGV[2]
+-- Given the stream, the value is ARGV[3] only when N follows it.
+local value = (not stream or #ARGV > 3) and ARGV[3] or ''
 
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 if #value > 1024 then
   return redis.error_reply('EMQARG progress value must be at most 1024 bytes')
-end
-local max_len
-if events then
-  max_len = string.match(n_arg or '', '^%d+$') and tonumber(n_arg)
-  if not max_len or max_len < 1 or max_len > 10000000 then
-    return redis.error_reply('EMQARG N must be an integer in 1..10000000')
-  end
 end
 
 -- A row of the wrong type is not a lease this caller holds.
@@ -48,8 +60,5 @@ if f[1] ~= 'active' or f[2] ~= epoch or not redis.call('ZSCORE', active, id) the
 end
 
 redis.call('HSET', row, 'progress', value)
-if events then
-  redis.call('XADD', events, 'MAXLEN', '~', max_len, '*', 'event', 'progress', 'id', id, 'attempt', f[3] or '0',
-    'progress', value)
-end
+emit('progress', id, f[3] or '0', 'progress', value)
 return 1

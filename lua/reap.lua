@@ -21,13 +21,37 @@
   KEYS[6]  emq:{q}:outbox     zset  optional (flow-aware speakers pass it): a
                                     child (a row with parent) sent to dead is
                                     added, member id, score now
+  KEYS[7]  emq:{q}:events     stream optional (KEYS[6] without the
+                                    outbox): given, the entry pending or
+                                    dead of each job moved, error
+                                    "lease expired"
   ARGV[1]  max_attempts       integer 1..1000000
   ARGV[2]  limit              integer 1..1000000, ids to look at at most
+  ARGV[3]  events             with the stream: its length, 1..10000000
 
   Reply:   [requeued, dead] counts
   Errors:  EMQARG when an argument is not an integer in range
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
-local active, pending, dead, stats, row_root, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
+local active, pending, dead, stats, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local outbox = KEYS[6] ~= stream and KEYS[6] or nil
 
 -- A set this call adds to must be a zset (or absent) before the first
 -- write: ZADD failing after it would leave the job in no set.
@@ -35,7 +59,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -98,9 +121,11 @@ for _, id in ipairs(expired) do
     redis.call('ZREM', active, id)
     warn(row .. ' is not a hash, so not an emq/1 row; dropped from ' .. active .. ', left in place for an operator')
   elseif fault then
+    local why = 'row field ' .. fault .. ' is not an integer'
     redis.call('ZREM', active, id)
-    redis.call('HSET', row, 'state', 'dead', 'error', 'row field ' .. fault .. ' is not an integer')
+    redis.call('HSET', row, 'state', 'dead', 'error', why)
     redis.call('ZADD', dead, now, id)
+    emit('dead', id, fault == 'attempts' and '0' or f[1] or '0', 'error', why)
     warn(row .. ' field ' .. fault .. ' is not an integer; sent to ' .. dead .. ' for an operator')
   elseif not lane then
     warn(row .. ' lane is not an integer in -1000..1000; left in ' .. active .. ' for an operator')
@@ -114,10 +139,12 @@ for _, id in ipairs(expired) do
       if outbox and f[4] then
         redis.call('ZADD', outbox, now, id)
       end
+      emit('dead', id, f[1] or '0', 'error', 'lease expired')
       died = died + 1
     else
       redis.call('HSET', row, 'state', 'pending')
       redis.call('ZADD', pending, lane, id)
+      emit('pending', id, f[1] or '0', 'error', 'lease expired')
       requeued = requeued + 1
     end
   end

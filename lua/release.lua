@@ -8,14 +8,34 @@
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:pending    zset  member id, score lane
   KEYS[4]  emq:{q}:stats      hash  counter released
+  KEYS[5]  emq:{q}:events     stream optional: given, the entry pending
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
+  ARGV[3]  events             with the stream: its length, 1..10000000
 
   Reply:   1 given back to pending
            0 lease lost (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQROW  when the row's attempts or lane is malformed
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, active, pending, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, epoch = ARGV[1], ARGV[2]
 
@@ -25,7 +45,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
@@ -76,9 +95,10 @@ end
 local counted = is_counter_of(stats, 'released')
 
 redis.call('ZREM', active, id)
-redis.call('HINCRBY', row, 'attempts', -1)
+local attempts = redis.call('HINCRBY', row, 'attempts', -1)
 redis.call('HSET', row, 'state', 'pending')
 redis.call('ZADD', pending, lane, id)
+emit('pending', id, attempts)
 if counted then
   redis.call('HINCRBY', stats, 'released', 1)
 else

@@ -8,11 +8,32 @@
   KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
   KEYS[3]  emq:{q}:job:       the row root; a row is KEYS[3] .. id
+  KEYS[4]  emq:{q}:events     stream optional: given, the entry pending
+                                    of each job moved
   ARGV[1]  limit              integer 1..1000000, jobs to move at most
+  ARGV[2]  events             with the stream: its length, 1..10000000
 
   Reply:   count moved back to pending
   Errors:  EMQARG when limit is not an integer in range
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local dead, pending, row_root = KEYS[1], KEYS[2], KEYS[3]
 
 -- A set this call adds to must be a zset (or absent) before the first
@@ -21,7 +42,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
 local function lane_of(v)
@@ -54,6 +74,7 @@ for _, id in ipairs(redis.call('ZRANGE', dead, 0, limit - 1)) do
     redis.call('ZREM', dead, id)
     redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
     redis.call('ZADD', pending, lane, id)
+    emit('pending', id, '0')
     moved = moved + 1
   end
 end

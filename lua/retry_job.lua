@@ -10,13 +10,33 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[3]  emq:{q}:pending    zset  member id, score lane
+  KEYS[4]  emq:{q}:events     stream optional: given, the entry pending
   ARGV[1]  id                 branded job id
+  ARGV[2]  events             with the stream: its length, 1..10000000
 
   Reply:   1 moved from dead back to pending
            0 not in the dead set (nothing changes)
   Errors:  EMQKIND when the id is not JOB-namespaced
            EMQROW  when the row's lane is malformed
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local row, dead, pending = KEYS[1], KEYS[2], KEYS[3]
 local id = ARGV[1] or ''
 
@@ -26,7 +46,6 @@ local function is_zset(key)
   local kind = redis.call('TYPE', key).ok
   return kind == 'zset' or kind == 'none'
 end
-local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 
 -- The row's lane: absent is 0; nil when it is not an integer in -1000..1000.
 local function lane_of(v)
@@ -66,4 +85,5 @@ end
 redis.call('ZREM', dead, id)
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
 redis.call('ZADD', pending, lane, id)
+emit('pending', id, '0')
 return 1

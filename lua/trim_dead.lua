@@ -4,12 +4,33 @@
 
   KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
+  KEYS[3]  emq:{q}:events     stream optional: given, the entry removed of
+                                    each row deleted
   ARGV[1]  older_than_ms      integer 0..1000000000000, age on the server's clock
   ARGV[2]  max_keep           integer 0..1000000000; 0 sets no count limit
+  ARGV[3]  events             with the stream: its length, 1..10000000
 
   Reply:   count of dead rows deleted
   Errors:  EMQARG when an argument is not an integer in range
+           EMQARG  when events is not an integer in 1..10000000
+           WRONGTYPE when the stream is not a stream
 ]]
+-- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
+-- the last ARGV is its length, and each state this call writes is appended.
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
+local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
+if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
+  return redis.error_reply('EMQARG events must be an integer in 1..10000000')
+elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+  return redis.error_reply(WRONGTYPE)
+end
+local function emit(event, id, attempt, ...)
+  if stream then
+    redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
+  end
+end
+
 local dead, row_root = KEYS[1], KEYS[2]
 
 local older_than = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
@@ -35,7 +56,12 @@ if max_keep > 0 then
 end
 
 for _, id in ipairs(doomed) do
+  local row = row_root .. id
+  -- The attempt of a row that is not a hash (some other writer's) is 0.
+  local attempts = stream and redis.call('TYPE', row).ok == 'hash' and redis.call('HGET', row, 'attempts')
   redis.call('ZREM', dead, id)
-  redis.call('DEL', row_root .. id)
+  if redis.call('DEL', row) == 1 then
+    emit('removed', id, attempts or '0')
+  end
 end
 return #doomed

@@ -19,6 +19,7 @@ static const char *role_suffix(EmqKeyRole role) {
     case EMQ_KEY_DEAD: return "dead";
     case EMQ_KEY_META: return "meta";
     case EMQ_KEY_STATS: return "stats";
+    case EMQ_KEY_EVENTS: return "events";
   }
   return "";
 }
@@ -43,17 +44,30 @@ static int split_key(const char *k, size_t len, const char **q, size_t *qlen, co
   return 1;
 }
 
+static int is_events_key(RedisModuleString *key) {
+  size_t len, qlen, restlen;
+  const char *k = RedisModule_StringPtrLen(key, &len), *q, *rest;
+  return split_key(k, len, &q, &qlen, &rest, &restlen) && restlen == 6 && memcmp(rest, "events", 6) == 0;
+}
+
+static EmqKeyRole role_of(const EmqTransition *t, const EmqCall *call, int i) {
+  (void)call;
+  return i < t->num_keys ? t->roles[i] : EMQ_KEY_EVENTS;
+}
+
 static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call) {
   const char *q0 = NULL;
   size_t q0len = 0;
-  for (int i = 0; i < t->num_keys; ++i) {
+  const int num_keys = t->num_keys + (call->events.stream != NULL);
+  for (int i = 0; i < num_keys; ++i) {
     size_t len, qlen, restlen;
     const char *k = RedisModule_StringPtrLen(call->keys[i], &len);
     const char *q, *rest;
-    const char *suffix = role_suffix(t->roles[i]);
+    const EmqKeyRole role = role_of(t, call, i);
+    const char *suffix = role_suffix(role);
     size_t slen = strlen(suffix);
     int ok = split_key(k, len, &q, &qlen, &rest, &restlen) && restlen >= slen && memcmp(rest, suffix, slen) == 0;
-    if (ok && t->roles[i] == EMQ_KEY_ROW) {
+    if (ok && role == EMQ_KEY_ROW) {
       size_t idlen;
       const char *id = RedisModule_StringPtrLen(call->args[0], &idlen);
       ok = restlen == slen + idlen && memcmp(rest + slen, id, idlen) == 0;
@@ -100,6 +114,25 @@ static int check_wire(RedisModuleCtx *ctx) {
   return RedisModule_ReplyWithError(ctx, text);
 }
 
+/* The scripts' first check, given the stream: its length (the last ARGV,
+ * which num_args leaves out), then the stream's type. */
+static int check_stream(RedisModuleCtx *ctx, EmqCall *call) {
+  size_t len;
+  const char *s = RedisModule_StringPtrLen(call->args[call->num_args], &len);
+  double n;
+  if (!emq_matches_int(s, len, 0) || !emq_lua_tonumber(s, len, &n) || n < 1 || n > EMQ_MAX_EVENTS) {
+    RedisModule_ReplyWithError(ctx, "EMQARG events must be an integer in 1..10000000");
+    return 0;
+  }
+  call->events.len = (long long)n;
+  RedisModuleKey *stream = RedisModule_OpenKey(ctx, call->events.stream, REDISMODULE_READ);
+  const int type = RedisModule_KeyType(stream);
+  RedisModule_CloseKey(stream);
+  if (type == REDISMODULE_KEYTYPE_EMPTY || type == REDISMODULE_KEYTYPE_STREAM) return 1;
+  RedisModule_ReplyWithError(ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
+  return 0;
+}
+
 int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqCall *call) {
   /* Every string, key handle and value read is released when the command
    * returns, on every path. */
@@ -111,23 +144,34 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   long long numkeys;
   size_t nlen;
   const char *n = RedisModule_StringPtrLen(argv[1], &nlen);
-  if (!emq_strict_ll(n, nlen, &numkeys) || numkeys != t->num_keys || numkeys > argc - 2) {
-    char text[128];
-    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys", t->name, t->num_keys, t->num_keys);
+  const int parsed = emq_strict_ll(n, nlen, &numkeys);
+  const int with_stream = parsed && t->events && numkeys == t->num_keys + 1;
+  if (!parsed || (numkeys != t->num_keys && !with_stream) || numkeys > argc - 2) {
+    char text[160];
+    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys%s", t->name, t->num_keys, t->num_keys,
+             t->events ? " (one more: the events stream, last)" : "");
     RedisModule_ReplyWithError(ctx, text);
     return 0;
   }
   call->ctx = ctx;
   call->keys = argv + 2;
   call->args = argv + 2 + numkeys;
-  call->num_args = argc - 2 - (int)numkeys;
+  call->num_args = argc - 2 - (int)numkeys - with_stream;
+  call->events.stream = with_stream ? call->keys[numkeys - 1] : NULL;
+  call->events.len = 0;
+  /* One key more than the transition's is the stream or a mistake: said as
+   * a layout error, before the arguments that mistake shifted are counted. */
+  if (with_stream && !is_events_key(call->events.stream)) {
+    reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s", t->name, (int)numkeys, "events");
+    return 0;
+  }
   if (call->num_args < t->min_args) {
     RedisModule_WrongArity(ctx);
     return 0;
   }
   if (check_layout(ctx, t, call) != -1) return 0;
   if (check_wire(ctx) != -1) return 0;
-  return 1;
+  return call->events.stream == NULL || check_stream(ctx, call);
 }
 
 const char *emq_arg(const EmqCall *call, int i, size_t *len) {

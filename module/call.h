@@ -18,7 +18,8 @@ typedef enum {
   EMQ_KEY_DELAYED,
   EMQ_KEY_DEAD,
   EMQ_KEY_META,
-  EMQ_KEY_STATS
+  EMQ_KEY_STATS,
+  EMQ_KEY_EVENTS /* emq:{q}:events */
 } EmqKeyRole;
 
 typedef struct {
@@ -26,18 +27,30 @@ typedef struct {
   const EmqKeyRole *roles; /* one per KEYS position, in order */
   int num_keys;
   int min_args; /* ARGV the script cannot run without */
+  /* It takes the queue's events stream as one more KEY, last, and the
+   * stream's length as one more ARGV, last (PROTOCOL.md, "Events"). */
+  int events;
 } EmqTransition;
+
+/* The queue's events stream, as a call was given it: stream NULL when not. */
+typedef struct {
+  RedisModuleString *stream;
+  long long len; /* MAXLEN ~ */
+} EmqEvents;
 
 typedef struct {
   RedisModuleCtx *ctx;
   RedisModuleString **keys; /* KEYS[1] is keys[0] */
   RedisModuleString **args; /* ARGV[1] is args[0] */
-  int num_args;
+  int num_args;             /* the transition's own: without the stream's length */
+  EmqEvents events;
 } EmqCall;
 
 /* Checks arity, numkeys, each key's layout and the wire identity, in that
- * order. On failure it has replied (EMQLAYOUT, EMQWIRE or an arity error)
- * and returns 0; nothing has been written. */
+ * order; then, given the events stream, its length and its type, as the
+ * scripts check them first. On failure it has replied (EMQLAYOUT, EMQWIRE,
+ * an arity error, the scripts' EMQARG or WRONGTYPE) and returns 0; nothing
+ * has been written. */
 int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqCall *call);
 
 /* ARGV[i] (1-based) as bytes, or NULL where the script would see nil. */
@@ -49,8 +62,9 @@ const char *emq_arg(const EmqCall *call, int i, size_t *len);
 int emq_int_arg(const EmqCall *call, int i, int allow_minus, double min, double max, const char *error, double *out);
 
 /* The ranges docs/protocol.md gives integer arguments. */
-#define EMQ_MAX_MS 1e12   /* lease_ms, backoff_ms, keep_ms, older_than_ms */
-#define EMQ_MAX_BATCH 1e6 /* max_count, promote_limit, limit, max_attempts */
+#define EMQ_MAX_MS 1e12    /* lease_ms, backoff_ms, keep_ms, older_than_ms */
+#define EMQ_MAX_BATCH 1e6  /* max_count, promote_limit, limit, max_attempts */
+#define EMQ_MAX_EVENTS 1e7 /* an events stream's length */
 
 /* ARGV[i] checked as the scripts check a job id (the wire's gate: 'JOB'
  * first). Otherwise it replies the script's EMQKIND error and returns 0. */

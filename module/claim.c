@@ -13,7 +13,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
-static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0};
+static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1};
 
 static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
   size_t rlen, slen;
@@ -40,6 +40,7 @@ typedef struct {
   RedisModuleKey *pending, *active, *delayed, *dead;
   RedisModuleString *dead_name;
   mstime_t now;
+  const EmqEvents *events;
 } Sets;
 
 /* emq:{q}:dead from the row root emq:{q}:job: (its layout checked). */
@@ -53,9 +54,10 @@ static RedisModuleString *dead_beside(RedisModuleCtx *ctx, RedisModuleString *ro
 }
 
 /* The script's HSET row state dead error "row field <field> is not an
- * integer", then ZADD dead now id. */
+ * integer", then ZADD dead now id, and its dead entry (attempt: the row's
+ * attempts, NULL when that is the field at fault). */
 static void send_to_dead(RedisModuleCtx *ctx, const Sets *sets, RedisModuleKey *row, RedisModuleString *row_name,
-                         RedisModuleString *id, EmqWord field) {
+                         RedisModuleString *id, EmqWord field, RedisModuleString *attempts) {
   size_t flen, rlen;
   const char *f = RedisModule_StringPtrLen(emq_word(field), &flen);
   char error[64];
@@ -64,6 +66,7 @@ static void send_to_dead(RedisModuleCtx *ctx, const Sets *sets, RedisModuleKey *
   RedisModuleString *values[] = {emq_word(EMQ_WORD_DEAD), RedisModule_CreateString(ctx, error, (size_t)elen)};
   emq_hset(ctx, row, row_name, 2, fields, values);
   emq_zadd(ctx, sets->dead, sets->dead_name, (double)sets->now, id, 0);
+  emq_emit(ctx, sets->events, EMQ_WORD_DEAD, id, attempts, "error", values[1]);
   const char *r = RedisModule_StringPtrLen(row_name, &rlen);
   size_t dlen;
   const char *d = RedisModule_StringPtrLen(sets->dead_name, &dlen);
@@ -117,6 +120,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
       emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
       emq_zadd(ctx, sets->pending, pending_name, lane, due[i], 0);
+      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL, NULL);
     }
     RedisModule_CloseKey(row);
   }
@@ -127,6 +131,7 @@ typedef struct {
   RedisModuleString *payload;
   long long attempts;
   long long epoch;
+  RedisModuleString *attempts_text; /* as written, for its entry */
 } Claimed;
 
 /* One job's lease, with the script's effects in its order (HINCRBY
@@ -155,7 +160,8 @@ static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *r
   }
   const int attempts_ok = emq_row_counter(attempts, &job->attempts);
   if (!attempts_ok || !emq_row_counter(epoch, &job->epoch)) {
-    send_to_dead(ctx, sets, row, row_name, job->id, attempts_ok ? EMQ_WORD_LEASE_EPOCH : EMQ_WORD_ATTEMPTS);
+    send_to_dead(ctx, sets, row, row_name, job->id, attempts_ok ? EMQ_WORD_LEASE_EPOCH : EMQ_WORD_ATTEMPTS,
+                 attempts_ok ? attempts : NULL);
     RedisModule_CloseKey(row);
     return 0;
   }
@@ -164,8 +170,8 @@ static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *r
   const size_t elen = emq_format_ll(e, ++job->epoch);
   static const EmqWord fields[] = {EMQ_WORD_ATTEMPTS, EMQ_WORD_LEASE_EPOCH, EMQ_WORD_STATE};
   static const char *const events[] = {"hincrby", "hincrby", "hset"};
-  RedisModuleString *values[] = {RedisModule_CreateString(ctx, a, alen), RedisModule_CreateString(ctx, e, elen),
-                                 emq_word(EMQ_WORD_ACTIVE)};
+  job->attempts_text = RedisModule_CreateString(ctx, a, alen);
+  RedisModuleString *values[] = {job->attempts_text, RedisModule_CreateString(ctx, e, elen), emq_word(EMQ_WORD_ACTIVE)};
   emq_hset_as(ctx, row, row_name, 3, fields, values, events, 3);
   RedisModule_CloseKey(row);
   return 1;
@@ -204,6 +210,7 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       if (!lease_job(ctx, sets, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       ++claimed;
       emq_zadd_batched(ctx, &leases, popped[i]);
+      emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
     }
   }
   emq_zadd_batch_end(ctx, &leases);
@@ -254,6 +261,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (pause == EMQ_PAUSE_HOLDS) return RedisModule_ReplyWithArray(ctx, 0);
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
   Sets sets;
+  sets.events = &call.events;
   RedisModuleKey **set[] = {&sets.pending, &sets.active, &sets.delayed};
   for (int i = 0; i < 3; ++i) {
     *set[i] = emq_open_write(ctx, call.keys[i]);

@@ -4,7 +4,7 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_STATS};
-static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2};
+static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2, 1};
 
 int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
@@ -24,6 +24,7 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
   long long completed;
   const int counted = emq_stats_counter(stats, EMQ_WORD_COMPLETED, &completed);
+  RedisModuleString *attempts = emq_hget(row, EMQ_WORD_ATTEMPTS);
 
   emq_zrem(ctx, active, active_name, id);
   if (keep_ms == 0) {
@@ -35,6 +36,7 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     emq_hset(ctx, row, row_name, 2, fields, values);
     emq_pexpire(ctx, row, row_name, emq_now_ms() + (mstime_t)keep_ms);
   }
+  emq_emit(ctx, &call.events, EMQ_WORD_COMPLETED, id, attempts, NULL, NULL);
   emq_count(ctx, stats, stats_name, EMQ_WORD_COMPLETED, counted, completed, 1, "complete");
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -4,7 +4,7 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};
-static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2};
+static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1};
 
 int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
@@ -22,5 +22,6 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleString *values[] = {emq_word(EMQ_WORD_PENDING), emq_word(EMQ_WORD_ZERO), payload};
   emq_hset(ctx, row, row_name, 3, fields, values);
   emq_zadd(ctx, pending, pending_name, 0, id, 0);
+  emq_emit(ctx, &call.events, EMQ_WORD_PENDING, id, NULL, NULL, NULL);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

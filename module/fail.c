@@ -5,7 +5,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,     EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_PENDING, EMQ_KEY_DEAD,   EMQ_KEY_STATS};
-static const EmqTransition kFail = {"EMQ.FAIL", kRoles, 6, 2};
+static const EmqTransition kFail = {"EMQ.FAIL", kRoles, 6, 2, 1};
 
 #define EMQ_MAX_ERROR 4096
 
@@ -75,6 +75,7 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 
   emq_set_state(ctx, row, row_name, state);
   emq_zadd(ctx, target, target_name, score, id, 0);
+  emq_emit(ctx, &call.events, state, id, emq_hget(row, EMQ_WORD_ATTEMPTS), "error", error);
   emq_count(ctx, stats, stats_name, counter_field, counted, counter, 1, "fail");
   return RedisModule_ReplyWithLongLong(ctx, dies ? 2 : 1);
 }

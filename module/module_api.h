@@ -17,6 +17,7 @@ typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleUser RedisModuleUser;
+typedef struct RedisModuleCallReply RedisModuleCallReply;
 typedef long long mstime_t;
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -31,6 +32,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_KEYTYPE_STRING 1
 #define REDISMODULE_KEYTYPE_HASH 3
 #define REDISMODULE_KEYTYPE_ZSET 5
+#define REDISMODULE_KEYTYPE_STREAM 7
 
 #define REDISMODULE_POSTPONED_LEN -1
 
@@ -194,6 +196,7 @@ typedef struct {
   X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))   \
   X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                       \
   X(mstime_t, Milliseconds, (void))                                                                          \
+  X(RedisModuleCallReply *, Call, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))         \
   X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                         \
   X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                \
   X(int, FreeModuleUser, (RedisModuleUser * user))                                                           \

@@ -168,3 +168,21 @@ void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *st
                   "operator",
                   who, (int)slen, s, (int)flen, f, n);
 }
+
+void emq_emit(RedisModuleCtx *ctx, const EmqEvents *events, EmqWord event, RedisModuleString *id,
+              RedisModuleString *attempt, const char *field, RedisModuleString *value) {
+  if (events->stream == NULL) return;
+  if (attempt == NULL) attempt = emq_word(EMQ_WORD_ZERO);
+  /* "!": replicated, with the server's rewriting of "*" and "~" into the
+   * entry's id and an exact length, as a script's XADD is. */
+  if (field == NULL) {
+    RedisModule_Call(ctx, "XADD", "!scclccscscs", events->stream, "MAXLEN", "~", events->len, "*", "event",
+                     emq_word(event), "id", id, "attempt", attempt);
+    return;
+  }
+  size_t vlen;
+  const char *v = RedisModule_StringPtrLen(value, &vlen);
+  if (vlen > EMQ_EVENT_TEXT) vlen = EMQ_EVENT_TEXT;
+  RedisModule_Call(ctx, "XADD", "!scclccscscscb", events->stream, "MAXLEN", "~", events->len, "*", "event",
+                   emq_word(event), "id", id, "attempt", attempt, field, v, vlen);
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "call.h"
 #include "module_api.h"
 #include "words.h"
 
@@ -53,5 +54,16 @@ void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
 int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count, RedisModuleString **ids);
 void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
+
+/* The most of an error an entry carries. */
+#define EMQ_EVENT_TEXT 256
+
+/* The scripts' emit: given the stream, XADD stream MAXLEN ~ len * event
+ * <event> id <id> attempt <attempt> [<field> <value's first 256 bytes>],
+ * run as the server's own XADD, so that the entry, its trimming, its
+ * keyspace events and what replicas receive are the script's. attempt is
+ * the row's text (NULL: "0"); field NULL adds nothing. */
+void emq_emit(RedisModuleCtx *ctx, const EmqEvents *events, EmqWord event, RedisModuleString *id,
+              RedisModuleString *attempt, const char *field, RedisModuleString *value);
 
 #endif

@@ -61,6 +61,11 @@ class Peer:
         return self.node(valkey, "worker.js", "--queue", queue, "--jobs", jobs, "--concurrency", concurrency,
                          *extra)["rate"]
 
+    def wait_latency(self, valkey, jobs):
+        """Completion to waitUntilFinished's return: the samples in ns."""
+        valkey.reset()
+        return self.node(valkey, "wait.js", "--queue", "wait", "--jobs", jobs)["samples_ns"]
+
     def latency(self, valkey, jobs, running):
         """(p50, p99) in ms of the idle wake, the way the emqd rows measure
         it; running: the run's list of processes to end if it is interrupted."""

@@ -215,6 +215,8 @@ class Emqd:
             if q.get("prefetch"):
                 lines.append(f"    prefetch: {q['prefetch']}")
             lines += limits_yaml(q.get("limits"))
+            if q.get("events") is not None:
+                lines.append(f"    events: {q['events']}")
             lines.append("    handler:")
             for k, v in q["handler"].items():
                 if isinstance(v, list):

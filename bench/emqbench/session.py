@@ -32,6 +32,10 @@ SIZES = {
     "limits_rate_jobs": (5_000, 2_500),
     "limits_claim_jobs": (50_000, 20_000),
     "flows": (1_000, 200),  # each a parent and 10 children
+    "events_jobs": (50_000, 10_000),  # per run, c=16: events on against off
+    "wait_jobs": (1_000, 200),  # completion to wait's return, job after job
+    "events_entries": (10_000, 10_000),  # the stream whose memory is measured
+    "search_rows": (50_000, 50_000),  # pending rows one search reads through
     # Each figure held to a ceiling is measured this many times, interleaved
     # with its ceiling (A B, B A, A B), and each side keeps its best: on a
     # shared machine noise only ever slows a run down.

@@ -151,6 +151,9 @@ std::string describe(const Config& config) {
     row(out, "  limits",
         q.limits ? echomq::describe(*q.limits) + ", written to meta at start"
                  : "none in the config: meta's, if any (emq limit)");
+    row(out, "  events",
+        q.events > 0 ? "a stream of about " + std::to_string(q.events) + " entries, written to meta at start"
+                     : "off (meta's field deleted at start)");
     describe_handler(out, q.handler);
   }
   for (const ScheduleConfig& s : config.schedules) {

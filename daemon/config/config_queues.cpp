@@ -64,6 +64,22 @@ class QueueReader {
     if (ok) out = l;
   }
 
+  // `events:` the stream's length, or off.
+  void read_events(const Mapping& m, std::int64_t& out) {
+    const Field* f = m.get("events");
+    if (f == nullptr) return;
+    if (f->value.IsScalar() && f->value.Scalar() == "off") {
+      out = 0;
+      return;
+    }
+    if (!f->value.IsScalar() || f->value.Scalar() == "on" || f->value.Scalar() == "true") {
+      r_.error(
+          *f, "expected the events stream's length, 1..10000000 (e.g. 10000), or off; got " + describe_value(f->value));
+      return;
+    }
+    r_.integer(*f, 1, kMaxEventsLength, out, "it is the most entries the queue's stream keeps (about), or off");
+  }
+
   // A window: a duration of 1 ms..24 h.
   bool read_window(const Field& f, std::int64_t& ms) {
     const std::optional<std::int64_t> d = parse_duration_ms(f.value.IsScalar() ? f.value.Scalar() : "");
@@ -169,6 +185,7 @@ class QueueReader {
     }
     read_plain(r_, m, kQueue, "", nullptr, &q);
     read_limits(m, kQueue, q.limits);
+    read_events(m, q.events);
     if (const Field* handler = m.get("handler")) {
       read_handler(*handler, q);
     } else {
@@ -306,6 +323,7 @@ void read_defaults(ConfigReader& r, const Field& field, QueueConfig& defaults) {
   QueueReader reader(r, "");
   reader.read_process_settings(m, defaults.handler);
   reader.read_limits(m, kDefaults, defaults.limits);
+  reader.read_events(m, defaults.events);
 }
 
 void read_queues(ConfigReader& r, const std::string& dir, const Mapping& top, const QueueConfig& defaults,

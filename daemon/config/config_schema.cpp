@@ -145,6 +145,7 @@ std::vector<KeySpec> build_schema() {
     key("limits.rate", kPolicy, V::Custom),
     key("limits.rate.max", kPolicy, V::Custom),
     key("limits.rate.per", kPolicy, V::Custom),
+    with(key("events", kPolicy, V::Custom), "10000", "events"),
     key("handler", kQueue, V::Section),
 
     // A queue's handler (and, where kDefaults is set, defaults for every handler).

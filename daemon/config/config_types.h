@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "echomq/backoff.h"
+#include "echomq/events.h"
 #include "echomq/limits.h"
 #include "echomq/url.h"
 
@@ -49,6 +50,9 @@ struct QueueConfig {
   // start, what it leaves out is off. Absent: meta is left as it is (emq
   // limit may have set them).
   std::optional<QueueLimits> limits;
+  // `events:` the length of the queue's events stream, written to its meta
+  // at start; 0 (`off`) deletes the field there.
+  std::int64_t events = kDefaultEventsLength;
   HandlerConfig handler;
 };
 

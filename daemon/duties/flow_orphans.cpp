@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "echomq/flows.h"
+#include "echomq/flow_tools.h"
 
 namespace echomq::daemon {
 

@@ -150,7 +150,7 @@ DaemonInfo Heartbeat::read_self(std::int64_t now_ms) {
     b.busy += static_cast<std::int64_t>(loop->in_handlers());
     for (const RunningJobs::Held& h : loop->leased_jobs().held()) {
       const auto ran = std::chrono::duration_cast<milliseconds>(steady_now - h.claimed_at).count();
-      b.jobs.push_back({loop->queue().name, h.lease.id, h.attempt, now_ms - ran, std::nullopt});
+      b.jobs.push_back({loop->queue().name, h.lease.id, h.attempt, now_ms - ran, h.progress});
     }
   }
   return b;

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "echomq/flow_batches.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "echomq/job_id.h"
 #include "echomq/whole_number.h"
 

@@ -1,6 +1,7 @@
 // The shape every periodic duty shares (lease renewal, the reaper, the queue
-// sampler): one thread that runs tick() at once and then whenever the
-// interval tick() returns has passed, and stops promptly when asked.
+// sampler, the progress sender): one thread that runs tick() at once and
+// then whenever the interval tick() returns has passed, or sooner when
+// woken, and stops promptly when asked.
 #pragma once
 
 #include <chrono>

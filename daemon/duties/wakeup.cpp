@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "echomq/errors.h"
+#include "echomq/slot_map_read.h"
 
 namespace echomq::daemon {
 
@@ -164,18 +165,19 @@ class SlotMapReader {
         conn_.reset();
       }
     }
-    for (const NodeAddress& n : known) {
-      try {
-        Connection c = Connection::open(node_options(server_, n));
-        SlotMap map = read_slot_map(c, n.host);
-        conn_.emplace(std::move(c));
-        host_ = n.host;
-        return map;
-      } catch (const Error&) {
-        // The next node may answer.
-      }
+    std::optional<Connection> fresh;
+    const auto connection_to = [&](const NodeAddress& n) -> Connection& {
+      fresh.emplace(Connection::open(node_options(server_, n)));
+      return *fresh;
+    };
+    try {
+      SlotMapAnswer answer = read_slot_map_from(known, connection_to);
+      conn_.emplace(std::move(*fresh));
+      host_ = answer.node.host;
+      return std::move(answer.map);
+    } catch (const Error&) {
+      return std::nullopt;  // no node answers: the next round asks again
     }
-    return std::nullopt;
   }
 
  private:

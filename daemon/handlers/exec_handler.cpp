@@ -39,7 +39,8 @@ class JobRun {
         job_(job),
         child_(child),
         stderr_(job.queue, job.id),
-        pump_(child, stderr_, stop.fd(), rules(config, job)) {}
+        progress_(job.progress),
+        pump_(child, stderr_, stop.fd(), rules(config, job, &progress_)) {}
 
   Outcome run() {
     const Clock::time_point started = Clock::now();
@@ -55,9 +56,10 @@ class JobRun {
   }
 
  private:
-  static ChildIoPump::Rules rules(const HandlerConfig& config, const Job& job) {
+  static ChildIoPump::Rules rules(const HandlerConfig& config, const Job& job, ProgressLines* progress) {
     ChildIoPump::Rules r;
     r.input = job.payload;
+    r.progress = progress;
     r.max_output = static_cast<std::size_t>(std::max<std::int64_t>(config.max_output_bytes, 0));
     if (config.timeout_s > 0) r.timeout_at = Clock::now() + seconds(config.timeout_s);
     return r;
@@ -128,9 +130,20 @@ class JobRun {
   const Job& job_;
   ChildProcess& child_;
   StderrLines stderr_;
+  ProgressLines progress_;  // before pump_, which is given it
   ChildIoPump pump_;
   Ending ending_ = Ending::None;
 };
+
+// EMQ_PROGRESS_FD=3: each line the job writes there is a progress report
+// (docs/handlers.md). env is kept sorted by name.
+void add_progress_fd(std::vector<std::string>& env) {
+  const std::string entry = "EMQ_PROGRESS_FD=3";
+  env.erase(
+      std::remove_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("EMQ_PROGRESS_FD=", 0) == 0; }),
+      env.end());
+  env.insert(std::upper_bound(env.begin(), env.end(), entry), entry);
+}
 
 // A parent's children's results for its process: a file with no name,
 // handed to the child as its descriptor 4 and named by EMQ_CHILDREN_FILE
@@ -213,8 +226,9 @@ Outcome ExecHandler::run(const Job& job, const StopToken& stop) {
       children.emplace(job.children);
       ChildrenFile::add_to(env);
     }
+    add_progress_fd(env);
     ChildProcess child(
-        {params_.handler.command, std::move(env), params_.handler.cwd, -1, children ? children->fd() : -1});
+        {params_.handler.command, std::move(env), params_.handler.cwd, true, children ? children->fd() : -1});
     return JobRun(params_.handler, job, stop, child).run();
   } catch (const SpawnError& e) {
     spdlog::warn("queue={} job={}: {}", job.queue, job.id, e.what());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "config/config_types.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "handlers/stop_token.h"
 
 namespace echomq::daemon {
@@ -27,6 +28,10 @@ struct Job {
   std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
   // A parent's children's outcomes, in ref order; empty for any other job.
   std::vector<ChildResult> children;
+  // Where the handler reports how far the job got, as often as it likes
+  // (the daemon stores at most 4 a second: PROTOCOL.md, "progress"). Empty
+  // where nobody listens. Any thread, while run() lasts.
+  std::function<void(std::string_view)> progress;
 };
 
 struct Outcome {

@@ -17,6 +17,7 @@ constexpr std::size_t kCreateErrorBytes = 1024;
 // called by foreign code: they never throw, and they check what they are
 // given.
 struct Answer {
+  const Job* job = nullptr;  // its progress, for report_progress
   std::size_t result_limit = 0;
   std::string result;
   std::string error;
@@ -55,7 +56,21 @@ struct Answer {
     }
     return len <= room ? 0 : -1;
   }
+
+  static int report_progress(void* ctx, const char* text, std::size_t len) noexcept {
+    auto* self = static_cast<Answer*>(ctx);
+    if (self == nullptr || (text == nullptr && len > 0) || len > kMaxProgressBytes) return -1;
+    try {
+      if (self->job->progress) self->job->progress(std::string_view(text == nullptr ? "" : text, len));
+    } catch (...) {
+      return -1;
+    }
+    return 0;
+  }
 };
+
+// The services a plugin that exports emq_plugin_host is given.
+const emq_host kHost{sizeof(emq_host), &Answer::report_progress};
 
 }  // namespace
 
@@ -74,6 +89,7 @@ void PluginHandler::start() {
   char err[kCreateErrorBytes] = {};
   void* state = nullptr;
   try {
+    if (library_->host() != nullptr) library_->host()(&kHost);
     state = library_->create()(config.c_str(), config.size(), err, sizeof err);
   } catch (const std::exception& e) {
     library_.reset();
@@ -107,6 +123,7 @@ Outcome PluginHandler::run(const Job& job, const StopToken& stop) {
   in.deadline_ms = job.deadline_ms;
 
   Answer answer;
+  answer.job = &job;
   answer.result_limit = static_cast<std::size_t>(std::max<std::int64_t>(params_.handler.max_output_bytes, 0));
   emq_result out{&answer, &Answer::write_result, &Answer::write_error};
 

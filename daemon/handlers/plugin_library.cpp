@@ -70,6 +70,7 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
   handle_ = symbol<emq_plugin_handle_fn>(handle_dl_, "emq_plugin_handle");
   destroy_ = symbol<emq_plugin_destroy_fn>(handle_dl_, "emq_plugin_destroy");
   handle_parent_ = symbol<emq_plugin_handle_parent_fn>(handle_dl_, "emq_plugin_handle_parent");
+  host_ = symbol<emq_plugin_host_fn>(handle_dl_, "emq_plugin_host");
   const auto require = [&](bool present, const char* name) {
     if (present) return;
     close();
@@ -87,7 +88,8 @@ PluginLibrary::PluginLibrary(PluginLibrary&& other) noexcept
       create_(std::exchange(other.create_, nullptr)),
       handle_(std::exchange(other.handle_, nullptr)),
       destroy_(std::exchange(other.destroy_, nullptr)),
-      handle_parent_(std::exchange(other.handle_parent_, nullptr)) {}
+      handle_parent_(std::exchange(other.handle_parent_, nullptr)),
+      host_(std::exchange(other.host_, nullptr)) {}
 
 PluginLibrary& PluginLibrary::operator=(PluginLibrary&& other) noexcept {
   if (this != &other) {
@@ -98,6 +100,7 @@ PluginLibrary& PluginLibrary::operator=(PluginLibrary&& other) noexcept {
     handle_ = std::exchange(other.handle_, nullptr);
     destroy_ = std::exchange(other.destroy_, nullptr);
     handle_parent_ = std::exchange(other.handle_parent_, nullptr);
+    host_ = std::exchange(other.host_, nullptr);
   }
   return *this;
 }
@@ -111,6 +114,7 @@ void PluginLibrary::close() noexcept {
   handle_ = nullptr;
   destroy_ = nullptr;
   handle_parent_ = nullptr;
+  host_ = nullptr;
 }
 
 std::string plugin_library_problem(const std::string& path) {

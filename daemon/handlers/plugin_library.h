@@ -30,6 +30,8 @@ class PluginLibrary {
   emq_plugin_destroy_fn destroy() const noexcept { return destroy_; }
   // The optional flows entry point; nullptr when the plugin lacks it.
   emq_plugin_handle_parent_fn handle_parent() const noexcept { return handle_parent_; }
+  // The optional progress entry point; nullptr when the plugin lacks it.
+  emq_plugin_host_fn host() const noexcept { return host_; }
 
  private:
   void close() noexcept;
@@ -40,6 +42,7 @@ class PluginLibrary {
   emq_plugin_handle_fn handle_ = nullptr;
   emq_plugin_destroy_fn destroy_ = nullptr;
   emq_plugin_handle_parent_fn handle_parent_ = nullptr;
+  emq_plugin_host_fn host_ = nullptr;
 };
 
 // Why the library at `path` cannot be used as a plugin, or "" when it can:

@@ -97,6 +97,7 @@ class PoolHandler : public Handler {
   };
   enum class How { CloseStdin, Terminate };
 
+  // The watcher thread's loop (pool_watcher.cpp).
   void watch();
   // Caller holds mu_.
   void read_idle_and_ending(const std::vector<PoolProcess*>& readable, bool tick);
@@ -120,6 +121,8 @@ class PoolHandler : public Handler {
   // process has lived kProvenAfter: a job may go to it.
   static bool usable(const Slot& slot, Clock::time_point now);
   void wake_watcher() noexcept;
+  // Whole milliseconds from now to t, 0 when past.
+  static long long ms_until(Clock::time_point t);
 
   Params params_;
   ChildProcess::Params process_params_;  // the same for every process of the pool

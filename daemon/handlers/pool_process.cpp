@@ -137,7 +137,9 @@ PoolProcess::Turn PoolProcess::job_turn(ChildIoPump& pump, const Job& job, const
     const std::optional<Clock::time_point> wake_at =
         gone_at ? std::optional<Clock::time_point>(*gone_at + kPipeGoneGrace) : std::nullopt;
     switch (pump.run(wake_at)) {
-      case Event::Answered: return answer_turn(pump, job);
+      case Event::Answered:
+        if (std::optional<Turn> turn = answer_turn(pump, job)) return std::move(*turn);
+        break;
       case Event::Stopped: {
         Turn turn;
         turn.outcome = Outcome::stopped();
@@ -176,11 +178,23 @@ PoolProcess::Turn PoolProcess::job_turn(ChildIoPump& pump, const Job& job, const
   }
 }
 
-PoolProcess::Turn PoolProcess::answer_turn(ChildIoPump& pump, const Job& job) {
+std::optional<PoolProcess::Turn> PoolProcess::answer_turn(ChildIoPump& pump, const Job& job) {
   buffer_ = std::move(pump.output());
   std::string line;
   std::string rest;
-  take_line(line, rest);
+  // Progress lines first, each reported; then the answer, if it came.
+  bool answered = false;
+  while (!answered && take_line(line, rest)) {
+    Reply progress;
+    answered = !parse_reply_frame(line, progress).empty() || !progress.is_progress || progress.id != job.id;
+    if (answered) break;
+    if (job.progress) job.progress(progress.progress);
+    buffer_ = std::move(rest);
+  }
+  if (!answered) {
+    pump.keep_output(std::move(buffer_));
+    return std::nullopt;
+  }
   const std::size_t limit = pump.max_output();
   if (line.size() > limit) {
     const std::string why = "wrote a reply of " + std::to_string(line.size()) + " bytes, past max_output_bytes (" +

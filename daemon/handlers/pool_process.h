@@ -81,7 +81,8 @@ class PoolProcess {
   // The job's events, from the pump, to its turn.
   Turn job_turn(ChildIoPump& pump, const Job& job, const HandlerConfig& config);
   // Its reply line is in the pump's output.
-  Turn answer_turn(ChildIoPump& pump, const Job& job);
+  // nullopt: only progress lines so far; the pump goes on for the answer.
+  std::optional<Turn> answer_turn(ChildIoPump& pump, const Job& job);
   // Everything stderr holds now, logged line by line.
   void drain_stderr();
   // The first line of buffer_, without its '\n', and the bytes after it.

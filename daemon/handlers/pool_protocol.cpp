@@ -80,6 +80,14 @@ std::string parse_reply_frame(std::string_view line, Reply& reply) {
   const auto id = j.find("id");
   if (id == j.end() || !id->is_string()) return "the reply has no \"id\" string: " + quote_start(line);
   const auto ok = j.find("ok");
+  if (const auto progress = j.find("progress"); ok == j.end() && progress != j.end()) {
+    reply = Reply{};
+    reply.id = id->get<std::string>();
+    reply.is_progress = true;
+    reply.progress = progress->is_string() ? progress->get<std::string>()
+                                           : progress->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return {};
+  }
   if (ok == j.end() || !ok->is_boolean()) return "the reply has no \"ok\" true or false: " + quote_start(line);
 
   Reply r;

@@ -7,6 +7,7 @@
 //                    before the payload)
 //   back, success:   {"id":"JOB_…","ok":true,"result":"…"}   (or "result_b64", or neither: empty)
 //   back, failure:   {"id":"JOB_…","ok":false,"error":"…","permanent":false}
+//   back, progress:  {"id":"JOB_…","progress":…}   (any number of them before the answer)
 #pragma once
 
 #include <string>
@@ -35,6 +36,10 @@ struct Reply {
   std::string result;      // ok: the bytes of result or result_b64
   std::string error;       // !ok
   bool permanent = false;  // !ok
+  // A progress line, not the answer: the value reported, a JSON string as
+  // its text, any other JSON value as its compact JSON.
+  bool is_progress = false;
+  std::string progress;
 };
 
 // Parses one reply line (without its '\n'). Returns "" and fills `reply`,

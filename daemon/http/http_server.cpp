@@ -55,7 +55,7 @@ const char* reason_phrase(int status) {
 std::string serialize(const HttpResponse& r) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
   out += "Content-Type: " + r.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  if (!r.stream) out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
   for (const std::string& h : r.headers) out += h + "\r\n";
   out += "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
   out += r.body;
@@ -178,6 +178,7 @@ struct HttpServer::Connection {
   std::string in;
   std::string out;
   std::size_t sent = 0;
+  std::function<void(Fd)> stream;  // takes the connection once the head is sent
   std::string peer;
   Clock::time_point accepted;
   Clock::time_point deadline;  // Reading: the read deadline; then the whole exchange's
@@ -354,6 +355,10 @@ bool HttpServer::send_some(Connection& c) {
   const ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
   if (n < 0) return errno == EAGAIN || errno == EINTR;
   c.sent += static_cast<std::size_t>(n);
+  if (c.sent == c.out.size() && c.stream) {
+    std::thread(std::move(c.stream), std::move(c.fd)).detach();
+    return false;
+  }
   if (c.sent == c.out.size()) {
     ::shutdown(c.fd.get(), SHUT_WR);
     c.phase = Connection::Phase::Lingering;
@@ -380,6 +385,7 @@ void HttpServer::answer(Connection& c) {
                              : text(431, "request too large: at most " + std::to_string(params_.max_request_bytes) +
                                              " bytes of headers\n");
   c.out = serialize(r);
+  c.stream = r.stream;
   c.in.clear();
   c.phase = Connection::Phase::Writing;
   c.deadline = c.accepted + params_.deadline;

@@ -32,6 +32,10 @@ struct HttpResponse {
   std::string body;
   // More header lines, "Name: value" each (CSP, WWW-Authenticate, ...).
   std::vector<std::string> headers;
+  // A response that goes on after its head (server-sent events): the head
+  // is sent without a Content-Length or body, then the connection is
+  // handed to this, on a thread of its own, and the server forgets it.
+  std::function<void(Fd)> stream;
 };
 
 struct HttpRequest {

@@ -47,6 +47,7 @@ ChildIoPump::Event ChildIoPump::run(std::optional<Clock::time_point> wake_at) {
     const int in_i = input_written() ? -1 : fds.watch(in.get(), POLLOUT);  // -1 once closed
     const int out_i = fds.watch(child_.stdout_pipe().get(), POLLIN);
     const int err_i = fds.watch(child_.stderr_pipe().get(), POLLIN);
+    const int progress_i = fds.watch(child_.progress_pipe().get(), POLLIN);
     const int stop_i = fds.watch(stop_fd_, POLLIN);
     const int exit_i = exited_ ? -1 : fds.watch(child_.exit_fd(), POLLIN);
     if (fds.wait(poll_timeout_ms(now, wake_at)) < 0) {
@@ -57,6 +58,7 @@ ChildIoPump::Event ChildIoPump::run(std::optional<Clock::time_point> wake_at) {
     std::optional<Event> event;
     if (fds.ready(in_i, POLLOUT | POLLERR | POLLHUP)) event = write_stdin();
     if (fds.ready(err_i, POLLIN | POLLERR | POLLHUP)) read_stderr();
+    if (fds.ready(progress_i, POLLIN | POLLERR | POLLHUP)) read_progress();
     if (fds.ready(out_i, POLLIN | POLLERR | POLLHUP)) {
       if (auto e = read_stdout(); e && (!event || *e != Event::StdoutClosed)) event = e;
     }
@@ -142,6 +144,14 @@ void ChildIoPump::read_stderr() {
   if (read_pipe(child_.stderr_pipe(), bytes) == PipeRead::Data) stderr_.feed(bytes);
 }
 
+void ChildIoPump::read_progress() {
+  std::string bytes;
+  const PipeRead r = read_pipe(child_.progress_pipe(), bytes);
+  if (rules_.progress == nullptr) return;
+  if (r == PipeRead::Data) rules_.progress->feed(bytes);
+  if (r == PipeRead::Eof) rules_.progress->finish();
+}
+
 void ChildIoPump::see_exit() {
   exited_ = true;
   pipes_until_ = Clock::now() + kPipeGrace;
@@ -149,7 +159,7 @@ void ChildIoPump::see_exit() {
 }
 
 std::optional<ChildIoPump::Event> ChildIoPump::after_exit(Clock::time_point now) {
-  if (!child_.stdout_pipe() && !child_.stderr_pipe()) return Event::Exited;
+  if (!child_.stdout_pipe() && !child_.stderr_pipe() && !child_.progress_pipe()) return Event::Exited;
   if (now < pipes_until_) return std::nullopt;
   pipes_held_ = true;
   return Event::Exited;

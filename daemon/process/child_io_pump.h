@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "process/child_process.h"
+#include "process/progress_lines.h"
 #include "process/stderr_lines.h"
 
 namespace echomq::daemon {
@@ -42,6 +43,7 @@ class ChildIoPump {
     std::size_t max_output = 0;  // stdout bytes beyond this: OutputExceeded
     bool until_newline = false;  // Answered once stdout holds a '\n' (a pool's reply line)
     std::optional<Clock::time_point> timeout_at;
+    ProgressLines* progress = nullptr;  // fed from the child's progress pipe, when it has one
   };
 
   // Why run() returned.
@@ -71,6 +73,12 @@ class ChildIoPump {
 
   const std::string& output() const noexcept { return output_; }
   std::string& output() noexcept { return output_; }
+  // What is left of stdout once its first line was taken (a pool's
+  // progress line): looked at afresh for the next newline.
+  void keep_output(std::string rest) {
+    output_ = std::move(rest);
+    scanned_ = 0;
+  }
   bool exited() const noexcept { return exited_; }
   std::size_t max_output() const noexcept { return rules_.max_output; }
   bool input_written() const noexcept { return written_ == rules_.input.size(); }
@@ -84,6 +92,7 @@ class ChildIoPump {
   std::optional<Event> write_stdin();
   std::optional<Event> read_stdout();
   void read_stderr();
+  void read_progress();
   void see_exit();
   std::optional<Event> after_exit(Clock::time_point now);
 

@@ -153,9 +153,12 @@ ChildProcess::ChildProcess(const Params& params) {
   Pipe in = make_pipe();
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  for (Fd* fd : {&in.read, &in.write, &out.read, &out.write, &err.read, &err.write}) {
-    move_above_stdio(*fd);
+  Pipe progress;
+  if (params.progress) progress = make_pipe();
+  for (Fd* fd : {&in.read, &in.write, &out.read, &out.write, &err.read, &err.write, &progress.read, &progress.write}) {
+    if (*fd) move_above_stdio(*fd);
   }
+  if (progress.read) set_nonblocking(progress.read.get());
   // The child's ends stay blocking: a handler reading its stdin expects to wait.
   for (const Fd* fd : {&in.write, &out.read, &err.read}) set_nonblocking(fd->get());  // every user polls them
 
@@ -168,13 +171,15 @@ ChildProcess::ChildProcess(const Params& params) {
   std::vector<char*> argv = c_strings(params.argv);
   std::vector<char*> envp = c_strings(params.env);
   Spawned child = spawn({program.c_str(), argv.data(), envp.data(), in.read.get(), out.write.get(), err.write.get(),
-                         params.cwd.empty() ? nullptr : params.cwd.c_str(), params.fd3, params.fd4});
+                         params.cwd.empty() ? nullptr : params.cwd.c_str(), progress.write ? progress.write.get() : -1,
+                         params.fd4});
   if (child.error != 0) throw SpawnError(spawn_failure(program, params.cwd, child.error));
 
   pid_ = child.pid;
   stdin_ = std::move(in.write);
   stdout_ = std::move(out.read);
   stderr_ = std::move(err.read);
+  progress_ = std::move(progress.read);
   exit_fd_ = std::move(child.exit_fd);
   // The child's ends (in.read, out.write, err.write) close here, so EOF on
   // stdout and stderr means every process holding them has let go.
@@ -187,6 +192,7 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
       stdin_(std::move(other.stdin_)),
       stdout_(std::move(other.stdout_)),
       stderr_(std::move(other.stderr_)),
+      progress_(std::move(other.progress_)),
       exit_fd_(std::move(other.exit_fd_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
@@ -198,6 +204,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     stdin_ = std::move(other.stdin_);
     stdout_ = std::move(other.stdout_);
     stderr_ = std::move(other.stderr_);
+    progress_ = std::move(other.progress_);
     exit_fd_ = std::move(other.exit_fd_);
   }
   return *this;

@@ -48,8 +48,8 @@ class ChildProcess {
     std::vector<std::string> argv;  // argv[0] without a '/' is looked up in env's PATH
     std::vector<std::string> env;   // "NAME=value", the child's whole environment
     std::string cwd;                // empty: the daemon's
-    int fd3 = -1;                   // the child's descriptor 3 (the caller keeps its own); -1: closed
-    int fd4 = -1;                   // the same for 4
+    bool progress = false;          // a pipe as the child's descriptor 3 (EMQ_PROGRESS_FD)
+    int fd4 = -1;                   // the child's descriptor 4 (the caller keeps its own); -1: closed
   };
 
   // Throws the SpawnError spawning would throw for a missing program, one
@@ -76,6 +76,8 @@ class ChildProcess {
   Fd& stdin_pipe() noexcept { return stdin_; }
   Fd& stdout_pipe() noexcept { return stdout_; }
   Fd& stderr_pipe() noexcept { return stderr_; }
+  // The read end of the progress pipe; empty when Params::progress was not set.
+  Fd& progress_pipe() noexcept { return progress_; }
 
   // Readable once the child has exited (a pidfd), or -1 where the kernel
   // gives no pidfd: then poll has_exited() on a short tick.
@@ -104,6 +106,7 @@ class ChildProcess {
   Fd stdin_;
   Fd stdout_;
   Fd stderr_;
+  Fd progress_;
   Fd exit_fd_;
 };
 

@@ -5,7 +5,8 @@
 #include "config/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
-#include "echomq/flows.h"
+#include "echomq/events.h"
+#include "echomq/flow_tools.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/jobs.h"
@@ -242,6 +243,28 @@ ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, 
            {"schedules", schedules_json(x_, q, now)}}};
 }
 
+namespace {
+
+// The job's entries among the latest kEventsLooked at of its queue's
+// stream, oldest first, and whether the queue keeps events at all.
+void put_events(Executor& x, const QueueKeys& q, const std::string& id, json& out) {
+  constexpr const char* kEventsLooked = "2000";
+  const std::vector<Reply> r = x.pipeline({events_read(q), {"XREVRANGE", q.events, "+", "-", "COUNT", kEventsLooked}});
+  out["keeps_events"] = decode_events(r[0]) > 0;
+  json events = json::array();
+  std::vector<EventEntry> entries = decode_entries(r[1]);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->job_id != id) continue;
+    json e = {{"entry", it->entry_id}, {"event", it->event}, {"attempt", it->attempt}};
+    if (!it->error.empty()) e["error"] = shown_bytes(it->error, 256);
+    if (!it->progress.empty()) e["progress"] = shown_bytes(it->progress, 1024);
+    events.push_back(std::move(e));
+  }
+  out["events"] = std::move(events);
+}
+
+}  // namespace
+
 ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   QueueKeys q(name);
   check_wire_gate(id);
@@ -266,6 +289,7 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   out["fields"] = std::move(fields);
   for (auto& [field, value] : big.items()) out[field] = value;
   put_flow(x_, q, *row, out);
+  put_events(x_, q, id, out);
   return {200, std::move(out)};
 }
 
@@ -346,5 +370,7 @@ ApiAnswer WebApi::cancel(const std::string& name, const std::string& id) {
   }
   return api_error(500, "unexpected cancel outcome");
 }
+
+json listed_job_json(const JobSummary& j, JobState state) { return summary_json(j, state); }
 
 }  // namespace echomq::cli

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "echomq/executor.h"
+#include "echomq/jobs.h"
 
 namespace echomq::cli {
 
@@ -69,6 +70,9 @@ class WebApi {
   Executor& x_;
   bool read_only_;
 };
+
+// One listed job as /api/queues/Q lists it: search answers share it.
+nlohmann::ordered_json listed_job_json(const JobSummary& j, JobState state);
 
 // A JSON error answer: {"error": message}, plus "server_unreachable": true
 // for 503, which the page shows as such.

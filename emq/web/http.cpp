@@ -11,6 +11,7 @@
 #include "echomq/bytes.h"
 #include "bytes_text.h"
 #include "web/assets.h"
+#include "web/events.h"
 #include "web/origin.h"
 
 namespace echomq::cli {
@@ -240,6 +241,13 @@ HttpResponse WebSite::handle(const HttpRequest& request) {
   return r;
 }
 
+// The search a query names; the text is in `text_param` (q, or match for
+// the bulk POSTs).
+static SearchApi::Query search_query(const HttpRequest& request, const char* text_param) {
+  return {query_param(request.query, text_param), query_param(request.query, "queue"),
+          query_param(request.query, "state"), query_param(request.query, "in"), query_param(request.query, "scan")};
+}
+
 HttpResponse WebSite::page() const {
   const WebAsset* index = find_asset("index.html");
   std::string html(index->body);
@@ -259,8 +267,11 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   const std::size_t n = s.size();
   // The page: one document for every view; its script reads the path.
   if (n == 0 || (n == 2 && s[0] == "queues") || (n == 4 && s[0] == "queues" && s[2] == "jobs") ||
-      (n == 1 && s[0] == "daemons")) {
+      (n == 1 && s[0] == "daemons") || (n == 1 && s[0] == "search")) {
     return page();
+  }
+  if (n == 2 && s[0] == "api" && s[1] == "search") {
+    return json_response(guarded_api([&] { return search_.search(search_query(request, "q")); }));
   }
   if (n == 2 && s[0] == "api" && s[1] == "daemons") return json_response(guarded_api([&] { return api_.daemons(); }));
   if (n == 2 && s[0] == "assets" && s[1] != "index.html") {
@@ -271,6 +282,7 @@ HttpResponse WebSite::get(const HttpRequest& request) {
       return r;
     }
   }
+  if (n == 2 && s[0] == "api" && s[1] == "events") return events_response(server_, query_param(request.query, "queue"));
   if (n >= 2 && s[0] == "api" && s[1] == "queues") {
     if (n == 2) return json_response(guarded_api([&] { return api_.queues(); }));
     if (n == 3) {
@@ -309,6 +321,9 @@ HttpResponse WebSite::post(const HttpRequest& request) {
       const WebApi::PauseQuery how{query_param(request.query, "by"), query_param(request.query, "reason"),
                                    query_param(request.query, "for")};
       return json_response(guarded_api([&] { return api_.pause(s[2], s[3] == "pause", how); }));
+    }
+    if (n == 5 && s[3] == "bulk" && (s[4] == "retry" || s[4] == "cancel")) {
+      return json_response(guarded_api([&] { return search_.bulk(s[2], s[4], search_query(request, "match")); }));
     }
     if (n == 4 && s[3] == "retry-dead") return json_response(guarded_api([&] { return api_.retry_all(s[2]); }));
     if (n == 6 && s[3] == "jobs" && s[5] == "retry") {

@@ -12,6 +12,7 @@
 
 #include "web/api.h"
 #include "web/auth_throttle.h"
+#include "web/search_api.h"
 #include "http/http_server.h"
 
 namespace echomq::cli {
@@ -32,7 +33,8 @@ struct WebSecurity {
 
 class WebSite {
  public:
-  WebSite(Executor& x, WebSecurity security) : api_(x, security.read_only), security_(std::move(security)) {}
+  WebSite(Executor& x, WebSecurity security)
+      : api_(x, security.read_only), search_(x), server_(x.options()), security_(std::move(security)) {}
 
   // Every request of the HttpServer comes here, on its one thread.
   daemon::HttpResponse handle(const daemon::HttpRequest& request);
@@ -48,6 +50,8 @@ class WebSite {
   daemon::HttpResponse page() const;
 
   WebApi api_;
+  SearchApi search_;
+  ConnectionOptions server_;  // each page's event stream opens a connection of its own
   WebSecurity security_;
   AuthThrottle throttle_;
 };

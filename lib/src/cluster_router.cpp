@@ -5,6 +5,7 @@
 
 #include "echomq/errors.h"
 #include "echomq/keyspace.h"
+#include "echomq/slot_map_read.h"
 
 namespace echomq {
 
@@ -180,35 +181,31 @@ void ClusterRouter::refresh() {
     if (n.name() == lost_) add(n);  // the lost one last: it may be back
   }
 
-  std::string errors;
-  for (const NodeAddress& n : order) {
-    try {
-      auto it = conns_.find(n.name());
-      SlotMap m;
-      if (it != conns_.end() && !it->second.broken()) {
-        m = read_slot_map(it->second, n.host);
-      } else {
-        Connection c = Connection::open(node_options(seed_, n));
-        m = read_slot_map(c, n.host);
-      }
-      map_ = std::move(m);
-      stale_ = false;
-      lost_.clear();
-      // Connections to nodes that are no longer primaries only answer MOVED.
-      for (auto c = conns_.begin(); c != conns_.end();) {
-        const bool primary = std::any_of(map_.primaries().begin(), map_.primaries().end(),
-                                         [&](const NodeAddress& p) { return p.name() == c->first; });
-        c = primary ? std::next(c) : conns_.erase(c);
-      }
-      return;
-    } catch (const Error& e) {
-      if (!errors.empty()) errors += "; ";
-      errors += n.name() + ": " + e.what();
-      conns_.erase(n.name());
-    }
+  // A node with a good connection is asked through it; any other through
+  // one opened for the question, and let go after.
+  std::optional<Connection> fresh;
+  const auto connection_to = [&](const NodeAddress& n) -> Connection& {
+    auto it = conns_.find(n.name());
+    if (it != conns_.end() && !it->second.broken()) return it->second;
+    fresh.emplace(Connection::open(node_options(seed_, n)));
+    return *fresh;
+  };
+  try {
+    map_ = read_slot_map_from(order, connection_to, [&](const NodeAddress& n, const Error&) {
+             conns_.erase(n.name());
+           }).map;
+  } catch (const Error&) {
+    stale_ = true;
+    throw;
   }
-  stale_ = true;
-  throw Error(ErrorKind::Io, "cluster slots", "no node of the cluster answers (" + errors + ")");
+  stale_ = false;
+  lost_.clear();
+  // Connections to nodes that are no longer primaries only answer MOVED.
+  for (auto c = conns_.begin(); c != conns_.end();) {
+    const bool primary = std::any_of(map_.primaries().begin(), map_.primaries().end(),
+                                     [&](const NodeAddress& p) { return p.name() == c->first; });
+    c = primary ? std::next(c) : conns_.erase(c);
+  }
 }
 
 }  // namespace echomq

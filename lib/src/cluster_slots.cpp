@@ -56,6 +56,13 @@ std::string_view routing_key(const Command& argv) {
   for (std::string_view k : kKeyless) {
     if (iequals(argv[0], k)) return {};
   }
+  // XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: the first key.
+  if (iequals(argv[0], "XREAD")) {
+    for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
+      if (iequals(argv[i], "STREAMS")) return argv[i + 1];
+    }
+    return {};
+  }
   return argv[1];
 }
 

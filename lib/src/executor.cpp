@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "cluster_router.h"
+#include "echomq/events.h"
 #include "echomq/keyspace.h"
 
 namespace echomq {
@@ -250,22 +251,52 @@ auto Executor::guarded(F&& f) -> decltype(f()) {
   }
 }
 
-void Executor::add_call(const ScriptCall& call, RespBuffer& out) const {
+void Executor::add_call(const ScriptCall& call, std::int64_t events, RespBuffer& out) const {
+  const std::size_t extra = events > 0 ? 1 : 0;
   char numkeys[24];
-  const auto end = std::to_chars(numkeys, numkeys + sizeof numkeys, call.keys.size()).ptr;
+  const auto end = std::to_chars(numkeys, numkeys + sizeof numkeys, call.keys.size() + extra).ptr;
   const char* twin = native_ ? script_info(call.script).native : nullptr;
   if (twin != nullptr) {
     // PROTOCOL.md: exactly the EVALSHA line with the command in place of the SHA.
-    out.begin(2 + call.keys.size() + call.args.size());
+    out.begin(2 + call.keys.size() + call.args.size() + 2 * extra);
     out.arg(twin);
   } else {
-    out.begin(3 + call.keys.size() + call.args.size());
+    out.begin(3 + call.keys.size() + call.args.size() + 2 * extra);
     out.arg("EVALSHA");
     out.arg(sha_[static_cast<std::size_t>(call.script)]);
   }
   out.arg(std::string_view(numkeys, static_cast<std::size_t>(end - numkeys)));
   for (const std::string& k : call.keys) out.arg(k);
+  if (extra) out.arg(queue_key(queue_of_key(call.keys.front()), "events"));
   for (const std::string& a : call.args) out.arg(a);
+  if (extra) out.arg(std::to_string(events));
+}
+
+void Executor::look_up_events(const ScriptCall* calls, std::size_t count) {
+  events_.assign(count, 0);
+  if (!options_.events) return;
+  std::vector<std::string_view> queues;
+  std::vector<std::size_t> asked;
+  for (std::size_t i = 0; i < count; ++i) {
+    const ScriptCall& c = calls[i];
+    if (!script_info(c.script).events || c.keys.empty() || carries_events(c)) continue;
+    const std::string_view q = queue_of_key(c.keys.front());
+    if (q.empty()) continue;
+    queues.push_back(q);
+    asked.push_back(i);
+  }
+  if (queues.empty()) return;
+  std::vector<std::int64_t> lengths = options_.events->lengths(*this, queues);
+  for (std::size_t k = 0; k < asked.size(); ++k) events_[asked[k]] = lengths[k];
+}
+
+void Executor::report_events(const ScriptCall* calls, std::size_t count, const std::vector<Reply>& replies) {
+  if (observer_ == nullptr || !options_.events) return;
+  for (std::size_t i = 0; i < count && i < events_.size(); ++i) {
+    if (events_[i] == 0) continue;
+    const std::int64_t n = entries_appended(calls[i], replies[i]);
+    if (n > 0) observer_->on_events_written(queue_of_key(calls[i].keys.front()), n);
+  }
 }
 
 Reply Executor::eval(const ScriptCall& call) {
@@ -284,13 +315,16 @@ std::vector<Reply> Executor::eval_batch(const std::vector<ScriptCall>& calls, co
 }
 
 std::vector<Reply> Executor::eval_calls(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
-  return guarded([&] {
-    std::vector<Reply> replies = cluster_ ? eval_routed(calls, count, then) : eval_direct(calls, count, then);
-    for (const Reply& r : replies) {
+  look_up_events(calls, count);
+  std::vector<Reply> replies = guarded([&] {
+    std::vector<Reply> got = cluster_ ? eval_routed(calls, count, then) : eval_direct(calls, count, then);
+    for (const Reply& r : got) {
       if (r.is_error()) note_error(error_from_reply("", r.str).kind());
     }
-    return replies;
+    return got;
   });
+  report_events(calls, count, replies);
+  return replies;
 }
 
 std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
@@ -304,7 +338,7 @@ std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t co
   }
   auto write = [&](std::size_t i, RespBuffer& out) {
     if (i < count) {
-      add_call(calls[i], out);
+      add_call(calls[i], events_[i], out);
     } else {
       out.add(then[i - count]);
     }
@@ -319,7 +353,7 @@ std::vector<Reply> Executor::eval_routed(const ScriptCall* calls, std::size_t co
 std::vector<Reply> Executor::eval_direct(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then) {
   Connection& c = *conn_;
   calls_.clear();
-  for (std::size_t i = 0; i < count; ++i) add_call(calls[i], calls_);
+  for (std::size_t i = 0; i < count; ++i) add_call(calls[i], events_[i], calls_);
   for (const Command& argv : then) calls_.add(argv);
   std::vector<Reply> replies = c.pipeline(calls_);
 
@@ -330,7 +364,7 @@ std::vector<Reply> Executor::eval_direct(const ScriptCall* calls, std::size_t co
   if (!missed.empty()) {
     load_scripts(c);
     calls_.clear();
-    for (std::size_t i : missed) add_call(calls[i], calls_);
+    for (std::size_t i : missed) add_call(calls[i], events_[i], calls_);
     for (const Command& argv : then) calls_.add(argv);
     std::vector<Reply> retried = c.pipeline(calls_);
     for (std::size_t k = 0; k < missed.size(); ++k) replies[missed[k]] = std::move(retried[k]);
@@ -359,6 +393,26 @@ std::vector<Reply> Executor::pipeline(const std::vector<Command>& commands) {
     auto write = [&](std::size_t i, RespBuffer& out) { out.add(commands[i]); };
     return cluster_->run(slots, write, [this](Connection& n) { load_scripts(n); });
   });
+}
+
+std::vector<Reply> Executor::transaction(const std::vector<Command>& commands) {
+  std::vector<Command> all;
+  all.reserve(commands.size() + 2);
+  all.push_back({"MULTI"});
+  all.insert(all.end(), commands.begin(), commands.end());
+  all.push_back({"EXEC"});
+  std::vector<Reply> replies = guarded([&] {
+    if (!cluster_) return conn_->pipeline(all);
+    const std::string_view key = commands.empty() ? std::string_view() : routing_key(commands.front());
+    std::vector<int> slots(all.size(), key.empty() ? ClusterRouter::kAnyNode : key_slot(key));
+    auto write = [&](std::size_t i, RespBuffer& out) { out.add(all[i]); };
+    return cluster_->run(slots, write, [this](Connection& n) { load_scripts(n); });
+  });
+  Reply& exec = replies.back();
+  if (exec.type != Reply::Type::Array) {
+    throw Error(ErrorKind::Reply, "multi", exec.is_error() ? exec.str : "the transaction was refused");
+  }
+  return std::move(exec.elements);
 }
 
 std::int64_t Executor::server_time_ms() {

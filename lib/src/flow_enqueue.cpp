@@ -5,7 +5,7 @@
 #include <map>
 
 #include "echomq/errors.h"
-#include "echomq/flows.h"
+#include "echomq/flow_enqueue.h"
 #include "echomq/job_id.h"
 
 namespace echomq {

@@ -1,10 +1,8 @@
 #include "echomq/jobs.h"
 
-#include <cmath>
-#include <cstdlib>
-
 #include "echomq/bytes.h"
 #include "echomq/errors.h"
+#include "lenient_reply.h"
 
 namespace echomq {
 
@@ -13,20 +11,6 @@ constexpr const char* kOp = "jobs";
 
 void throw_if_error(const Reply& r) {
   if (r.is_error()) throw error_from_reply(kOp, r.str);
-}
-
-// A field or score a peer may have written as anything: what is not a
-// number reads as 0 rather than stopping the listing.
-std::int64_t number_of(const Reply& r) {
-  if (r.type == Reply::Type::Integer) return r.integer;
-  if (r.type != Reply::Type::String) return 0;
-  const double v = std::strtod(r.str.c_str(), nullptr);
-  return std::isfinite(v) ? std::llround(v) : 0;
-}
-
-std::optional<std::string> string_of(Reply& r) {
-  if (r.type != Reply::Type::String) return std::nullopt;
-  return std::move(r.str);
 }
 
 void set_preview(JobSummary& job, const std::string& payload, std::size_t preview_bytes) {
@@ -73,6 +57,46 @@ std::int64_t count_jobs(Executor& x, const QueueKeys& q, JobState s) {
 
 ListOrder default_order(JobState s) { return s == JobState::Dead ? ListOrder::Descending : ListOrder::Ascending; }
 
+void read_rows(Executor& x, const QueueKeys& q, std::vector<JobSummary>& jobs, std::size_t preview_bytes) {
+  if (jobs.empty()) return;
+  std::vector<Command> rows;
+  for (const JobSummary& job : jobs) {
+    // Ids come from the server: whatever their shape, the row is the root
+    // plus the id, as the scripts derive it.
+    const std::string row = q.row_root + job.id;
+    rows.push_back({"HMGET", row, "state", "attempts", "failures", "lane", "error"});
+    rows.push_back({"HSTRLEN", row, "payload"});
+  }
+  std::vector<Reply> fields = x.pipeline(rows);
+  std::vector<Command> payloads;
+  std::vector<std::size_t> wanted;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    JobSummary& job = jobs[i];
+    Reply& f = fields[2 * i];
+    // A row that is not a hash answers WRONGTYPE: shown as gone, not fatal.
+    if (f.is_error() || f.elements.size() != 5) continue;
+    std::optional<std::string> state = string_of(f.elements[0]);
+    if (!state) continue;
+    job.row_found = true;
+    job.state = std::move(*state);
+    job.attempts = number_of(f.elements[1]);
+    job.failures = number_of(f.elements[2]);
+    job.lane = number_of(f.elements[3]);
+    job.error = string_of(f.elements[4]);
+    job.payload_bytes = number_of(fields[2 * i + 1]);
+    if (preview_bytes > 0 && job.payload_bytes <= kPreviewFetchMax) {
+      payloads.push_back({"HGET", rows[2 * i][1], "payload"});
+      wanted.push_back(i);
+    }
+  }
+  if (payloads.empty()) return;
+
+  std::vector<Reply> bodies = x.pipeline(payloads);
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    if (bodies[k].type == Reply::Type::String) set_preview(jobs[wanted[k]], bodies[k].str, preview_bytes);
+  }
+}
+
 JobPage list_jobs(Executor& x, const QueueKeys& q, const ListArgs& a) {
   if (a.offset < 0) throw Error(ErrorKind::Invalid, kOp, "offset " + std::to_string(a.offset) + " must be >= 0");
   if (a.limit <= 0) throw Error(ErrorKind::Invalid, kOp, "limit " + std::to_string(a.limit) + " must be > 0");
@@ -88,48 +112,13 @@ JobPage list_jobs(Executor& x, const QueueKeys& q, const ListArgs& a) {
   JobPage page;
   page.total = number_of(first[0]);
   std::vector<Reply>& members = first[1].elements;
-  std::vector<Command> rows;
   for (std::size_t k = 0; k + 1 < members.size(); k += 2) {
     JobSummary job;
     job.id = std::move(members[k].str);
     job.score = number_of(members[k + 1]);
-    // Ids come from the server: whatever their shape, the row is the root
-    // plus the id, as the scripts derive it.
-    const std::string row = q.row_root + job.id;
-    rows.push_back({"HMGET", row, "state", "attempts", "failures", "lane", "error"});
-    rows.push_back({"HSTRLEN", row, "payload"});
     page.jobs.push_back(std::move(job));
   }
-  if (page.jobs.empty()) return page;
-
-  std::vector<Reply> fields = x.pipeline(rows);
-  std::vector<Command> payloads;
-  std::vector<std::size_t> wanted;
-  for (std::size_t i = 0; i < page.jobs.size(); ++i) {
-    JobSummary& job = page.jobs[i];
-    Reply& f = fields[2 * i];
-    // A row that is not a hash answers WRONGTYPE: shown as gone, not fatal.
-    if (f.is_error() || f.elements.size() != 5) continue;
-    std::optional<std::string> state = string_of(f.elements[0]);
-    if (!state) continue;
-    job.row_found = true;
-    job.state = std::move(*state);
-    job.attempts = number_of(f.elements[1]);
-    job.failures = number_of(f.elements[2]);
-    job.lane = number_of(f.elements[3]);
-    job.error = string_of(f.elements[4]);
-    job.payload_bytes = number_of(fields[2 * i + 1]);
-    if (a.preview_bytes > 0 && job.payload_bytes <= kPreviewFetchMax) {
-      payloads.push_back({"HGET", rows[2 * i][1], "payload"});
-      wanted.push_back(i);
-    }
-  }
-  if (payloads.empty()) return page;
-
-  std::vector<Reply> bodies = x.pipeline(payloads);
-  for (std::size_t k = 0; k < wanted.size(); ++k) {
-    if (bodies[k].type == Reply::Type::String) set_preview(page.jobs[wanted[k]], bodies[k].str, a.preview_bytes);
-  }
+  read_rows(x, q, page.jobs, a.preview_bytes);
   return page;
 }
 

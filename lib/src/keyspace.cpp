@@ -9,6 +9,7 @@ namespace {
 bool name_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
+}  // namespace
 
 std::string queue_key(std::string_view queue, std::string_view type) {
   std::string key;
@@ -16,7 +17,14 @@ std::string queue_key(std::string_view queue, std::string_view type) {
   key.append("emq:{").append(queue).append("}:").append(type);
   return key;
 }
-}  // namespace
+
+std::string_view queue_of_key(std::string_view key) {
+  constexpr std::string_view open = "emq:{";
+  if (key.substr(0, open.size()) != open) return {};
+  const std::size_t close = key.find('}', open.size());
+  if (close == std::string_view::npos) return {};
+  return key.substr(open.size(), close - open.size());
+}
 
 bool valid_queue_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
@@ -47,7 +55,8 @@ QueueKeys::QueueKeys(std::string_view q)
       waiting(queue_key(q, "waiting")),
       outbox(queue_key(q, "outbox")),
       deps_root(queue_key(q, "deps:")),
-      results_root(queue_key(q, "results:")) {}
+      results_root(queue_key(q, "results:")),
+      events(queue_key(q, "events")) {}
 
 namespace {
 std::string under(const std::string& root, std::string_view job_id) {

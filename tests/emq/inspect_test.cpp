@@ -56,7 +56,7 @@ TEST_F(InspectCli, JsonShowsEveryField) {
   nlohmann::json want = {{"queue", queue()},  {"id", "JOB_j1"},          {"state", "pending"},
                          {"attempts", 1},     {"lease_epoch", 1},        {"failures", 1},
                          {"lane", 5},         {"error", "boom: exit 1"}, {"payload", "{\"to\":\"a@example.com\"}"},
-                         {"result", nullptr}, {"payload_bytes", 22}};
+                         {"result", nullptr}, {"progress", nullptr},     {"payload_bytes", 22}};
   EXPECT_EQ(j, want) << j.dump(2);
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # A pool handler that takes as many seconds as the payload says (a number),
-# then answers "slept". Prints its pid on stderr when it gets SIGTERM.
+# then answers "slept". Says on stderr when it is ready to read jobs, and
+# when it gets SIGTERM, with its pid.
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ def on_term(signum, frame):
 
 
 signal.signal(signal.SIGTERM, on_term)
+print(f"pool_slow: {os.getpid()} ready", file=sys.stderr, flush=True)
 for line in sys.stdin:
     job = json.loads(line)
     time.sleep(float(job["payload"] or "0"))

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "echomq/scripts.h"
+
 namespace echomq {
 namespace {
 
@@ -101,6 +103,37 @@ TEST(ScriptCopies, TheWrongTypeTextIsWrittenOnlyAsTheConstant) {
       EXPECT_NE(body.find("local WRONGTYPE = '" + text + "'"), std::string::npos)
           << entry.path() << " writes the WRONGTYPE text outside its constant";
     }
+  }
+}
+
+// The events prelude (PROTOCOL.md, "Events": find the stream, check N and
+// its type, emit) opens every script that takes the stream, the same
+// lines in each: from its comment through the `end` of emit.
+std::string events_prelude(const std::string& body) {
+  const std::size_t from = body.find("-- Events (PROTOCOL.md");
+  if (from == std::string::npos) return "";
+  const std::size_t emit = body.find("local function emit", from);
+  const std::size_t end = emit == std::string::npos ? emit : body.find("\nend\n", emit);
+  return end == std::string::npos ? "" : body.substr(from, end + 5 - from);
+}
+
+TEST(ScriptCopies, EveryScriptThatTakesTheStreamOpensWithTheSamePrelude) {
+  std::string first;
+  std::string first_name;
+  for (const ScriptInfo& info : all_scripts()) {
+    const std::string prelude = events_prelude(read_file(kLuaDir / (std::string(info.name) + ".lua")));
+    if (!info.events) {
+      EXPECT_EQ(prelude, "") << "lua/" << info.name << ".lua has the events prelude but its ScriptInfo says it "
+                             << "takes no stream: set events in lib/src/scripts.cpp";
+      continue;
+    }
+    ASSERT_NE(prelude, "") << "lua/" << info.name << ".lua takes the stream but lacks the events prelude";
+    if (first.empty()) {
+      first = prelude;
+      first_name = info.name;
+    }
+    EXPECT_EQ(prelude, first) << "the events prelude of lua/" << info.name << ".lua differs from lua/" << first_name
+                              << ".lua's";
   }
 }
 

@@ -129,6 +129,12 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
         for (const json& e : v["zset"]) cmd({"ZADD", key, s.bytes(e[1]), s.bytes(e[0])});
       } else if (v.contains("set")) {
         for (const json& m : v["set"]) cmd({"SADD", key, s.bytes(m)});
+      } else if (v.contains("stream")) {
+        for (const json& entry : v["stream"]) {
+          Command c{"XADD", key, "*"};
+          for (const json& f : entry) c.push_back(s.bytes(f));
+          cmd(c);
+        }
       } else if (v.contains("string")) {
         cmd({"SET", key, s.bytes(v["string"])});
       } else {
@@ -141,10 +147,11 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
   // A mismatch in one key, or "".
   std::string compare_key(const Scope& s, const std::string& key, const json& want) {
     std::string type = cmd({"TYPE", key}).str;
-    std::string want_type = want.contains("hash")   ? "hash"
-                            : want.contains("zset") ? "zset"
-                            : want.contains("set")  ? "set"
-                                                    : "string";
+    std::string want_type = want.contains("hash")     ? "hash"
+                            : want.contains("zset")   ? "zset"
+                            : want.contains("set")    ? "set"
+                            : want.contains("stream") ? "stream"
+                                                      : "string";
     if (type != want_type) return key + " is a " + type + ", not a " + want_type;
     std::ostringstream diff;
     if (type == "hash") {
@@ -179,6 +186,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
       for (const json& m : want["set"]) expected.push_back(s.bytes(m));
       std::sort(expected.begin(), expected.end());
       if (got != expected) diff << " members differ (" << got.size() << " held, " << expected.size() << " expected);";
+    } else if (type == "stream") {
+      diff << compare_stream(s, key, want["stream"]);
     } else {
       std::string got = cmd({"GET", key}).str;
       if (!s.matches(want["string"], got)) diff << " holds " << printable(got) << ";";
@@ -191,6 +200,27 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
       diff << " expires at " << at << " but should not expire;";
     }
     return diff.str().empty() ? "" : key + ":" + diff.str();
+  }
+
+  // A stream's entries in order, ids aside (they are the server's), each a
+  // flat list of fields and values.
+  std::string compare_stream(const Scope& s, const std::string& key, const json& want) {
+    std::ostringstream diff;
+    Reply got = cmd({"XRANGE", key, "-", "+"});
+    if (got.elements.size() != want.size()) {
+      diff << " holds " << got.elements.size() << " entries, not " << want.size() << ";";
+    }
+    for (std::size_t i = 0; i < std::min(got.elements.size(), want.size()); ++i) {
+      const std::vector<Reply>& fields = got.elements[i].elements[1].elements;
+      bool same = fields.size() == want[i].size();
+      for (std::size_t j = 0; same && j < fields.size(); ++j) same = s.matches(want[i][j], fields[j].str);
+      if (!same) {
+        diff << " entry " << i << " is [";
+        for (const Reply& f : fields) diff << printable(f.str) << " ";
+        diff << "], not " << want[i].dump() << ";";
+      }
+    }
+    return diff.str();
   }
 
   std::vector<std::string> compare_keyspace(const Scope& s, const json& want) {

@@ -24,6 +24,14 @@
 // and across the sides rate_at is a time and rate_credit differs by at
 // most rate_max per millisecond between them.
 //
+// It draws the queue's events too: the stream passed or not, of lengths
+// that trim it and that do not, the stream made another type by some
+// other writer, and the progress transition, so that the EMQ.* commands
+// must append what the scripts append. Entries are compared with their ids
+// masked; the server keeps stream nodes by count alone
+// (stream-node-max-bytes 0), so approximate trimming cuts the same
+// entries on both sides whatever the ids' sizes.
+//
 // EMQ_DIFF_SEED and EMQ_DIFF_STEPS replay or lengthen a run; the seed and
 // the step count are printed either way.
 #include <gtest/gtest.h>
@@ -42,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "echomq/events.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
@@ -225,7 +234,8 @@ class Differential : public ::testing::Test {
   static ValkeyServer::Options server_options() {
     ValkeyServer::Options o;
     o.load_module = true;
-    o.extra_args = {"--notify-keyspace-events", "KAn"};
+    o.extra_args = {"--notify-keyspace-events",  "KAn", "--stream-node-max-bytes", "0",
+                    "--stream-node-max-entries", "4"};
     return o;
   }
 
@@ -453,17 +463,38 @@ class Differential : public ::testing::Test {
     return "";
   }
 
+  // The stream passed from now on, or not, or broken by another writer.
+  Step events() {
+    static const std::vector<std::int64_t> lengths = {0, 0, 1, 5, 1000};
+    events_ = lengths[pick(static_cast<int>(lengths.size()))];
+    switch (pick(8)) {
+      case 0: return raw_step({{"DEL", q.events}, {"SET", q.events, "not a stream"}});
+      case 1: return raw_step({{"DEL", q.events}});  // by hand, as an operator may
+      default: return raw_step({{"TYPE", q.events}});
+    }
+  }
+
+  // A transition's call with the stream, while the run passes it.
+  ScriptCall ev(ScriptCall call) const { return with_events(std::move(call), q, events_); }
+
   Step next_step() {
     expect_.reset();
+    if (events_ > 0) ++events_steps_;
     if (chance(6)) {
       ++limits_steps_;
       return limits();
+    }
+    if (chance(4)) return events();
+    if (chance(3)) {
+      const Lease l = some_lease();
+      ScriptCall call = ev(progress_call(q, l, bytes(chance(5) ? 1100 : 24)));
+      return [call](Side& s) { return eval(s, call); };
     }
     const int roll = pick(100);
     if (roll < 16) {
       std::string id = ids.empty() || chance(80) ? new_id() : ids[pick(static_cast<int>(ids.size()))];
       ids.push_back(id);
-      ScriptCall call = enqueue_call(q, id, bytes(48));
+      ScriptCall call = ev(enqueue_call(q, id, bytes(48)));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 22) {
@@ -472,12 +503,12 @@ class Differential : public ::testing::Test {
       EnqueueOptions o;
       o.lane = pick(11) - 5;
       if (chance(50)) o.due_ms = chance(50) ? 1000 : server_now() + kLong;
-      ScriptCall call = enqueue_call(q, id, bytes(16), o);
+      ScriptCall call = ev(enqueue_call(q, id, bytes(16), o));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 42) {
       ClaimArgs a{chance(30) ? 1 : kLong, 1 + pick(4), pick(4)};
-      ScriptCall call = claim_call(q, a);
+      ScriptCall call = ev(claim_call(q, a));
       std::vector<Command> bucket = bucket_before_claim();
       return [this, call, bucket](Side& s) {
         if (!bucket.empty()) s.raw.pipeline(bucket);
@@ -500,37 +531,43 @@ class Differential : public ::testing::Test {
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 61) {
-      ScriptCall call = complete_call(q, some_lease(), chance(50) ? 0 : kLong, bytes(24));
+      ScriptCall call = ev(complete_call(q, some_lease(), chance(50) ? 0 : kLong, bytes(24)));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 72) {
       const std::string error = bytes(64);
       FailArgs a{error, 1 + pick(3), chance(40) ? 0 : (chance(50) ? 1 : kLong), chance(20)};
-      ScriptCall call = fail_call(q, some_lease(), a);
+      ScriptCall call = ev(fail_call(q, some_lease(), a));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 77) {
-      ScriptCall call = release_call(q, some_lease());
+      ScriptCall call = ev(release_call(q, some_lease()));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 82) {
-      ScriptCall call{
-          Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}};
+      ScriptCall call =
+          ev({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}});
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 85) return malformed();
     if (roll < 90) return corrupt();
     if (roll < 93) {
       ScriptCall call;
-      switch (pick(3)) {
+      switch (pick(4)) {
         case 0: call = {Script::RetryDead, {q.dead, q.pending, q.row_root}, {std::to_string(pick(3))}}; break;
         case 1: {
+          std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
+          call = {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {id}};
+          break;
+        }
+        case 2: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
           call = {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}};
           break;
         }
         default: call = {Script::TrimDead, {q.dead, q.row_root}, {std::to_string(kLong), std::to_string(pick(3))}};
       }
+      call = ev(std::move(call));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 95) return pause();
@@ -544,6 +581,9 @@ class Differential : public ::testing::Test {
          {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats},
          {"JOB_1", "1", "e", "3", "0", "2"}},
         {Script::Release, {q.row_root + "NOPE", q.active, q.pending, q.stats}, {"NOPE", "1"}},
+        // The stream with a length no script takes.
+        {Script::Enqueue, {q.row("JOB_1"), q.pending, q.events}, {"JOB_1", "p", chance(50) ? "0" : "10000001"}},
+        {Script::Complete, {q.row("JOB_1"), q.active, q.stats, q.events}, {"JOB_1", "1", "0", "r", "x"}},
     };
     ScriptCall call = bad[pick(static_cast<int>(bad.size()))];
     return [call](Side& s) { return eval(s, call); };
@@ -574,6 +614,10 @@ class Differential : public ::testing::Test {
   std::optional<Bucket> expect_;
   // What the run met of the limits, for its closing line.
   int rate_claims_ = 0, limit_refusals_ = 0, limits_steps_ = 0;
+  // The stream's length passed with each transition (0: none).
+  std::int64_t events_ = 0;
+  int events_steps_ = 0;
+  int entries_ = 0;
   std::set<std::string> broken_to_dead_;  // rows claim or reap sent to dead for a broken counter
   // And of pauses: steps that set one, claims that lifted one.
   int pause_steps_ = 0, pause_lifts_ = 0;
@@ -612,6 +656,7 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     const std::string where = "step " + std::to_string(n) + " of seed " + std::to_string(seed);
     ASSERT_TRUE(same_reply(a, b)) << where << ": scripted " << show_reply(a) << ", native " << show_reply(b);
     ASSERT_EQ(events[0], events[1]) << where << ": the keyspace events differ";
+    for (const std::string& e : events[0]) entries_ += e.size() > 5 && e.compare(e.size() - 5, 5, " xadd") == 0;
     Keyspace ka = dump_keyspace(scripted.raw), kb = dump_keyspace(native.raw);
     const std::string bucket_a = bucket_problem(ka, a), bucket_b = bucket_problem(kb, b);
     ASSERT_TRUE(bucket_a.empty()) << where << ": scripted: " << bucket_a;
@@ -639,10 +684,10 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
   }
   std::printf(
       "differential: %d limits steps, %d claims under a rate checked to the unit, %d claims refused for a "
-      "broken limit or pause, %d rows sent to dead for a broken counter; %d pause steps, %d pauses lifted by "
-      "their end\n",
-      limits_steps_, rate_claims_, limit_refusals_, static_cast<int>(broken_to_dead_.size()), pause_steps_,
-      pause_lifts_);
+      "broken limit or pause, %d steps with events on, %d entries appended alike, %d rows sent to dead for a "
+      "broken counter; %d pause steps, %d pauses lifted by their end\n",
+      limits_steps_, rate_claims_, limit_refusals_, events_steps_, entries_, static_cast<int>(broken_to_dead_.size()),
+      pause_steps_, pause_lifts_);
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

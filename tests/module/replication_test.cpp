@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "echomq/events.h"
 #include "echomq/executor.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
@@ -28,23 +29,32 @@ ConnectionOptions native_on(const ValkeyServer& s) {
   return o;
 }
 
-// Every core transition, each outcome at least once, through the module.
-void native_run(Executor& x) {
-  QueueKeys q("repl");
-  for (int i = 0; i < 40; ++i) enqueue(x, q, mint_job_id(), "payload " + std::to_string(i) + std::string(1, '\0'));
-  std::vector<ClaimedJob> jobs = claim(x, q, {600000, 30, 0});
+// Every core transition, each outcome at least once, through the module;
+// on a second queue with its events stream, which the run trims.
+void native_run(Executor& x, const std::string& queue, std::int64_t events) {
+  QueueKeys q(queue);
+  const auto run = [&](ScriptCall c) { return x.eval(with_events(std::move(c), q, events)); };
+  for (int i = 0; i < 40; ++i) {
+    run(enqueue_call(q, mint_job_id(), "payload " + std::to_string(i) + std::string(1, '\0')));
+  }
+  std::vector<ClaimedJob> jobs = decode_claim(run(claim_call(q, {600000, 30, 0})));
   ASSERT_EQ(jobs.size(), 30u);
   std::vector<Lease> leases;
   for (const ClaimedJob& j : jobs) leases.push_back({j.id, j.lease_epoch});
   extend(x, q, 900000, {leases.begin(), leases.begin() + 10});
-  for (int i = 0; i < 5; ++i) complete(x, q, leases[i], 0, "");
-  for (int i = 5; i < 10; ++i) complete(x, q, leases[i], 3600000, "kept");
-  for (int i = 10; i < 15; ++i) fail(x, q, leases[i], {"retry later", 5, 3600000, false});
-  for (int i = 15; i < 18; ++i) fail(x, q, leases[i], {"now again", 5, 0, false});
-  for (int i = 18; i < 22; ++i) fail(x, q, leases[i], {"broken", 5, 0, true});
-  for (int i = 22; i < 26; ++i) release(x, q, leases[i]);
-  complete(x, q, leases[0], 0, "a late answer changes nothing");
-  claim(x, q, {600000, 100, 0});  // pops pending to empty: its key goes
+  for (int i = 0; i < 5; ++i) run(complete_call(q, leases[i], 0, ""));
+  for (int i = 5; i < 10; ++i) run(complete_call(q, leases[i], 3600000, "kept"));
+  for (int i = 10; i < 15; ++i) run(fail_call(q, leases[i], {"retry later", 5, 3600000, false}));
+  for (int i = 15; i < 18; ++i) run(fail_call(q, leases[i], {"now again", 5, 0, false}));
+  for (int i = 18; i < 22; ++i) run(fail_call(q, leases[i], {"broken", 5, 0, true}));
+  for (int i = 22; i < 26; ++i) run(release_call(q, leases[i]));
+  run(complete_call(q, leases[0], 0, "a late answer changes nothing"));
+  run(claim_call(q, {600000, 100, 0}));  // pops pending to empty: its key goes
+}
+
+void native_run(Executor& x) {
+  native_run(x, "repl", 0);
+  native_run(x, "repl-events", 7);
 }
 
 TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
@@ -74,6 +84,7 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   std::vector<std::string> diff = keyspace_diff(want, dump_keyspace(rc), kToleranceMs);
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
   EXPECT_GT(want.size(), 5u);
+  EXPECT_EQ(want.count(QueueKeys("repl-events").events), 1u) << "the events stream is part of what is replicated";
 }
 
 std::string read_dir(const std::string& dir) {

@@ -85,6 +85,9 @@ TEST(EmqdLive, ScrapedAndWatchedThroughARun) {
       wait_for([&] { return scrape_has(port, "emq_queue_jobs{queue=\"live\",state=\"pending\"} 0"); }, seconds(5)));
   EXPECT_TRUE(scrape_has(port, "emq_queue_concurrency{queue=\"live\"} 2"));
   EXPECT_TRUE(scrape_has(port, "emq_handler_duration_seconds_count{queue=\"live\"} 5"));
+  // The queue keeps events (the default): a claim entry and a completion
+  // entry per job, appended by this daemon.
+  EXPECT_TRUE(scrape_has(port, "emq_events_written_total{queue=\"live\"} 10")) << http_get(port, "/metrics").body;
 
   if (!find_program("promtool").empty()) {
     RunResult lint = run_tool("promtool", {"check", "metrics"}, http_get(port, "/metrics").body);

@@ -99,17 +99,17 @@ async function plan(client, tree, defaultQueue, check) {
   return root;
 }
 
-function send(scripts, keys, n, parent) {
+function send(run, keys, n, parent) {
   const k = keys(n.queue);
   const row = k.rowRoot + n.id;
   const lane = String(n.lane);
   if (n.children.length) {
-    return scripts.run('enqueue_parent', [row, k.waiting, k.depsRoot + n.id, k.meta],
+    return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta],
       [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf)]);
   }
-  if (parent) return scripts.run('enqueue_child', [row, k.pending, k.meta], [n.id, n.payload, lane, refOf(parent)]);
-  if (n.lane !== 0) return scripts.run('enqueue_lane', [row, k.pending], [n.id, n.payload, lane]);
-  return scripts.run('enqueue', [row, k.pending], [n.id, n.payload]);
+  if (parent) return run('enqueue_child', n.queue, [row, k.pending, k.meta], [n.id, n.payload, lane, refOf(parent)]);
+  if (n.lane !== 0) return run('enqueue_lane', n.queue, [row, k.pending], [n.id, n.payload, lane]);
+  return run('enqueue', n.queue, [row, k.pending], [n.id, n.payload]);
 }
 
 function incomplete(cause, failed, waiting) {
@@ -123,10 +123,11 @@ function incomplete(cause, failed, waiting) {
     'or mend the cause and enqueue the same tree again with these ids', waiting, cause);
 }
 
-// Sends the planned tree a level at a time. A refused node's subtree is
+// Sends the planned tree a level at a time, each node by run(script, queue,
+// keys, args) (the queue's events stream added there). A refused node's subtree is
 // left out and the rest goes in; then FlowIncomplete names the parents
 // left waiting.
-async function enqueue(scripts, keys, root) {
+async function enqueue(run, keys, root) {
   let level = [[root, null]];
   let first = null;
   const waiting = [];
@@ -134,7 +135,7 @@ async function enqueue(scripts, keys, root) {
     const below = [];
     for (const [n, parent] of level) {
       try {
-        await send(scripts, keys, n, parent);
+        await send(run, keys, n, parent);
       } catch (e) { // a refusal, or a lost connection: either way this node may be missing
         first = first || [fromReply(e), refOf(n)];
         if (parent && !waiting.includes(refOf(parent))) waiting.push(refOf(parent));

@@ -4,6 +4,7 @@
 //   const { handler } = require('echomq');
 //   handler.pool(async (payload, job) => {     // payload: Buffer; job: {id, queue, attempt, deadlineMs, children}
 //     if (payload.length === 0) throw new handler.Permanent('empty payload'); // to the dead set at once
+//     job.progress('50%');                      // how far it got: a string, or anything JSON.stringify takes
 //     return payload.toString().toUpperCase();  // Buffer, string, null, or anything JSON.stringify takes
 //   });
 //   // handler.exec(fn) for an exec handler: stdin in, stdout out, exit 0 / 65 / 1.
@@ -52,10 +53,13 @@ function children(entries) {
   return (entries || []).map((e) => ({ queue: e.queue, id: e.id, outcome: e.outcome, result: bytesOf(e, 'result'), error: bytesOf(e, 'error') }));
 }
 
-// The reply object for one frame (a parsed stdin line).
-async function answer(fn, frame) {
+// The reply object for one frame (a parsed stdin line); report(id, value)
+// sends a progress line (job.progress does nothing without it).
+async function answer(fn, frame, report) {
   const payload = 'payload_b64' in frame ? Buffer.from(frame.payload_b64, 'base64') : Buffer.from(frame.payload || '', 'utf8');
-  const job = { id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0, children: children(frame.children) };
+  const job = { id: frame.id, queue: frame.queue || '', attempt: frame.attempt || 1, deadlineMs: frame.deadline_ms || 0, children: children(frame.children),
+    progress: (value) => { if (report) report(frame.id, value); },
+  };
   let result;
   try {
     result = resultBytes(await fn(payload, job));
@@ -73,9 +77,23 @@ async function pool(fn, input = process.stdin, output = process.stdout) {
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
-    const reply = await answer(fn, JSON.parse(line));
+    const report = (id, progress) => output.write(`${JSON.stringify({ id, progress })}\n`);
+    const reply = await answer(fn, JSON.parse(line), report);
     await new Promise((resolve) => output.write(`${JSON.stringify(reply)}\n`, resolve));
   }
+}
+
+// Each report as one line to EMQ_PROGRESS_FD, when emqd gave one.
+function progressFd(fd) {
+  if (!/^\d+$/.test(fd || '')) return () => {};
+  return (value) => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    try {
+      fs.writeSync(Number(fd), `${text.split(/\r?\n/).join(' ')}\n`);
+    } catch {
+      // emqd stopped listening: the job goes on
+    }
+  };
 }
 
 // Runs an exec handler: the payload from stdin, the result to stdout; exits 0, 65 (permanent) or 1.
@@ -87,7 +105,7 @@ async function exec(fn) {
   try {
     // A parent must not run without its children: an unreadable file fails it for a retry.
     const kids = env.EMQ_CHILDREN_FILE ? children(JSON.parse(fs.readFileSync(env.EMQ_CHILDREN_FILE, 'utf8'))) : [];
-    const job = { id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1), deadlineMs: Number(env.EMQ_DEADLINE_MS || 0), children: kids };
+    const job = { id: env.EMQ_JOB_ID || '', queue: env.EMQ_QUEUE || '', attempt: Number(env.EMQ_ATTEMPT || 1), deadlineMs: Number(env.EMQ_DEADLINE_MS || 0), children: kids, progress: progressFd(env.EMQ_PROGRESS_FD) };
     result = resultBytes(await fn(Buffer.concat(chunks), job));
   } catch (e) {
     process.stderr.write(`${e instanceof Permanent ? '' : `${(e && e.name) || 'Error'}: `}${errorText(e)}\n`);

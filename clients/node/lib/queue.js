@@ -5,20 +5,19 @@ const ids = require('./ids');
 const { clientFromUrl, handshake } = require('./connect');
 const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors');
 const { Scripts } = require('./scripts');
+const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
-const FIRST_POLL_MS = 5;
-const MAX_POLL_MS = 500;
 
 // Every key of a queue, by the key rules of docs/protocol.md.
 function keys(queue) {
   ids.checkQueueName(queue);
   const base = `emq:{${queue}}:`;
   const out = {};
-  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox']) out[t] = base + t;
+  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = base + t;
   return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:` };
 }
 
@@ -50,10 +49,8 @@ function checkLane(lane) {
   return lane;
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // wait's timeout: milliseconds, as a number (null waits for ever). An
-// object, text, NaN or Infinity would make the loop below poll for ever.
+// object, text, NaN or Infinity would make a wait never end.
 function checkTimeoutMs(timeoutMs) {
   if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= 1e12)) {
     throw new InvalidError(`timeoutMs must be milliseconds (a number) in 0..10^12, or null to wait for ever: wait(id, 60000), not ${show(timeoutMs)}`);
@@ -69,7 +66,14 @@ class Queue {
     this.client = this.ownsClient ? clientFromUrl(urlOrClient, options) : urlOrClient;
     this.keys = keys(name);
     this.scripts = new Scripts(this.client);
+    this.events = new EventsBook(this.client);
     this.ready = null;
+  }
+
+  // A transition, with the queue's events stream when it keeps events.
+  async run(script, queue, keys, args) {
+    const [k, a] = await this.events.passed(script, queue, keys, args);
+    return this.scripts.run(script, k, a);
   }
 
   ensure() {
@@ -112,11 +116,11 @@ class Queue {
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
     if (due != null) {
-      await this.scripts.run('enqueue_at', [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
+      await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
     } else if (lane !== 0) {
-      await this.scripts.run('enqueue_lane', [row, this.keys.pending], [jobId, body, String(lane)]);
+      await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
     } else {
-      await this.scripts.run('enqueue', [row, this.keys.pending], [jobId, body]);
+      await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
     }
     return jobId;
   }
@@ -136,7 +140,7 @@ class Queue {
       for (const n of level) if (n.queue !== this.name) others.add(n.queue);
     }
     if (others.size) await this.client.sadd('{emq}:queues', ...[...others].sort());
-    await flows.enqueue(this.scripts, keys, planned);
+    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), keys, planned);
     return flows.idsOf(planned);
   }
 
@@ -190,30 +194,45 @@ class Queue {
   }
 
   // Waits for the job to end: resolves to its result (a Buffer) when it
-  // completed. Rejects with JobFailed when it died, JobNotFound when there
-  // is no such job, TimeoutError when timeoutMs pass first. A row deleted on
-  // completion (a queue that keeps no completed rows) resolves to null.
+  // completed. By the queue's events stream when it keeps events (no
+  // polling), by polling otherwise. Rejects with JobFailed when it died,
+  // JobNotFound when there is no such job, TimeoutError when timeoutMs pass
+  // first. A row deleted on completion (a queue that keeps no completed
+  // rows) resolves to null.
   async wait(id, timeoutMs) {
     ids.checkWireGate(id);
     if (timeoutMs != null) checkTimeoutMs(timeoutMs);
-    const row = this.keys.rowRoot + id;
-    const until = timeoutMs == null ? null : Date.now() + timeoutMs;
-    let step = FIRST_POLL_MS;
-    let seen = false;
-    for (;;) {
-      const [state, result, error, attempts] = await this.client.hmgetBuffer(row, 'state', 'result', 'error', 'attempts');
-      if (state == null) {
-        if (!seen) throw new JobNotFound(`no job ${id} in queue ${this.name}`);
-        return null;
-      }
-      seen = true;
-      const s = state.toString();
-      if (s === 'completed') return result || Buffer.alloc(0);
-      if (s === 'dead') throw new JobFailed(id, error || Buffer.alloc(0), Number(attempts || 0));
-      if (until != null && Date.now() >= until) throw new TimeoutError(`${id} is still ${s} after ${timeoutMs} ms`);
-      await sleep(until == null ? step : Math.max(0, Math.min(step, until - Date.now())));
-      step = Math.min(step * 2, MAX_POLL_MS);
+    if ((await this.client.hget(this.keys.rowRoot + id, 'state')) == null) {
+      throw new JobNotFound(`no job ${id} in queue ${this.name}`);
     }
+    const ends = await this.waitMany([id], timeoutMs);
+    const end = ends.get(id);
+    if (!end) {
+      const state = (await this.client.hget(this.keys.rowRoot + id, 'state')) || 'gone';
+      throw new TimeoutError(`${id} is still ${state} after ${timeoutMs} ms`);
+    }
+    if (end.state === 'dead') throw new JobFailed(id, end.error || Buffer.alloc(0), end.attempts);
+    return end.state === 'completed' ? end.result || Buffer.alloc(0) : null;
+  }
+
+  // Waits for many jobs at once, as wait does: a Map id -> end for each
+  // that ended within timeoutMs (the others are left out), an end being
+  // {state: 'completed'|'dead'|'gone', result, error, attempts}.
+  async waitMany(jobIds, timeoutMs) {
+    if (timeoutMs != null) checkTimeoutMs(timeoutMs);
+    const unique = [...new Set(jobIds)];
+    for (const id of unique) ids.checkWireGate(id);
+    const waiter = new Waiter(this.client, this.name, this.keys.rowRoot);
+    const ended = (row) => row[0] == null || ['completed', 'dead'].includes(row[0].toString());
+    const rows = await waiter.wait(unique, ended, timeoutMs);
+    const out = new Map();
+    for (const [id, [state, result, error, attempts]] of rows) {
+      out.set(id, {
+        state: state == null ? 'gone' : state.toString(), result, error,
+        attempts: /^\d+$/.test(String(attempts || '')) ? Number(attempts) : 0,
+      });
+    }
+    return out;
   }
 
   // Stops claims; by (<= 64 bytes) and reason (<= 256) say who and why,

@@ -16,6 +16,7 @@ const handlerSource = (kind) => `
     if (text === 'flaky') throw new Error('upstream down');
     if (text === 'json') return { attempt: job.attempt, queue: job.queue };
     if (text === 'none') return null;
+    if (text === 'progress') { job.progress('half'); job.progress({ done: 2 }); return 'reported'; }
     if (text === 'children') {
       const hex = (b) => (b === null ? null : b.toString('hex'));
       return job.children.map((c) => [c.queue, c.id, c.outcome, hex(c.result), hex(c.error)]);
@@ -58,6 +59,27 @@ test('pool: one reply line per frame, in order', () => {
     { id: 'JOB_6', ok: true, result: '' },
   ]);
   assert.match(p.stderr.toString(), /job JOB_3: Error: upstream down/);
+});
+
+test('pool: progress lines come before the answer', () => {
+  const p = run('pool', frame('JOB_7', Buffer.from('progress')));
+  const lines = p.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepStrictEqual(lines, [
+    { id: 'JOB_7', progress: 'half' }, { id: 'JOB_7', progress: { done: 2 } }, { id: 'JOB_7', ok: true, result: 'reported' },
+  ]);
+});
+
+test('exec: progress goes to EMQ_PROGRESS_FD, a line each', () => {
+  const p = spawnSync(process.execPath, ['-e', handlerSource('exec')], {
+    input: 'progress', env: { ...process.env, EMQ_PROGRESS_FD: '3' }, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], timeout: 30000,
+  });
+  assert.deepStrictEqual([p.status, p.stdout.toString()], [0, 'reported']);
+  assert.strictEqual(p.output[3].toString(), 'half\n{"done":2}\n');
+});
+
+test('exec: without EMQ_PROGRESS_FD progress does nothing', () => {
+  const p = run('exec', 'progress');
+  assert.deepStrictEqual([p.status, p.stdout.toString()], [0, 'reported']);
 });
 
 test('exec: the result on stdout and exit 0', () => {

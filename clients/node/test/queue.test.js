@@ -98,6 +98,54 @@ test('Queue', async (t) => {
     await assert.rejects(q.wait('JOB_none', 1000), JobNotFound);
   });
 
+  await t.test('a queue that keeps events gets the entries of what the client writes', async () => {
+    const q = open('js-events');
+    await r.hset(q.keys.meta, 'events', '100');
+    const id = await q.enqueue('p', { lane: 2 });
+    const entries = await r.xrange(q.keys.events, '-', '+');
+    assert.deepStrictEqual(entries.map(([, f]) => f), [['event', 'pending', 'id', id, 'attempt', '0']]);
+    const other = open('js-no-events');
+    await other.enqueue('p');
+    assert.strictEqual(await r.exists(other.keys.events), 0);
+  });
+
+  const calls = async () => {
+    const out = {};
+    for (const line of (await r.info('commandstats')).split('\r\n')) {
+      const m = /^cmdstat_([a-z|]+):calls=(\d+)/.exec(line);
+      if (m) out[m[1]] = Number(m[2]);
+    }
+    return out;
+  };
+
+  await t.test('wait by the stream blocks without polling and wakes at the end', async () => {
+    const q = open('js-wait-events');
+    await r.hset(q.keys.meta, 'events', '100');
+    const id = await q.enqueue('p');
+    const j = await worker(r, q.name).claim();
+    const before = await calls();
+    const k = keys(q.name);
+    setTimeout(() => new Scripts(r).run('complete', [k.rowRoot + id, k.active, k.stats, k.events],
+      [id, j.epoch, '60000', Buffer.from('done'), '100']), 1000);
+    assert.ok((await q.wait(id, 10000)).equals(Buffer.from('done')));
+    const after = await calls();
+    assert.ok((after.xread || 0) - (before.xread || 0) <= 2, 'one blocking read');
+    assert.ok((after.hmget || 0) - (before.hmget || 0) <= 3, 'the row read again once, not polled');
+  });
+
+  await t.test('waitMany returns each end and leaves out the ones still running', async () => {
+    const q = open('js-wait-many');
+    await r.hset(q.keys.meta, 'events', '100');
+    const [done, dead, running] = [await q.enqueue('a'), await q.enqueue('b'), await q.enqueue('c')];
+    const w = worker(r, q.name);
+    await w.complete(done, (await w.claim()).epoch, 'ok');
+    await w.failForGood(dead, (await w.claim()).epoch, 'no');
+    const ends = await q.waitMany([done, dead, running], 300);
+    assert.deepStrictEqual([...ends.keys()].sort(), [done, dead].sort());
+    assert.deepStrictEqual([ends.get(done).state, ends.get(done).result.toString()], ['completed', 'ok']);
+    assert.deepStrictEqual([ends.get(dead).state, ends.get(dead).error.toString(), ends.get(dead).attempts], ['dead', 'no', 1]);
+  });
+
   await t.test('stats, pause and resume', async () => {
     const q = open('js-stats');
     await q.enqueue('a');

@@ -50,6 +50,8 @@ async function seed(r, s, keyspace) {
       for (const [member, score] of v.zset) await r.zadd(key, s.bytes(score), s.bytes(member));
     } else if (v.set) {
       await r.sadd(key, ...v.set.map((m) => s.bytes(m)));
+    } else if (v.stream) {
+      for (const entry of v.stream) await r.xadd(key, '*', ...entry.map((f) => s.bytes(f)));
     } else {
       await r.set(key, s.bytes(v.string));
     }
@@ -59,7 +61,7 @@ async function seed(r, s, keyspace) {
 
 async function compareKey(r, s, key, want) {
   const kind = await r.type(key);
-  const wantKind = ['hash', 'zset', 'set', 'string'].find((k) => k in want);
+  const wantKind = ['hash', 'zset', 'set', 'stream', 'string'].find((k) => k in want);
   if (kind !== wantKind) return [`${key} is a ${kind}, not a ${wantKind}`];
   const out = [];
   if (kind === 'hash') {
@@ -86,6 +88,8 @@ async function compareKey(r, s, key, want) {
     const got = (await r.smembersBuffer(key)).map((b) => b.toString('hex')).sort();
     const exp = want.set.map((m) => s.bytes(m).toString('hex')).sort();
     if (JSON.stringify(got) !== JSON.stringify(exp)) out.push(`${key}: members differ`);
+  } else if (kind === 'stream') {
+    out.push(...await compareStream(r, s, key, want.stream));
   } else if (!s.matches(want.string, await r.getBuffer(key))) {
     out.push(`${key} holds another value`);
   }
@@ -94,6 +98,19 @@ async function compareKey(r, s, key, want) {
     if (at < 0 || !s.matches(want.expires, at)) out.push(`${key} expires at ${at}, not ${want.expires}`);
   } else if (at >= 0) {
     out.push(`${key} expires at ${at} but should not expire`);
+  }
+  return out;
+}
+
+// A stream's entries in order, ids aside (they are the server's).
+async function compareStream(r, s, key, want) {
+  const got = await r.xrangeBuffer(key, '-', '+');
+  const out = [];
+  if (got.length !== want.length) out.push(`${key} holds ${got.length} entries, not ${want.length}`);
+  for (let i = 0; i < Math.min(got.length, want.length); i += 1) {
+    const fields = got[i][1];
+    const same = fields.length === want[i].length && fields.every((f, j) => s.matches(want[i][j], f));
+    if (!same) out.push(`${key}: entry ${i} is ${fields.map(String).join(' ')}, not ${JSON.stringify(want[i])}`);
   }
   return out;
 }

@@ -101,19 +101,19 @@ def _ref(n):
     return n["queue"] + ":" + n["id"]
 
 
-def _send(scripts, n, parent):
+def _send(run, n, parent):
     k = keys(n["queue"])
     row = k["row_root"] + n["id"]
     if n["children"]:
-        scripts.run("enqueue_parent", [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]],
-                    [n["id"], n["payload"], n["lane"], n["policy"], _ref(parent) if parent else "",
-                     *[_ref(c) for c in n["children"]]])
+        run("enqueue_parent", n["queue"], [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]],
+            [n["id"], n["payload"], n["lane"], n["policy"], _ref(parent) if parent else "",
+             *[_ref(c) for c in n["children"]]])
     elif parent:
-        scripts.run("enqueue_child", [row, k["pending"], k["meta"]], [n["id"], n["payload"], n["lane"], _ref(parent)])
+        run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]], [n["id"], n["payload"], n["lane"], _ref(parent)])
     elif n["lane"] != 0:
-        scripts.run("enqueue_lane", [row, k["pending"]], [n["id"], n["payload"], n["lane"]])
+        run("enqueue_lane", n["queue"], [row, k["pending"]], [n["id"], n["payload"], n["lane"]])
     else:
-        scripts.run("enqueue", [row, k["pending"]], [n["id"], n["payload"]])
+        run("enqueue", n["queue"], [row, k["pending"]], [n["id"], n["payload"]])
 
 
 def _incomplete(cause, failed, waiting):
@@ -129,8 +129,9 @@ def _incomplete(cause, failed, waiting):
                           "tree again with these ids" % (text, named, queue, job_id), waiting, cause)
 
 
-def enqueue(scripts, root):
-    """Sends the planned tree a level at a time. A refused node's subtree is
+def enqueue(run, root):
+    """Sends the planned tree a level at a time, each node by run(script,
+    queue, keys, args) (the queue's events stream added there). A refused node's subtree is
     left out and the rest goes in; then FlowIncomplete names the parents
     left waiting."""
     level, first, waiting = [(root, None)], None, []
@@ -138,7 +139,7 @@ def enqueue(scripts, root):
         below = []
         for n, parent in level:
             try:
-                _send(scripts, n, parent)
+                _send(run, n, parent)
             except Exception as e:  # a refusal, or a lost connection: either way this node may be missing
                 first = first or (from_reply(e), _ref(n))
                 if parent and _ref(parent) not in waiting:

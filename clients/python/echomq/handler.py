@@ -5,6 +5,7 @@
     def resize(payload, job):          # payload: bytes; job: id, queue, attempt, deadline_ms, children
         if not payload:
             raise handler.Permanent("empty payload")   # to the dead set at once
+        job.progress("50%")            # how far it got: text, or anything json.dumps takes
         return payload.upper()         # bytes, str, None, or anything json.dumps takes
 
     handler.pool(resize)               # a pool handler; handler.exec(resize) for exec
@@ -18,7 +19,7 @@ import inspect
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 EXIT_PERMANENT = 65  # EX_DATAERR: emqd's default permanent_exit_codes
@@ -46,6 +47,14 @@ class Job:
     deadline_ms: int
     # A parent's children (flows), in <queue>:<id> order; empty for any other job.
     children: Tuple[Child, ...] = ()
+    report: object = field(default=None, repr=False, compare=False)
+
+    def progress(self, value):
+        """Tells emqd how far the job got, as often as you like (it stores at
+        most 4 a second, the latest winning): a str as it is, any other value
+        as its JSON. Quietly does nothing where emqd does not listen."""
+        if self.report is not None:
+            self.report(value)
 
 
 def _bytes_of(entry, name):
@@ -92,11 +101,12 @@ def _error_text(e):
     return str(e) or type(e).__name__
 
 
-def answer(call, frame):
-    """The reply object for one frame (a parsed stdin line)."""
+def answer(call, frame, report=None):
+    """The reply object for one frame (a parsed stdin line); report(job_id, value) sends a progress line."""
     payload = base64.b64decode(frame["payload_b64"]) if "payload_b64" in frame else frame.get("payload", "").encode()
-    job = Job(frame["id"], frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)),
-              _children(frame.get("children")))
+    job_id = frame["id"]
+    job = Job(job_id, frame.get("queue", ""), int(frame.get("attempt", 1)), int(frame.get("deadline_ms", 0)),
+              _children(frame.get("children")), None if report is None else (lambda value: report(job_id, value)))
     try:
         result = _result_bytes(call(payload, job))
     except Permanent as e:
@@ -115,12 +125,29 @@ def pool(fn, stdin=None, stdout=None):
     call = _caller(fn)
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
+    def write(obj):
+        stdout.write(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+        stdout.flush()
+
     for line in stdin:
         if not line.strip():
             continue
-        reply = answer(call, json.loads(line))
-        stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
-        stdout.flush()
+        write(answer(call, json.loads(line), lambda job_id, value: write({"id": job_id, "progress": value})))
+
+
+def _progress_fd(fd):
+    """Writes each report as one line to EMQ_PROGRESS_FD, when emqd gave one."""
+    if not fd or not fd.isdigit():
+        return None
+
+    def report(value):
+        text = value if isinstance(value, str) else json.dumps(value)
+        try:
+            os.write(int(fd), (" ".join(text.splitlines()) + "\n").encode("utf-8"))
+        except OSError:
+            pass  # emqd stopped listening: the job goes on
+
+    return report
 
 
 def exec(fn):  # noqa: A001 - the handler kind's name
@@ -131,7 +158,8 @@ def exec(fn):  # noqa: A001 - the handler kind's name
     try:
         # A parent must not run without its children: an unreadable file fails it for a retry.
         job = Job(env.get("EMQ_JOB_ID", ""), env.get("EMQ_QUEUE", ""), int(env.get("EMQ_ATTEMPT", "1") or 1),
-                  int(env.get("EMQ_DEADLINE_MS", "0") or 0), _children_file(env.get("EMQ_CHILDREN_FILE")))
+                  int(env.get("EMQ_DEADLINE_MS", "0") or 0), _children_file(env.get("EMQ_CHILDREN_FILE")),
+                  _progress_fd(env.get("EMQ_PROGRESS_FD")))
         result = _result_bytes(call(payload, job))
     except Permanent as e:
         print(_error_text(e), file=sys.stderr, flush=True)

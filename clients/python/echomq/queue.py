@@ -1,13 +1,13 @@
 """A producer's view of one queue: enqueue, flows, stats, inspect, wait, pause."""
 import datetime
 import re
-import time
 
 import redis
 
 from . import ids
 from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
+from .events import EventsBook, Waiter
 from .scripts import Scripts
 
 MIN_LANE, MAX_LANE = -1000, 1000
@@ -17,14 +17,14 @@ _INTEGER = re.compile(rb"-?[0-9]+")
 PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
 _SERVER_INTEGER = re.compile(rb"0|[1-9][0-9]{0,15}")
 MAX_PAUSED_UNTIL = 10**15
-_FIRST_POLL, _MAX_POLL = 0.005, 0.5
 
 
 def keys(queue):
     """Every key of a queue, by the key rules of docs/protocol.md."""
     ids.check_queue_name(queue)
     base = "emq:{%s}:" % queue
-    out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox")}
+    out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox",
+                                 "events")}
     out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:")
     return out
 
@@ -93,6 +93,7 @@ class Queue:
                                "so pass a client made without it")
         self.keys = keys(name)
         self.scripts = Scripts(self.client)
+        self.events = EventsBook(self.client)
         self._ready = False
 
     def _ensure(self):
@@ -100,6 +101,11 @@ class Queue:
             handshake(self.client)
             self.client.sadd("{emq}:queues", self.name)
             self._ready = True
+
+    def _run(self, script, queue, keys, args):
+        """A transition, with the queue's events stream when it keeps events."""
+        keys, args = self.events.passed(script, queue, keys, args)
+        return self.scripts.run(script, keys, args)
 
     def server_time_ms(self):
         sec, usec = self.client.time()
@@ -132,11 +138,11 @@ class Queue:
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
         if due is not None:
-            self.scripts.run("enqueue_at", [row, self.keys["delayed"]], [job_id, body, due, lane])
+            self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
         elif lane != 0:
-            self.scripts.run("enqueue_lane", [row, self.keys["pending"]], [job_id, body, lane])
+            self._run("enqueue_lane", self.name, [row, self.keys["pending"]], [job_id, body, lane])
         else:
-            self.scripts.run("enqueue", [row, self.keys["pending"]], [job_id, body])
+            self._run("enqueue", self.name, [row, self.keys["pending"]], [job_id, body])
         return job_id
 
     def enqueue_flow(self, tree):
@@ -161,7 +167,7 @@ class Queue:
             level = [c for n in level for c in n["children"]]
         if others:
             self.client.sadd("{emq}:queues", *sorted(others))
-        flows.enqueue(self.scripts, planned)
+        flows.enqueue(self._run, planned)
         return flows.ids_of(planned)
 
     def stats(self):
@@ -214,31 +220,41 @@ class Queue:
     def wait(self, job_id, timeout=None):
         """Waits for the job to end: its result (bytes) when it completed.
 
-        Raises JobFailed when it died, JobNotFound when there is no such job,
-        TimeoutError when timeout seconds (a number or a timedelta; None
-        waits for ever) pass first. A row deleted on completion (a queue
-        that keeps no completed rows) returns None.
+        By the queue's events stream when it keeps events (no polling), by
+        polling otherwise. Raises JobFailed when it died, JobNotFound when
+        there is no such job, TimeoutError when timeout seconds (a number or
+        a timedelta; None waits for ever) pass first. A row deleted on
+        completion (a queue that keeps no completed rows) returns None.
         """
         ids.check_wire_gate(job_id)
         timeout = None if timeout is None else _seconds(timeout, "timeout")
-        row = self.keys["row_root"] + job_id
-        until = None if timeout is None else time.monotonic() + timeout
-        step, seen = _FIRST_POLL, False
-        while True:
-            state, result, error, attempts = self.client.hmget(row, "state", "result", "error", "attempts")
-            if state is None:
-                if not seen:
-                    raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
-                return None
-            seen = True
-            if state == b"completed":
-                return result or b""
-            if state == b"dead":
-                raise JobFailed(job_id, error or b"", int(attempts or 0))
-            if until is not None and time.monotonic() >= until:
-                raise TimeoutError("%s is still %s after %s s" % (job_id, state.decode(), timeout))
-            time.sleep(step if until is None else max(0, min(step, until - time.monotonic())))
-            step = min(step * 2, _MAX_POLL)
+        state = self.client.hget(self.keys["row_root"] + job_id, "state")
+        if state is None:
+            raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
+        ends = self.wait_many([job_id], timeout)
+        if job_id not in ends:
+            state = self.client.hget(self.keys["row_root"] + job_id, "state") or b"gone"
+            raise TimeoutError("%s is still %s after %s s" % (job_id, state.decode(), timeout))
+        end = ends[job_id]
+        if end["state"] == "dead":
+            raise JobFailed(job_id, end["error"] or b"", end["attempts"])
+        return end["result"] if end["state"] == "completed" else None
+
+    def wait_many(self, job_ids, timeout=None):
+        """Waits for many jobs at once, as wait does: {id: end} for each that
+        ended within timeout seconds (the others are left out), an end being
+        {"state": "completed"|"dead"|"gone", "result", "error", "attempts"}."""
+        job_ids = list(dict.fromkeys(job_ids))
+        timeout = None if timeout is None else _seconds(timeout, "timeout")
+        for job_id in job_ids:
+            ids.check_wire_gate(job_id)
+        waiter = Waiter(self.client, self.name, self.keys["row_root"])
+        rows = waiter.wait(job_ids, lambda row: row[0] in (None, b"completed", b"dead"), timeout)
+        out = {}
+        for job_id, (state, result, error, attempts) in rows.items():
+            out[job_id] = {"state": "gone" if state is None else state.decode(), "result": result,
+                           "error": error, "attempts": int(attempts) if attempts and attempts.isdigit() else 0}
+        return out
 
     def pause(self, *, by=None, reason=None, for_ms=None):
         """Stops claims; by (<= 64 bytes) and reason (<= 256) say who and why,

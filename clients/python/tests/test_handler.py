@@ -24,6 +24,10 @@ HANDLER = textwrap.dedent("""
             return {"attempt": job.attempt, "queue": job.queue}
         if payload == b"none":
             return None
+        if payload == b"progress":
+            job.progress("half")
+            job.progress({"done": 2})
+            return "reported"
         if payload == b"children":
             return [[c.queue, c.id, c.outcome, c.result and c.result.hex(), c.error and c.error.hex()]
                     for c in job.children]
@@ -73,7 +77,16 @@ class Pool(unittest.TestCase):
             {"id": "JOB_5", "ok": True, "result": json.dumps({"attempt": 2, "queue": "q"})},
             {"id": "JOB_6", "ok": True, "result": ""},
         ])
+
         self.assertIn(b"JOB_3: ConnectionError: upstream down", p.stderr)
+
+    def test_progress_lines_come_before_the_answer(self):
+        p = run("pool", frame("JOB_7", b"progress"))
+        self.assertEqual([json.loads(line) for line in p.stdout.splitlines()], [
+            {"id": "JOB_7", "progress": "half"},
+            {"id": "JOB_7", "progress": {"done": 2}},
+            {"id": "JOB_7", "ok": True, "result": "reported"},
+        ])
 
     def test_a_parent_is_given_its_childrens_outcomes_and_any_other_job_none(self):
         p = run("pool", frame("JOB_p", b"children", CHILDREN) + frame("JOB_x", b"children"))
@@ -96,6 +109,19 @@ class Exec(unittest.TestCase):
         p = run("exec", b"flaky")
         self.assertEqual(p.returncode, 1)
         self.assertEqual(p.stderr, b"ConnectionError: upstream down\n")
+
+    def test_progress_goes_to_emq_progress_fd_a_line_each(self):
+        read, write = os.pipe()
+        p = subprocess.run([sys.executable, "-c", HANDLER % (PACKAGE, "exec")], input=b"progress", capture_output=True,
+                           timeout=30, env=dict(os.environ, EMQ_PROGRESS_FD=str(write)), pass_fds=(write,))
+        os.close(write)
+        with os.fdopen(read, "rb") as lines:
+            self.assertEqual(lines.read(), b'half\n{"done": 2}\n')
+        self.assertEqual((p.returncode, p.stdout), (0, b"reported"))
+
+    def test_without_emq_progress_fd_progress_does_nothing(self):
+        p = run("exec", b"progress")
+        self.assertEqual((p.returncode, p.stdout), (0, b"reported"))
 
     def test_the_job_comes_from_the_environment(self):
         p = run("exec", b"json", {"EMQ_QUEUE": "thumbs", "EMQ_ATTEMPT": "3"})

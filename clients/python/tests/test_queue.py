@@ -131,6 +131,60 @@ class QueueTest(ServerTest):
         with self.assertRaises(JobNotFound):
             q.wait("JOB_none", timeout=1)
 
+    def test_a_queue_that_keeps_events_gets_the_entries_of_what_the_client_writes(self):
+        q = self.queue()
+        self.r.hset(q.keys["meta"], "events", "100")
+        job_id = q.enqueue("p", lane=2)
+        entries = self.r.xrange(q.keys["events"])
+        self.assertEqual([f for _, f in entries], [{b"event": b"pending", b"id": job_id.encode(), b"attempt": b"0"}])
+        other = self.queue("no-events-here")
+        other.enqueue("p")
+        self.assertEqual(self.r.exists(other.keys["events"]), 0, "a queue without events has no stream")
+
+    def test_wait_by_the_stream_blocks_without_polling_and_wakes_at_the_end(self):
+        q = self.queue()
+        self.r.hset(q.keys["meta"], "events", "100")
+        job_id = q.enqueue("p")
+        w = Worker(client_from_url(self.server.url), q.name)
+        _, _, epoch = w.claim()
+        before = self._calls()
+
+        def settle():
+            # The worker here passes the stream too, as every speaker must.
+            k = keys(q.name)
+            Scripts(client_from_url(self.server.url)).run(
+                "complete", [k["row_root"] + job_id, k["active"], k["stats"], k["events"]],
+                [job_id, epoch, 60000, b"done", 100])
+
+        t = threading.Timer(1.0, settle)
+        t.start()
+        self.assertEqual(q.wait(job_id, timeout=10), b"done")
+        t.join()
+        # A second of waiting: one blocking read, and one read of the row
+        # once the entry came; a poll would have read the row 10 times.
+        after = self._calls()
+        self.assertLessEqual(after.get("xread", 0) - before.get("xread", 0), 2)
+        self.assertLessEqual(after.get("hmget", 0) - before.get("hmget", 0), 3)
+
+    def test_wait_many_returns_each_end_and_leaves_out_the_ones_still_running(self):
+        q = self.queue()
+        self.r.hset(q.keys["meta"], "events", "100")
+        done, dead, running = q.enqueue("a"), q.enqueue("b"), q.enqueue("c")
+        w = Worker(self.r, q.name)
+        for job_id in (done, dead):
+            _, _, epoch = w.claim()
+            if job_id == done:
+                w.complete(job_id, epoch, b"ok")
+            else:
+                w.fail_for_good(job_id, epoch, "no")
+        ends = q.wait_many([done, dead, running], timeout=0.3)
+        self.assertEqual(sorted(ends), sorted([done, dead]))
+        self.assertEqual((ends[done]["state"], ends[done]["result"]), ("completed", b"ok"))
+        self.assertEqual((ends[dead]["state"], ends[dead]["error"], ends[dead]["attempts"]), ("dead", b"no", 1))
+
+    def _calls(self):
+        return {k.split("_", 1)[1]: v["calls"] for k, v in self.r.info("commandstats").items()}
+
     def test_stats_pause_and_resume(self):
         q = self.queue()
         q.enqueue("a")

@@ -59,6 +59,9 @@ def seed(r, s, keyspace):
                 r.execute_command("ZADD", key, s.bytes(score), s.bytes(member))
         elif "set" in v:
             r.sadd(key, *[s.bytes(m) for m in v["set"]])
+        elif "stream" in v:
+            for entry in v["stream"]:
+                r.execute_command("XADD", key, "*", *[s.bytes(f) for f in entry])
         else:
             r.set(key, s.bytes(v["string"]))
         if "expires" in v:
@@ -67,7 +70,7 @@ def seed(r, s, keyspace):
 
 def compare_key(r, s, key, want):
     kind = r.type(key).decode()
-    want_kind = next(k for k in ("hash", "zset", "set", "string") if k in want)
+    want_kind = next(k for k in ("hash", "zset", "set", "stream", "string") if k in want)
     if kind != want_kind:
         return ["%s is a %s, not a %s" % (key, kind, want_kind)]
     out = []
@@ -92,6 +95,8 @@ def compare_key(r, s, key, want):
     elif kind == "set":
         if r.smembers(key) != {s.bytes(m) for m in want["set"]}:
             out.append("%s: members differ: %r" % (key, r.smembers(key)))
+    elif kind == "stream":
+        out += compare_stream(r, s, key, want["stream"])
     elif not s.matches(want["string"], r.get(key)):
         out.append("%s holds %r" % (key, r.get(key)))
     at = r.execute_command("PEXPIRETIME", key)
@@ -100,6 +105,19 @@ def compare_key(r, s, key, want):
             out.append("%s expires at %s, not %s" % (key, at, want["expires"]))
     elif at >= 0:
         out.append("%s expires at %s but should not expire" % (key, at))
+    return out
+
+
+def compare_stream(r, s, key, want):
+    """A stream's entries in order, ids aside (they are the server's)."""
+    got = r.execute_command("XRANGE", key, "-", "+")
+    out = []
+    if len(got) != len(want):
+        out.append("%s holds %d entries, not %d" % (key, len(got), len(want)))
+    for i, ((_, fields), expected) in enumerate(zip(got, want)):
+        flat = fields if isinstance(fields, list) else [x for kv in fields.items() for x in kv]
+        if len(flat) != len(expected) or not all(s.matches(w, g) for w, g in zip(expected, flat)):
+            out.append("%s: entry %d is %r, not %r" % (key, i, flat, expected))
     return out
 
 

@@ -1,7 +1,9 @@
 // emq web's page: plain JavaScript, no framework, nothing loaded from
 // elsewhere. It reads the JSON API of the server that served it (paths in
-// docs/web.md), draws the view the address names, and refreshes it every
-// few seconds without a reload. Every value from the server reaches the
+// docs/web.md), draws the view the address names, and keeps it fresh
+// without a reload: a queue's and a job's page follow the queue's events
+// stream (server-sent events from /api/events), the others, and a queue
+// that keeps no events, refresh every few seconds. Every value from the server reaches the
 // document as text (textContent, attribute values through setAttribute):
 // never as markup.
 'use strict';
@@ -166,7 +168,7 @@
 
   // What fleet.js (the daemons, the Pause form) draws with.
   const kit = {
-    el, api, act, button, notice, crumbs, show, token, readOnly,
+    el, api, act, button, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
     refresh: () => refresh(),
     hold: (on) => { busy = on; },
   };
@@ -447,7 +449,19 @@
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
       flowSection(data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
-      bytesBlock('result', data.result, base + '/result')));
+      bytesBlock('result', data.result, base + '/result'), eventsSection(data)));
+  }
+
+  // A job's events, oldest first: when, what, the attempt, and its error or progress.
+  function eventsSection(data) {
+    if (!data.keeps_events) return el('p', { class: 'muted' }, 'This queue keeps no events (its meta has no events length).');
+    if (!data.events.length) return el('p', { class: 'muted' }, 'No events of this job among the stream\'s latest.');
+    const rows = data.events.map((e) => el('tr', {},
+      el('td', {}, when(Number(e.entry.split('-')[0]))), el('td', {}, e.event), el('td', {}, e.attempt),
+      el('td', {}, e.error ? bytesText(e.error) : e.progress ? bytesText(e.progress) : '')));
+    return el('div', {}, el('h3', {}, 'Events'),
+      el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'when'), el('th', {}, 'event'), el('th', {}, 'attempt'),
+        el('th', {}, 'error or progress'))), el('tbody', {}, rows)));
   }
 
   // ---- which view, and keeping it fresh ----
@@ -457,6 +471,7 @@
     // not UTF-8, which decodeURIComponent refuses.
     const parts = location.pathname.split('/').filter((p) => p !== '');
     if (parts.length === 1 && parts[0] === 'daemons') return () => window.emqFleet.daemonsView(kit);
+    if (parts.length === 1 && parts[0] === 'search') return () => window.emqSearch.view(kit);
     if (parts.length === 2 && parts[0] === 'queues') return () => queueView(segmentText(parts[1]));
     if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') {
       return () => jobView(segmentText(parts[1]), parts[3]);
@@ -476,6 +491,33 @@
     }
   }
 
+  // The queue a page follows live, or null (the overview polls).
+  function liveQueue() {
+    const parts = location.pathname.split('/').filter((p) => p !== '');
+    return parts.length >= 2 && parts[0] === 'queues' ? segmentText(parts[1]) : null;
+  }
+
+  // Redraws on the queue's events, at most every 250 ms; polls while the
+  // queue keeps no events or the stream is down.
+  let polling = null;
+  function poll(on) {
+    if (on && !polling) polling = setInterval(refresh, REFRESH_MS);
+    if (!on && polling) { clearInterval(polling); polling = null; }
+  }
+  function follow(q) {
+    if (q === null || typeof EventSource === 'undefined') return poll(true);
+    const source = new EventSource('/api/events?queue=' + encodeURIComponent(q));
+    let pending = null;
+    const soon = () => { if (!pending) pending = setTimeout(() => { pending = null; refresh(); }, 250); };
+    source.addEventListener('ready', () => { poll(false); document.body.setAttribute('data-live', 'true'); });
+    source.addEventListener('job', soon);
+    source.addEventListener('off', () => { source.close(); poll(true); });
+    source.addEventListener('trouble', () => poll(true));
+    source.onerror = () => { document.body.removeAttribute('data-live'); poll(true); };
+  }
+
+  document.getElementById('search-slot').appendChild(window.emqSearch.headerBox(kit, liveQueue()));
   refresh();
-  setInterval(refresh, REFRESH_MS);
+  poll(true);
+  follow(liveQueue());
 })();

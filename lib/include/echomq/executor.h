@@ -37,6 +37,12 @@ class ExecutorObserver {
   virtual ~ExecutorObserver() = default;
   virtual void on_script_loads(int count) = 0;
   virtual void on_error(ErrorKind kind) = 0;
+  // Entries the transitions of one call appended to a queue's stream, for
+  // the calls this executor passed the stream to (ConnectionOptions::events).
+  virtual void on_events_written(std::string_view queue, std::int64_t entries) {
+    (void)queue;
+    (void)entries;
+  }
 };
 
 // The executors (and other connections) of one process that share a
@@ -105,6 +111,9 @@ class Executor {
   // Plain commands, for reads and for what needs no script.
   Reply command(const Command& argv);
   std::vector<Reply> pipeline(const std::vector<Command>& commands);
+  // The commands in one MULTI/EXEC, on the node of the first one's key:
+  // their replies, read at one instant. Throws when EXEC is refused.
+  std::vector<Reply> transaction(const std::vector<Command>& commands);
 
   // Connects now if not connected. Throws a transient Error while the server
   // is unreachable, without trying again before the backoff has passed;
@@ -147,8 +156,13 @@ class Executor {
   std::vector<Reply> eval_routed(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then);
   std::vector<Reply> eval_direct(const ScriptCall* calls, std::size_t count, const std::vector<Command>& then);
   // Writes the call: EMQ.<NAME> when native and the module has a twin,
-  // else EVALSHA of its script; then numkeys, its keys and its arguments.
-  void add_call(const ScriptCall& call, RespBuffer& out) const;
+  // else EVALSHA of its script; then numkeys, its keys and its arguments,
+  // and the queue's events stream and its length when events > 0.
+  void add_call(const ScriptCall& call, std::int64_t events, RespBuffer& out) const;
+  // events_[i]: the stream's length to pass with calls[i] (0: none), as
+  // the options' events book says.
+  void look_up_events(const ScriptCall* calls, std::size_t count);
+  void report_events(const ScriptCall* calls, std::size_t count, const std::vector<Reply>& replies);
   template <typename F>
   auto guarded(F&& f) -> decltype(f());
   void note_error(ErrorKind kind) noexcept;
@@ -160,6 +174,7 @@ class Executor {
   std::unique_ptr<ClusterRouter> cluster_;  // on a cluster, instead of conn_
   std::array<std::string, kScriptCount> sha_;
   RespBuffer calls_;  // reused from call to call
+  std::vector<std::int64_t> events_;
   std::uint64_t script_loads_ = 0;
   bool native_ = false;
   std::chrono::milliseconds next_delay_;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "echomq/executor.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "echomq/keyspace.h"
 
 namespace echomq {

@@ -78,6 +78,11 @@ struct JobPage {
   std::vector<JobSummary> jobs;
 };
 
+// Fills the row fields of jobs whose id is set (attempts, failures, lane,
+// error, payload preview): two pipelined round trips however many, the
+// second only for payloads to preview. A row gone reads as row_found false.
+void read_rows(Executor& x, const QueueKeys& q, std::vector<JobSummary>& jobs, std::size_t preview_bytes);
+
 // Throws Error{Invalid} for a negative offset or a limit <= 0.
 JobPage list_jobs(Executor& x, const QueueKeys& q, const ListArgs& args);
 

@@ -13,6 +13,11 @@ inline constexpr std::string_view kQueuesKey = "{emq}:queues";
 
 // 1-64 bytes of [A-Za-z0-9_.-].
 bool valid_queue_name(std::string_view name);
+// The queue whose key this is (the hashtag of emq:{q}:...), "" for a key of
+// no queue.
+std::string_view queue_of_key(std::string_view key);
+// emq:{q}:<type>, for a queue name already checked.
+std::string queue_key(std::string_view queue, std::string_view type);
 // Throws Error{Invalid} naming the rule, before any key is built.
 void check_queue_name(std::string_view name);
 
@@ -35,6 +40,7 @@ struct QueueKeys {
   std::string outbox;        // zset: finished children whose parent is not told yet
   std::string deps_root;     // "emq:{q}:deps:"; a parent's deps are deps_root + id
   std::string results_root;  // "emq:{q}:results:"; its results are results_root + id
+  std::string events;        // stream: one entry per change of a job's state, when meta has events
 
   // The row of a job. Checks only the wire's gate (check_wire_gate): the
   // ids settled, shown and cancelled are read back from the server and may

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "echomq/executor.h"
-#include "echomq/flows.h"
+#include "echomq/flow_speaker.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 

@@ -45,6 +45,22 @@
  * parents run through emq_plugin_handle() without their children's
  * results. An emqd older than this header never calls it.
  *
+ * Progress (optional, same ABI number): a plugin that also exports
+ *
+ *   void  emq_plugin_host(const emq_host* host);
+ *
+ * is called through it once, after emq_plugin_abi_version() and before
+ * emq_plugin_create(), with the daemon's table of services (emq_host,
+ * below), valid until emq_plugin_destroy() has returned. Its
+ * report_progress tells the daemon how far a job got, from inside
+ * handle() on its thread, as often as the plugin likes; the daemon stores
+ * at most 4 reports a second per job (the latest wins). A plugin without
+ * the export is loaded as before. An emqd older than this header never
+ * calls it: a plugin keeps the pointer NULL until it is called, and
+ * reports nothing then. Read a member of the table only when
+ * host->size says the daemon has it (offsetof(emq_host, member) <
+ * host->size), so a plugin built against a later header runs in this one.
+ *
  * What a plugin MAY do:
  *   - block in handle() (I/O, locks, sleeping): each call has a thread of
  *     its own; it costs one of the queue's slots while it lasts.
@@ -148,6 +164,19 @@ typedef struct emq_child {
   size_t text_len;
 } emq_child;
 
+/* The daemon's services, for emq_plugin_host(). Members are only ever
+ * added at the end; size says how many this daemon has.
+ *
+ *   report_progress: how far the job of the current handle() call got, as
+ *     text (at most 1024 bytes; UTF-8, or JSON, preferred); ctx is that
+ *     call's emq_result ctx. Returns 0 when taken, -1 when refused (longer
+ *     than 1024 bytes, or text NULL with len > 0). Only from inside
+ *     handle(), on its thread. */
+typedef struct emq_host {
+  size_t size; /* sizeof(emq_host) as the daemon was built */
+  int (*report_progress)(void* ctx, const char* text, size_t len);
+} emq_host;
+
 EMQ_PLUGIN_EXPORT int emq_plugin_abi_version(void);
 EMQ_PLUGIN_EXPORT void* emq_plugin_create(const char* config_json, size_t config_len, char* err, size_t err_len);
 EMQ_PLUGIN_EXPORT int emq_plugin_handle(void* state, const emq_job* job, emq_result* out);
@@ -161,6 +190,8 @@ typedef void (*emq_plugin_destroy_fn)(void* state);
 /* The optional fifth (flows); a loader finds it with dlsym or not at all. */
 typedef int (*emq_plugin_handle_parent_fn)(void* state, const emq_job* job, const emq_child* children, size_t count,
                                            emq_result* out);
+/* The optional sixth (progress), found the same way. */
+typedef void (*emq_plugin_host_fn)(const emq_host* host);
 
 #ifdef __cplusplus
 }

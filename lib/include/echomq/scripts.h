@@ -42,8 +42,13 @@ struct ScriptInfo {
   const char* native;  // its EMQ.* twin in the emq module, or nullptr
   // KEYS a call may add after those: reap, cancel, child_done and children_done
   // take the outbox as an optional last KEY (cancel then waiting, deps and
-  // results too), so a speaker that knows nothing of flows calls them as before.
+  // results too), so a speaker that knows nothing of flows calls them as
+  // before; and every transition that writes a job's state takes the
+  // queue's events stream last (events below).
   int optional_keys = 0;
+  // Whether it takes the events stream as its last KEY and the stream's
+  // length as its last ARGV (PROTOCOL.md, "Events").
+  bool events = false;
 };
 
 inline constexpr std::size_t kScriptCount = 24;

@@ -117,8 +117,10 @@ ScriptCall extend_call(const QueueKeys& q, std::int64_t lease_ms, const std::vec
 std::vector<bool> decode_extend(const Reply& r, std::size_t leases);
 std::vector<bool> extend(Executor& x, const QueueKeys& q, std::int64_t lease_ms, const std::vector<Lease>& leases);
 
-// A running job's progress, as its handler reported it (at most 1024
-// bytes), fenced as extend is: true stored, false lease lost.
+// A running job's progress, as its handler reported it (at most
+// kMaxProgressBytes), fenced as extend is: true stored (and, given the
+// stream, appended to it), false lease lost.
+inline constexpr std::size_t kMaxProgressBytes = 1024;
 ScriptCall progress_call(const QueueKeys& q, const Lease& lease, std::string_view value);
 bool decode_progress(const Reply& r);
 bool progress(Executor& x, const QueueKeys& q, const Lease& lease, std::string_view value);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,8 @@ struct TlsOptions {
 // has (native when MODULE LIST shows emq).
 enum class ExecutorChoice { Auto, Scripted, Native };
 
+class EventsBook;
+
 struct ConnectionOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -46,6 +49,10 @@ struct ConnectionOptions {
 
   // The executor (issue 12).
   ExecutorChoice executor = ExecutorChoice::Auto;
+  // When set, an executor passes each queue's events stream to every
+  // transition that takes it, as the book says the queue keeps events
+  // (events.h). One book serves a process's executors.
+  std::shared_ptr<EventsBook> events;
 
   // The address without secrets, for logs: "valkey://user@host:port/db"
   // ("valkeys://..." over TLS).

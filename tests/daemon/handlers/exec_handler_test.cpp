@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <random>
 #include <set>
@@ -234,7 +235,7 @@ TEST_F(EnvTest, HandlerSeesExactlyTheScrubbedEnvironment) {
   ASSERT_EQ(out.verdict, Verdict::Complete) << out.error;
   EXPECT_EQ(lines_of(out.result), (std::set<std::string>{
                                       "EMQ_ATTEMPT=3", "EMQ_DEADLINE_MS=1700000000000", "EMQ_JOB_ID=" + j.id,
-                                      "EMQ_QUEUE=emails", "LANG=" + daemon_or("LANG", "C.UTF-8"),
+                                      "EMQ_PROGRESS_FD=3", "EMQ_QUEUE=emails", "LANG=" + daemon_or("LANG", "C.UTF-8"),
                                       "PATH=" + daemon_or("PATH", "/usr/local/bin:/usr/bin:/bin"), "RELAY_PORT=25",
                                       "PWD=" + dir.path(),  // dash's own, from its cwd
                                   }));
@@ -349,13 +350,35 @@ TEST_F(ExecHandlerTest, ALeftoverProcessHoldingTheOutputDoesNotHangTheJob) {
       << "the sleeper it left behind was killed with the group";
 }
 
-TEST_F(ExecHandlerTest, HandlerGetsOnlyDescriptorsZeroOneTwo) {
+TEST_F(ExecHandlerTest, HandlerGetsOnlyDescriptorsZeroOneTwoAndTheProgressPipe) {
   const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, as a library might
   ASSERT_GE(leaked, 0);
   const Outcome out = run(program("fd_dump.sh"));
   ::close(leaked);
   ASSERT_EQ(out.verdict, Verdict::Complete) << out.error;
-  EXPECT_EQ(test::fds_in_listing(out.result), (std::set<int>{0, 1, 2})) << out.result;
+  EXPECT_EQ(test::fds_in_listing(out.result), (std::set<int>{0, 1, 2, 3})) << out.result;
+}
+
+// Each line on EMQ_PROGRESS_FD is one report, in order; a line past 1024
+// bytes is cut there.
+TEST_F(ExecHandlerTest, LinesOnTheProgressDescriptorAreReports) {
+  HandlerConfig c = program("progress_lines.sh");
+  ExecHandler h({"emails", c, {}});
+  Job j = job();
+  std::vector<std::string> reports;
+  std::mutex m;
+  j.progress = [&](std::string_view v) {
+    std::lock_guard<std::mutex> lock(m);
+    reports.emplace_back(v);
+  };
+  StopToken stop;
+  const Outcome out = h.run(j, stop);
+  ASSERT_EQ(out.verdict, Verdict::Complete) << out.error;
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[0], "10%");
+  EXPECT_EQ(reports[1], "{\"step\":2}");
+  EXPECT_EQ(reports[2], std::string(1024, 'x'));
+  EXPECT_EQ(reports[3], "last, without a newline");
 }
 
 // Issue 37, row 14: a parent's children's results are descriptor 4, named
@@ -383,7 +406,7 @@ TEST_F(ExecHandlerTest, AParentGetsItsChildrenOnDescriptorFourAndNothingInTmpdir
   const std::string json = R"([{"queue":"thumbs","id":"JOB_c1","outcome":"completed","result":"a.png"}])";
   EXPECT_EQ(read.result, "/dev/fd/4|" + json + "||" + json) << "the path, then nothing in $TMPDIR, then fd 4 itself";
   ASSERT_EQ(fds.verdict, Verdict::Complete) << fds.error;
-  EXPECT_EQ(test::fds_in_listing(fds.result), (std::set<int>{0, 1, 2, 4})) << fds.result;
+  EXPECT_EQ(test::fds_in_listing(fds.result), (std::set<int>{0, 1, 2, 3, 4})) << fds.result;
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
   EXPECT_EQ(test::open_fds(), fds_before) << "the daemon closed its descriptor";
   std::filesystem::remove_all(tmp);

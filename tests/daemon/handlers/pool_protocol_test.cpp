@@ -100,6 +100,18 @@ TEST(PoolReply, FailureRetryOrPermanent) {
   EXPECT_FALSE(r.permanent);
 }
 
+TEST(PoolReply, AProgressLineIsNotTheAnswerAndKeepsItsValueAsText) {
+  Reply r;
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","progress":"40%"})", r), "");
+  EXPECT_TRUE(r.is_progress);
+  EXPECT_EQ(r.id, "JOB_1");
+  EXPECT_EQ(r.progress, "40%");
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","progress":{"done":3,"of":10}})", r), "");
+  EXPECT_EQ(r.progress, R"({"done":3,"of":10})");
+  ASSERT_EQ(parse_reply_frame(R"({"id":"JOB_1","ok":true,"progress":"late"})", r), "");
+  EXPECT_FALSE(r.is_progress) << "with ok it is the answer";
+}
+
 TEST(PoolReply, EveryMalformedLineSaysWhat) {
   Reply r;
   EXPECT_THAT(parse_reply_frame("this is not json", r), HasSubstr("the reply line is not JSON"));

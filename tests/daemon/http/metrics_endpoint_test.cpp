@@ -171,6 +171,7 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_daemons", "gauge"},
     {"emq_daemons_stopped_beating", "gauge"},
     {"emq_queue_paused", "gauge"},
+    {"emq_events_written_total", "counter"},
 };
 
 // A scrape with something in every family, fetched over the socket.

@@ -160,34 +160,32 @@ TEST(ChildProcess, ChildGetsOnlyStdinStdoutStderr) {
   EXPECT_THAT(listing, HasSubstr(" 2 -> pipe:"));
 }
 
-// 3 and 4 land where asked whatever numbers the caller's descriptors had:
-// here the one for 4 is the caller's 0, which the child's own stdin would
-// overwrite if it were moved in order.
-TEST(ChildProcess, GivenDescriptorsBecomeThreeAndFourWhateverTheirNumbers) {
+// 3 is the progress pipe and 4 the descriptor given, whatever its number:
+// here the caller's 0, which the child's own stdin would overwrite if it
+// were moved in order.
+TEST(ChildProcess, TheProgressPipeIsThreeAndAGivenDescriptorFourWhateverItsNumber) {
   test::TempDir dir;
-  const std::string three = dir.path() + "/three", four = dir.path() + "/four";
-  std::ofstream(three) << "three";
+  const std::string four = dir.path() + "/four";
   std::ofstream(four) << "four";
   const int saved_stdin = ::dup(0);
   ASSERT_GE(saved_stdin, 0);
   ASSERT_EQ(::dup2(::open(four.c_str(), O_RDONLY | O_CLOEXEC), 0), 0);
-  const int for_three = ::open(three.c_str(), O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(for_three, 0);
 
-  ChildProcess::Params p = params({"/bin/sh", "-c", "cat <&3; printf '|'; cat <&4; printf '|'; ls /proc/self/fd"});
-  p.fd3 = for_three;
+  ChildProcess::Params p = params({"/bin/sh", "-c", "printf three >&3; cat <&4"});
+  p.progress = true;
   p.fd4 = 0;
-  std::string out;
+  std::string out, progress;
   {
     ChildProcess child(p);
     ::dup2(saved_stdin, 0);
     child.stdin_pipe().reset();
     out = test::read_from(child.stdout_pipe().get(), 5s);
+    progress = test::read_from(child.progress_pipe().get(), 5s);
     EXPECT_TRUE(child.wait().success()) << out;
   }
   ::close(saved_stdin);
-  ::close(for_three);
-  EXPECT_EQ(out.substr(0, out.find('|', out.find('|') + 1)), "three|four") << out;
+  EXPECT_EQ(progress, "three");
+  EXPECT_EQ(out, "four");
 }
 
 TEST(ChildProcess, ChildStartsWithNoBlockedOrIgnoredSignals) {

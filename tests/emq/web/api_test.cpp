@@ -20,6 +20,7 @@
 #include "echomq/jobs.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "echomq/events.h"
 #include "web_fixture.h"
 #include "wait_for.h"
 
@@ -66,6 +67,33 @@ TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
   EXPECT_EQ((*mine)["counters"]["completed"], 0);
   EXPECT_GE((*mine)["oldest_pending_age_ms"].get<std::int64_t>(), 60000);
   EXPECT_LT((*mine)["oldest_pending_age_ms"].get<std::int64_t>(), 120000);
+}
+
+// The page's live feed: the queue's stream as server-sent events, each
+// entry as it comes; a queue that keeps no events is told so, and closed.
+TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
+  x().command(events_write(keys(), 100));
+  Client c(port());
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n";
+  c.send("GET /api/events?queue=" + queue() + " HTTP/1.1\r\n" + host);
+  std::string seen;
+  const auto read_until = [&](const std::string& text) {
+    return wait_for(
+        [&] {
+          seen += c.read_all(std::chrono::milliseconds(100)).raw;
+          return seen.find(text) != std::string::npos;
+        },
+        std::chrono::seconds(10));
+  };
+  ASSERT_TRUE(read_until("event: ready")) << seen;
+  EXPECT_NE(seen.find("Content-Type: text/event-stream"), std::string::npos) << seen;
+  const std::string id = mint_job_id();
+  x().eval(with_events(enqueue_call(keys(), id, "p"), keys(), 100));
+  EXPECT_TRUE(read_until("\"event\":\"pending\",\"id\":\"" + id + "\"")) << seen;
+
+  const HttpAnswer off = http_request(port(), "GET /api/events?queue=no-events HTTP/1.1\r\n" + host);
+  EXPECT_TRUE(off.closed);
+  EXPECT_NE(off.body.find("event: off"), std::string::npos) << off.raw;
 }
 
 TEST_F(WebApiTest, TwoHundredQueuesInOneRequest) {

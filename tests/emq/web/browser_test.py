@@ -420,6 +420,50 @@ class Page(unittest.TestCase):
         self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
         self.assertIsNone(self.driver.execute_script("return window.__pwned"))
 
+    def test_search_finds_by_error_and_bulk_retry_asks_first(self):
+        for i in range(6):
+            seed_dead(self.valkey, "billing", f"JOB_bill_{i}", f"invoice {i}",
+                      "card declined" if i < 4 else "gateway timeout", 1700000000000 + i)
+        self.open("/search?q=declined&queue=billing&state=dead&in=error")
+        self.assertEqual(text(self.driver, "#scanned"), "scanned 6 of 6 dead jobs of billing; 4 found")
+        ids = self.driver.execute_script(
+            "return [...document.querySelectorAll('#found tbody tr')].map((tr) => tr.dataset.id)")
+        self.assertEqual(ids, [f"JOB_bill_{i}" for i in (3, 2, 1, 0)], "newest dead first")
+        os.makedirs(ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-search.png"))
+        c = self.valkey.client()
+
+        click(self.driver, "#bulk", "Retry all 4")
+        self.assertIn("Retry 4 dead jobs of billing whose error contains the text?", text(self.driver, "#bulk-question"))
+        self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-search-confirm.png"))
+        click(self.driver, "#bulk", "No")
+        self.assertEqual(text(self.driver, "#bulk-start"), "Retry all 4", "the button back, the question gone")
+        self.assertEqual(c.zcard("emq:{billing}:dead"), 6, "answered no: nothing moved")
+
+        # One of them is retried by someone else between the search and the action.
+        emq(self.valkey, "dead", "retry", "billing", "JOB_bill_0")
+        click(self.driver, "#bulk", "Retry all 4")
+        click(self.driver, "#bulk", "Yes, retry all 4")
+        self.assertEqual(text(self.driver, "#bulk-result"), "Retried 3; 1 had changed state and were left alone.")
+        self.assertEqual(c.zcard("emq:{billing}:dead"), 2)
+        self.assertEqual(sorted(c.zrange("emq:{billing}:dead", 0, -1)), ["JOB_bill_4", "JOB_bill_5"])
+
+    def test_the_header_box_jumps_to_a_job_by_its_id(self):
+        seed_dead(self.valkey, "jumpq", "JOB_jump_1", "x", "e", 1700000000000)
+        self.open("/")
+        box = self.row("#search-box input[name=q]")
+        box.send_keys("JOB_jump_1\n")
+        wait(self.driver, lambda d: d.current_url.endswith("/queues/jumpq/jobs/JOB_jump_1"), "the job's page")
+        self.assertEqual(text(self.driver, 'pre[data-field="payload"]'), "x")
+
+    def test_hostile_text_found_by_search_stays_text(self):
+        hostile = '<img src=x onerror="window.__pwned=4">'
+        seed_dead(self.valkey, "hostile2", "JOB_h2", hostile, hostile, 1700000000000)
+        self.open("/search?q=onerror&queue=hostile2&state=dead&in=payload")
+        self.assertIn(hostile, text(self.driver, "#found tbody tr"))
+        self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
+        self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+
     def test_an_id_that_is_not_utf8_is_viewed_retried_and_cancelled(self):
         # A peer may write any id past "JOB": its links carry its exact bytes.
         job_id = b"JOB_\xff\xfe-bin"
