@@ -183,6 +183,10 @@ void Daemon::start_parts() {
   outbox_drainer_->start();
   flow_orphans_ = std::make_unique<FlowOrphans>(config_, server, *metrics_, reconnect_);
   flow_orphans_->start();
+  HistoryWriter::Params history;
+  history.queues = queue_names(config_);
+  history_ = std::make_unique<HistoryWriter>(std::move(history), server, metrics_.get(), reconnect_);
+  history_->start();
   if (!config_.schedules.empty()) {
     scheduler_ = std::make_unique<Scheduler>(config_.schedules, server, *metrics_, reconnect_);
     scheduler_->start();
@@ -277,6 +281,7 @@ void Daemon::stop_parts() {
   reaper_.reset();
   outbox_drainer_.reset();
   flow_orphans_.reset();
+  history_.reset();
   scheduler_.reset();
   wakeup_.reset();
   loops_.clear();

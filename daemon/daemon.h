@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "http/metrics_endpoint.h"
 #include "duties/flow_orphans.h"
+#include "duties/history_writer.h"
 #include "duties/outbox_drainer.h"
 #include "duties/reaper.h"
 #include "duties/scheduler.h"
@@ -60,6 +61,7 @@ class Daemon {
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<OutboxDrainer> outbox_drainer_;
   std::unique_ptr<FlowOrphans> flow_orphans_;
+  std::unique_ptr<HistoryWriter> history_;
   std::unique_ptr<Scheduler> scheduler_;  // none without schedules:
   std::unique_ptr<Wakeup> wakeup_;
   std::unique_ptr<MetricsEndpoint> endpoint_;  // holds pointers to loops_: stopped before them

@@ -300,7 +300,7 @@ while claimed < want do
       local attempts = redis.call('HGET', row, 'attempts')
       redis.call('HSET', row, 'state', 'dead', 'error', why)
       redis.call('ZADD', dead, now, id)
-      emit('dead', id, string.match(attempts or '', '^%-?%d+$') and attempts or '0', 'error', why)
+      emit('dead', id, fault == 'attempts' and '0' or attempts or '0', 'error', why)
       redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
         dead .. ' for an operator')
     elseif exists then

@@ -19,6 +19,9 @@ static const char *role_suffix(EmqKeyRole role) {
     case EMQ_KEY_DEAD: return "dead";
     case EMQ_KEY_META: return "meta";
     case EMQ_KEY_STATS: return "stats";
+    case EMQ_KEY_OUTBOX: return "outbox";
+    case EMQ_KEY_DEPS_ROOT: return "deps:";
+    case EMQ_KEY_RESULTS_ROOT: return "results:";
     case EMQ_KEY_EVENTS: return "events";
   }
   return "";
@@ -200,15 +203,14 @@ int emq_job_id_arg(const EmqCall *call, int i) {
 
 int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
 
-int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write) {
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags) {
   if (n == 0) return 1;
   RedisModuleString *name = RedisModule_GetCurrentUserName(ctx);
   /* No user: the server's own client, which may touch every key. */
   RedisModuleUser *user = name != NULL ? RedisModule_GetModuleUserFromUserName(name) : NULL;
   if (user == NULL) return 1;
-  const int flags = (int)(REDISMODULE_CMD_KEY_ACCESS | (write ? REDISMODULE_CMD_KEY_UPDATE : 0));
   size_t i = 0;
-  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], flags) == REDISMODULE_OK) ++i;
+  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], (int)flags) == REDISMODULE_OK) ++i;
   if (i < n) RedisModule_ACLAddLogEntry(ctx, user, rows[i], REDISMODULE_ACL_LOG_KEY);
   RedisModule_FreeModuleUser(user);
   if (i == n) return 1;

@@ -19,7 +19,10 @@ typedef enum {
   EMQ_KEY_DEAD,
   EMQ_KEY_META,
   EMQ_KEY_STATS,
-  EMQ_KEY_EVENTS /* emq:{q}:events */
+  EMQ_KEY_OUTBOX,
+  EMQ_KEY_DEPS_ROOT,    /* emq:{q}:deps: */
+  EMQ_KEY_RESULTS_ROOT, /* emq:{q}:results: */
+  EMQ_KEY_EVENTS        /* emq:{q}:events */
 } EmqKeyRole;
 
 typedef struct {
@@ -73,13 +76,16 @@ int emq_job_id_arg(const EmqCall *call, int i);
 /* Replies with the script's error (EMQKIND ..., EMQARG ...). */
 int emq_reply_error(RedisModuleCtx *ctx, const char *text);
 
-/* The caller's ACL on row keys a transition builds from the row root: the
- * server checks the declared KEYS itself, never these. 1 when the caller
- * may touch every one of rows[0..n) (read, and write too when write); else
- * it has replied the script path's refusal ("ERR ACL failure in
- * EMQ.CLAIM: No permissions to access a key"), added the key to ACL LOG,
- * and returns 0. */
-int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, int write);
+/* The caller's ACL on keys a transition builds from a root (rows, a
+ * parent's deps and results): the server checks the declared KEYS itself,
+ * never these. 1 when the caller may touch every one of rows[0..n) as
+ * flags say (REDISMODULE_CMD_KEY_*: ACCESS to read, UPDATE to write,
+ * DELETE for the script's DEL); else it has replied the script path's
+ * refusal ("ERR ACL failure in EMQ.CLAIM: No permissions to access a
+ * key"), added the key to ACL LOG, and returns 0. */
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags);
+/* A row a transition reads and writes. */
+#define EMQ_ROW_WRITE (REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE)
 
 /* The server's clock, as TIME gives the scripts: epoch milliseconds. */
 mstime_t emq_now_ms(void);

@@ -98,7 +98,7 @@ static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleSt
   if (n == 0) return 1;
   RedisModuleString **rows = RedisModule_PoolAlloc(ctx, sizeof *rows * n);
   for (size_t i = 0; i < n; ++i) rows[i] = emq_row_key(ctx, root, ids[i]);
-  return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, 1);
+  return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, EMQ_ROW_WRITE);
 }
 
 /* Per due id: ZREM, and back to pending at its lane when its row is a
@@ -269,7 +269,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   }
   /* Not among the KEYS: the caller's ACL is checked here, as for rows. */
   sets.dead_name = dead_beside(ctx, call.keys[5]);
-  if (!emq_may_touch_rows(ctx, "EMQ.CLAIM", &sets.dead_name, 1, 1)) return REDISMODULE_OK;
+  if (!emq_may_touch_rows(ctx, "EMQ.CLAIM", &sets.dead_name, 1, EMQ_ROW_WRITE)) return REDISMODULE_OK;
   sets.dead = emq_open_write(ctx, sets.dead_name);
   if (!emq_require_type(ctx, sets.dead, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
   EmqLimits limits;

@@ -1,7 +1,9 @@
 /* The emq module: EchoMQ's six core transitions as native commands,
  * EMQ.ENQUEUE, EMQ.CLAIM, EMQ.EXTEND, EMQ.COMPLETE, EMQ.FAIL and
- * EMQ.RELEASE, each the byte-for-byte twin of its lua/ script (see
- * PROTOCOL.md, "The native module"). Load it with
+ * EMQ.RELEASE, and the flow forms of settling, EMQ.COMPLETE_FLOW and
+ * EMQ.FAIL_FLOW (issue 41: a child's settle is the one flow step per job),
+ * each the byte-for-byte twin of its lua/ script (see PROTOCOL.md, "The
+ * native module"). Load it with
  *   loadmodule /usr/local/lib/echomq/emq.so
  * on a standalone server; it refuses a cluster-enabled one. */
 #include "transitions.h"
@@ -32,6 +34,10 @@ static const EmqCommand kCommands[] = {
      "Settles a job that failed: retry or dead (lua/fail.lua)."},
     {"emq.release", emq_release, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
      "Gives a running job back to pending (lua/release.lua)."},
+    {"emq.complete_flow", emq_complete_flow, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
+     "Settles a job of a flow that succeeded (lua/complete_flow.lua)."},
+    {"emq.fail_flow", emq_fail_flow, "write", REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE,
+     "Settles a job of a flow that failed: retry or dead (lua/fail_flow.lua)."},
 };
 
 static const RedisModuleCommandInfoVersion kInfoVersion = {

@@ -14,7 +14,7 @@ static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0, 0};
 static int holds(RedisModuleCtx *ctx, RedisModuleKey *active, RedisModuleString *root, RedisModuleString *id,
                  RedisModuleString *epoch) {
   RedisModuleString *row_name = emq_row_key(ctx, root, id);
-  if (!emq_may_touch_rows(ctx, "EMQ.EXTEND", &row_name, 1, 0)) return -1;
+  if (!emq_may_touch_rows(ctx, "EMQ.EXTEND", &row_name, 1, REDISMODULE_CMD_KEY_ACCESS)) return -1;
   RedisModuleKey *row = emq_open_read(ctx, row_name);
   if (!emq_require_type(ctx, row, REDISMODULE_KEYTYPE_HASH)) return -1;
   int held = emq_holds_lease(row, epoch);

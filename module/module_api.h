@@ -35,6 +35,9 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_KEYTYPE_STREAM 7
 
 #define REDISMODULE_POSTPONED_LEN -1
+/* GetAbsExpire's answer for a key without an expiry; SetAbsExpire's
+ * argument that removes one. */
+#define REDISMODULE_NO_EXPIRE -1
 
 #define REDISMODULE_ZADD_XX (1 << 0)
 #define REDISMODULE_ZADD_ADDED (1 << 2)
@@ -181,6 +184,7 @@ typedef struct {
   X(size_t, ValueLength, (RedisModuleKey * key))                                                             \
   X(int, DeleteKey, (RedisModuleKey * key))                                                                  \
   X(int, SetAbsExpire, (RedisModuleKey * key, mstime_t expire))                                              \
+  X(mstime_t, GetAbsExpire, (RedisModuleKey * key))                                                          \
   X(char *, StringDMA, (RedisModuleKey * key, size_t * len, int mode))                                       \
   X(int, HashSet, (RedisModuleKey * key, int flags, ...))                                                    \
   X(int, HashGet, (RedisModuleKey * key, int flags, ...))                                                    \

@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "rows.h"
+
 void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *name) {
   RedisModule_SignalModifiedKey(ctx, name);
   RedisModule_NotifyKeyspaceEvent(ctx, type, event, name);
@@ -144,6 +146,25 @@ void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) 
   RedisModule_DeleteKey(key);
   emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
   RedisModule_Replicate(ctx, "DEL", "s", name);
+}
+
+void emq_del_keys(RedisModuleCtx *ctx, RedisModuleString **names, int n) {
+  int deleted = 0;
+  for (int i = 0; i < n; ++i) {
+    RedisModuleKey *key = emq_open_write(ctx, names[i]);
+    if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) continue;
+    RedisModule_DeleteKey(key);
+    emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "del", names[i]);
+    ++deleted;
+  }
+  if (deleted > 0) RedisModule_Replicate(ctx, "DEL", "v", names, (size_t)n);
+}
+
+void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  if (RedisModule_GetAbsExpire(key) == REDISMODULE_NO_EXPIRE) return;
+  RedisModule_SetAbsExpire(key, REDISMODULE_NO_EXPIRE);
+  emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "persist", name);
+  RedisModule_Replicate(ctx, "PERSIST", "s", name);
 }
 
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms) {

@@ -53,7 +53,12 @@ void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
 /* ZPOPMIN key count: fills ids (at most count) and returns how many. */
 int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count, RedisModuleString **ids);
 void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
+/* DEL names[0] .. names[n-1], one command: keys opened here, each deleted
+ * and announced in order, replicated whole when it deleted any. */
+void emq_del_keys(RedisModuleCtx *ctx, RedisModuleString **names, int n);
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
+/* PERSIST: silent, and replicated not at all, when the key has no expiry. */
+void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 
 /* The most of an error an entry carries. */
 #define EMQ_EVENT_TEXT 256

@@ -578,10 +578,27 @@ def scenario_flows(s):
     plugin (the row held to the target: what flows cost per job), then
     with the minimal exec handler (what that cost is beside a process)."""
     flows, kids = s.size("flows"), 10
+    module = s.lib("emq.so")
+    native = Valkey(s.workdir / "flows-native", module=module) if module.exists() else None
+    try:
+        flows_rows(s, flows, kids, native)
+    finally:
+        if native is not None:
+            native.stop()
+
+
+def flows_rows(s, flows, kids, native):
+    """The flows rows of scenario_flows; native: a server that loads the
+    emq module (None: that row is left out), for the no-op row once more
+    with both sides on the native executor."""
     jobs = flows * (1 + kids)
-    handlers = (("no-op plugin", "noop", noop_plugin(s), 16),
-                ("minimal exec handler", "exec", {"type": "exec", "command": [str(s.bin("emq_bench_true"))]}, 8))
-    for label, tag, handler, c in handlers:
+    handlers = [("no-op plugin", "noop", noop_plugin(s), 16, None),
+                ("minimal exec handler", "exec", {"type": "exec", "command": [str(s.bin("emq_bench_true"))]}, 8,
+                 None)]
+    if native is not None:
+        handlers.insert(1, ("no-op plugin, native executor", "native", noop_plugin(s), 16, native))
+    for label, tag, handler, c, server in handlers:
+        executor = "native" if server is not None else None
         queues = [dict(name=q, concurrency=c, prefetch=c, handler=handler) for q in ("parents", "children")]
         server_us = {"flows": [], "plain": []}
         script_us = {"flows": [], "plain": []}  # commandstats: the transitions' own time per job
@@ -590,7 +607,7 @@ def scenario_flows(s):
             v = s.valkey
             v.r.call("CONFIG", "RESETSTAT")
             before = process_cpu(v.proc.pid)[0]
-            with s.emqd(f"{name}-{tag}", queues) as d:
+            with s.emqd(f"{name}-{tag}", queues, executor=executor) as d:
                 t0 = d.start()
 
                 def done():
@@ -600,7 +617,8 @@ def scenario_flows(s):
                 seconds = time.monotonic() - t0
             server_us[name].append((process_cpu(v.proc.pid)[0] - before) * 1e6 / jobs)
             stats = commandstats(v)
-            script_us[name].append(sum(usec for c, (_, usec) in stats.items() if c in ("evalsha", "eval")) / jobs)
+            script_us[name].append(sum(usec for c, (_, usec) in stats.items()
+                                       if c in ("evalsha", "eval") or c.startswith("emq.")) / jobs)
             per_job = {c: round(n / jobs, 2) for c, (n, _) in sorted(stats.items()) if n and c not in ("info", "hget")}
             left = v.r.pipeline([["ZCARD", "emq:{parents}:waiting"], ["ZCARD", "emq:{children}:outbox"]])
             counts = (v.completed(["parents"]), v.completed(["children"]))
@@ -625,10 +643,12 @@ def scenario_flows(s):
             prefill(s, "children", flows * kids, first=flows)
             return drain("plain")
 
+        if server is not None:
+            flowed, plain = s.on_server(server, flowed), s.on_server(server, plain)
         flowed_rate, plain_rate = best_pair(s, f"flows_{tag}", flowed, plain)
         s.report.raw[f"flows_{tag}_server_us"] = server_us
         s.report.raw[f"flows_{tag}_script_us"] = script_us
-        want = tag == "noop"
+        want = tag in ("noop", "native")
         s.report.row(f"flows, {flows:,} x (parent + {kids} children), {label}, c={c} each", flowed_rate, "jobs/s",
                      f"the same {jobs:,} jobs enqueued plain", plain_rate,
                      target=f">= {FLOWS_TARGET}" if want else None,

@@ -36,6 +36,8 @@ class WebApi {
   static constexpr std::int64_t kPageSize = 50;
 
   WebApi(Executor& x, bool read_only) : x_(x), read_only_(read_only) {}
+  // For the reads that live in files of their own (history_api.h).
+  Executor& executor() { return x_; }
 
   // GET /api/queues
   ApiAnswer queues();

@@ -12,6 +12,7 @@
 #include "bytes_text.h"
 #include "web/assets.h"
 #include "web/events.h"
+#include "web/history_api.h"
 #include "web/origin.h"
 
 namespace echomq::cli {
@@ -274,6 +275,11 @@ HttpResponse WebSite::get(const HttpRequest& request) {
     return json_response(guarded_api([&] { return search_.search(search_query(request, "q")); }));
   }
   if (n == 2 && s[0] == "api" && s[1] == "daemons") return json_response(guarded_api([&] { return api_.daemons(); }));
+  if (n == 2 && s[0] == "api" && s[1] == "history") {
+    return json_response(guarded_api([&] {
+      return history_answer(api_.executor(), query_param(request.query, "queue"), query_param(request.query, "range"));
+    }));
+  }
   if (n == 2 && s[0] == "assets" && s[1] != "index.html") {
     if (const WebAsset* a = find_asset(s[1])) {
       HttpResponse r;

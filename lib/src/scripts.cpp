@@ -7,7 +7,9 @@ namespace echomq {
 namespace {
 // Order matches enum Script; a test checks num_keys + optional_keys against
 // the KEYS the file's header declares. The six core transitions name their
-// twin in the emq module (PROTOCOL.md, "The native module").
+// twin in the emq module (PROTOCOL.md, "The native module"), and so do
+// complete_flow and fail_flow: a child's settle is the one flow step each
+// job of a flow takes (issue 41; docs/decisions.md).
 constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::Enqueue, "enqueue", 2, "EMQ.ENQUEUE", 1, true},
     {Script::EnqueueLane, "enqueue_lane", 2, nullptr, 1, true},
@@ -26,8 +28,8 @@ constexpr std::array<ScriptInfo, kScriptCount> kScripts{{
     {Script::EnqueueCron, "enqueue_cron", 4, nullptr, 1, true},
     {Script::EnqueueParent, "enqueue_parent", 4, nullptr, 1, true},
     {Script::EnqueueChild, "enqueue_child", 3, nullptr, 1, true},
-    {Script::CompleteFlow, "complete_flow", 6, nullptr, 1, true},
-    {Script::FailFlow, "fail_flow", 9, nullptr, 1, true},
+    {Script::CompleteFlow, "complete_flow", 6, "EMQ.COMPLETE_FLOW", 1, true},
+    {Script::FailFlow, "fail_flow", 9, "EMQ.FAIL_FLOW", 1, true},
     {Script::ChildDone, "child_done", 6, nullptr, 2, true},
     {Script::OutboxAck, "outbox_ack", 2, nullptr},
     {Script::ChildrenDone, "children_done", 7, nullptr, 2, true},

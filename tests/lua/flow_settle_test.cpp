@@ -91,6 +91,7 @@ TEST_F(CompleteFlow, RefusesMalformedArgumentsAndChangesNothing) {
   Lease l = claim_one(id);
   auto before = snapshot();
   ScriptCall kind = complete_flow_call(q, l, 0, "");
+  kind.keys[0] = q.row_root + "TASK_1";  // the row of the id: EMQ.COMPLETE_FLOW checks that first
   kind.args[0] = "TASK_1";
   EXPECT_EQ(eval_error(kind).kind, ErrorKind::Kind);
   for (const std::string& keep : {std::string("-1"), std::string("x"), std::string(16, '1')}) {

@@ -24,6 +24,11 @@
 // and across the sides rate_at is a time and rate_credit differs by at
 // most rate_max per millisecond between them.
 //
+// It draws flows too (differential_flows.h): trees of parents and
+// children, settled through complete_flow and fail_flow, told through the
+// scripts a drainer runs, their rows, outbox, deps and results broken,
+// with the stream on and off; its closing line counts them.
+//
 // It draws the queue's events too: the stream passed or not, of lengths
 // that trim it and that do not, the stream made another type by some
 // other writer, and the progress transition, so that the EMQ.* commands
@@ -54,6 +59,7 @@
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
+#include "differential_flows.h"
 #include "keyspace_dump.h"
 #include "valkey_server.h"
 
@@ -477,6 +483,48 @@ class Differential : public ::testing::Test {
   // A transition's call with the stream, while the run passes it.
   ScriptCall ev(ScriptCall call) const { return with_events(std::move(call), q, events_); }
 
+  // Calls in one batch, their replies as one array; counted for the
+  // closing line on the scripted side.
+  Reply run_calls(Side& s, const std::vector<ScriptCall>& calls) {
+    Reply r;
+    r.type = Reply::Type::Array;
+    if (calls.empty()) return r;
+    r.elements = s.x.eval_batch(calls);
+    for (std::size_t i = 0; &s == &scripted && i < calls.size(); ++i) flows_.count(calls[i], r.elements[i]);
+    return r;
+  }
+
+  // A flow's step: a tree enqueued, a flow job settled while held, a
+  // drainer's round, or a flow's keys broken.
+  Step flow_step() {
+    ++flow_steps_;
+    const int roll = pick(10);
+    if (roll < 3) {
+      std::vector<ScriptCall> calls = flows_.enqueue_tree(ids);
+      for (ScriptCall& c : calls) c = ev(std::move(c));
+      return [this, calls](Side& s) { return run_calls(s, calls); };
+    }
+    if (roll < 6) {
+      if (std::optional<ScriptCall> call = flows_.settle_held(scripted.raw, leases, bytes(24))) {
+        return settle_step(ev(std::move(*call)));
+      }
+    }
+    if (roll < 9) {
+      FlowDraws::Round round = flows_.drain_round(scripted.raw);
+      return [this, round](Side& s) {
+        std::vector<ScriptCall> calls = flows_.round_calls(round, s.raw);
+        for (ScriptCall& c : calls) c = ev(std::move(c));
+        return run_calls(s, calls);
+      };
+    }
+    return raw_step(flows_.corrupt(scripted.raw));
+  }
+
+  // A settle, plain or in its flow form (flows_.settle_mode()).
+  Step settle_step(ScriptCall call) {
+    return [this, call](Side& s) { return run_calls(s, {call}).elements.front(); };
+  }
+
   Step next_step() {
     expect_.reset();
     if (events_ > 0) ++events_steps_;
@@ -485,6 +533,7 @@ class Differential : public ::testing::Test {
       return limits();
     }
     if (chance(4)) return events();
+    if (chance(18)) return flow_step();
     if (chance(3)) {
       const Lease l = some_lease();
       ScriptCall call = ev(progress_call(q, l, bytes(chance(5) ? 1100 : 24)));
@@ -531,14 +580,14 @@ class Differential : public ::testing::Test {
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 61) {
-      ScriptCall call = ev(complete_call(q, some_lease(), chance(50) ? 0 : kLong, bytes(24)));
-      return [call](Side& s) { return eval(s, call); };
+      const Lease l = some_lease();
+      return settle_step(ev(complete_call(q, l, chance(50) ? 0 : kLong, bytes(24), flows_.settle_mode())));
     }
     if (roll < 72) {
       const std::string error = bytes(64);
       FailArgs a{error, 1 + pick(3), chance(40) ? 0 : (chance(50) ? 1 : kLong), chance(20)};
-      ScriptCall call = ev(fail_call(q, some_lease(), a));
-      return [call](Side& s) { return eval(s, call); };
+      const Lease l = some_lease();
+      return settle_step(ev(fail_call(q, l, a, flows_.settle_mode())));
     }
     if (roll < 77) {
       ScriptCall call = ev(release_call(q, some_lease()));
@@ -584,6 +633,16 @@ class Differential : public ::testing::Test {
         // The stream with a length no script takes.
         {Script::Enqueue, {q.row("JOB_1"), q.pending, q.events}, {"JOB_1", "p", chance(50) ? "0" : "10000001"}},
         {Script::Complete, {q.row("JOB_1"), q.active, q.stats, q.events}, {"JOB_1", "1", "0", "r", "x"}},
+        // And the flow forms', with and without the stream.
+        complete_call(q, {"JOB_1", 1}, -1, "", FlowMode::Flow),
+        ev(fail_call(q, {"JOB_1", 1}, {"e", 0, 0, false}, FlowMode::Flow)),
+        {Script::CompleteFlow,
+         {q.row_root + "TASK_1", q.active, q.stats, q.outbox, q.deps_root, q.results_root},
+         {"TASK_1", "1", "0", ""}},
+        {Script::FailFlow,
+         {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats, q.outbox, q.deps_root, q.results_root,
+          q.events},
+         {"JOB_1", "1", "e", "3", "0", "0", "0"}},
     };
     ScriptCall call = bad[pick(static_cast<int>(bad.size()))];
     return [call](Side& s) { return eval(s, call); };
@@ -603,6 +662,8 @@ class Differential : public ::testing::Test {
   std::mt19937_64 rng;
   std::vector<std::string> ids;
   std::vector<Lease> leases;
+  FlowDraws flows_{rng, q, [this] { return new_id(); }};
+  int flow_steps_ = 0;
 
   // A claim step's bucket, planted before it: absent fields are a full one.
   struct Bucket {
@@ -688,9 +749,11 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
       "broken counter; %d pause steps, %d pauses lifted by their end\n",
       limits_steps_, rate_claims_, limit_refusals_, events_steps_, entries_, static_cast<int>(broken_to_dead_.size()),
       pause_steps_, pause_lifts_);
+  std::printf("differential: %d flow steps; %s\n", flow_steps_, flows_.summary().c_str());
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";
+  EXPECT_GT(flows_.settled(), 0) << "the run should have settled jobs through the flow forms";
 }
 
 }  // namespace

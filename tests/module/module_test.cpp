@@ -17,32 +17,25 @@
 #include "echomq/scripts.h"
 #include "echomq/transitions.h"
 #include "keyspace_dump.h"
+#include "module_server.h"
 #include "native_call.h"
 #include "valkey_server.h"
+#include "watched_keys.h"
 
 namespace echomq::test {
 namespace {
 
-ValkeyServer::Options with_module() {
-  ValkeyServer::Options o;
-  o.load_module = true;
-  return o;
-}
-
-ConnectionOptions choosing(const ValkeyServer& s, ExecutorChoice choice) {
-  ConnectionOptions o = s.options();
-  o.executor = choice;
-  return o;
-}
-
-// The six core calls on queue q, each one that would write if let through.
+// Every EMQ.* call on queue q (the six core ones and the flow forms of
+// complete and fail), each one that would write if let through.
 std::vector<ScriptCall> core_calls(const QueueKeys& q, const Lease& held, const std::string& fresh_id) {
   return {enqueue_call(q, fresh_id, "payload"),
           claim_call(q, {30000, 5, 5}),
           extend_call(q, 60000, {held}),
           complete_call(q, held, 0, "done"),
           fail_call(q, held, {"boom", 5, 1000, false}),
-          release_call(q, held)};
+          release_call(q, held),
+          complete_call(q, held, 0, "done", FlowMode::Flow),
+          fail_call(q, held, {"boom", 5, 1000, false}, FlowMode::Flow)};
 }
 
 class Module : public ::testing::Test {
@@ -153,8 +146,10 @@ TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
       c[2] = q.row("JOB_someone-else");
       expect_refused(c, "EMQLAYOUT");
     }
-    if (call.keys.back() == q.row_root) {
-      c[2 + call.keys.size() - 1] = q.row_root + "x";
+    for (std::size_t k = 0; k < call.keys.size(); ++k) {
+      if (call.keys[k] != q.row_root && call.keys[k] != q.deps_root && call.keys[k] != q.results_root) continue;
+      c = good;
+      c[2 + k] = call.keys[k] + "x";
       expect_refused(c, "EMQLAYOUT");
     }
   }
@@ -170,25 +165,6 @@ TEST_F(Module, AMissingOrForeignWireIdentityIsRefusedBeforeAnyWrite) {
       raw.command({"SET", std::string(kVersionKey), held_wire});
     for (const ScriptCall& call : core_calls(q, held, mint_job_id())) expect_refused(native_command(call), "EMQWIRE");
   }
-}
-
-// The keys among these that step signalled modified: each is WATCHed on a
-// connection of its own before step, and its transaction refused after.
-std::vector<std::string> signalled(const ValkeyServer& server, const std::vector<std::string>& keys,
-                                   const std::function<void()>& step) {
-  std::vector<Connection> watchers;
-  for (const std::string& key : keys) {
-    watchers.push_back(Connection::open(server.options()));
-    EXPECT_FALSE(watchers.back().command({"WATCH", key}).is_error());
-  }
-  step();
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    EXPECT_FALSE(watchers[i].command({"MULTI"}).is_error());
-    EXPECT_FALSE(watchers[i].command({"PING"}).is_error());
-    if (watchers[i].command({"EXEC"}).is_nil()) out.push_back(keys[i]);
-  }
-  return out;
 }
 
 // WATCH (and client caching) sees a transition's writes exactly where the
@@ -332,21 +308,14 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   EXPECT_TRUE(diff.empty()) << "a refused call wrote: " << (diff.empty() ? "" : diff.front());
 
   // ACL LOG names the row, as it does for a script.
-  Reply log = admin.command({"ACL", "LOG", "1"});
-  ASSERT_EQ(log.elements.size(), 1u);
-  std::map<std::string, std::string> entry;
-  for (std::size_t i = 0; i + 1 < log.elements[0].elements.size(); i += 2) {
-    entry[log.elements[0].elements[i].str] = log.elements[0].elements[i + 1].str;
-  }
+  std::map<std::string, std::string> entry = newest_acl_log_entry(admin);
   EXPECT_EQ(entry["reason"], "key");
   EXPECT_EQ(entry["object"], q.row(held.id));
 
   // The script path refuses the same user the same rows.
-  ScriptCall script = claim_call(q, {30000, 5, 5});
-  Command eval{"EVAL", script_source(Script::Claim), std::to_string(script.keys.size())};
-  eval.insert(eval.end(), script.keys.begin(), script.keys.end());
-  eval.insert(eval.end(), script.args.begin(), script.args.end());
-  EXPECT_EQ(user.command(eval).str.rfind("ERR ACL failure in script: No permissions to access a key", 0), 0u);
+  EXPECT_EQ(user.command(eval_command(claim_call(q, {30000, 5, 5})))
+                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
+            0u);
 
   // Allowed the rows too, and the dead set beside them (where claim sends
   // a row whose counter cannot count), the same user claims.

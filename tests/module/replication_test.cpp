@@ -11,6 +11,8 @@
 
 #include "echomq/events.h"
 #include "echomq/executor.h"
+#include "echomq/flow_batches.h"
+#include "echomq/flows.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
@@ -52,9 +54,35 @@ void native_run(Executor& x, const std::string& queue, std::int64_t events) {
   run(claim_call(q, {600000, 100, 0}));  // pops pending to empty: its key goes
 }
 
+// The flow forms: children kept in the outbox (one with an expiry a keep
+// gives, one dead), told to their parent, which then runs and has its deps
+// and results deleted.
+void native_flow_run(Executor& x, const std::string& queue, std::int64_t events) {
+  QueueKeys q(queue);
+  const auto run = [&](ScriptCall c) { return x.eval(with_events(std::move(c), q, events)); };
+  FlowNode root{queue, "parent", 0, "ignore", "", {}};
+  for (int i = 0; i < 3; ++i) root.children.push_back({queue, "child " + std::to_string(i), 0, "fail", "", {}});
+  const FlowJob flow = enqueue_flow(x, root);
+  std::vector<ClaimedJob> kids = decode_claim(run(claim_call(q, {600000, 10, 0})));
+  ASSERT_EQ(kids.size(), 3u);
+  run(complete_call(q, {kids[0].id, kids[0].lease_epoch}, 0, "one", FlowMode::Flow));
+  run(complete_call(q, {kids[1].id, kids[1].lease_epoch}, 3600000, "two", FlowMode::Flow));
+  run(fail_call(q, {kids[2].id, kids[2].lease_epoch}, {"gone", 5, 0, true}, FlowMode::Flow));
+  std::vector<ChildNews> news;
+  for (std::size_t i = 0; i < kids.size(); ++i) {
+    news.push_back({queue, flow.id, q.ref(kids[i].id), i < 2 ? ChildOutcome::Completed : ChildOutcome::Dead, "t"});
+  }
+  tell_parents(x, news);
+  std::vector<ClaimedJob> parent = decode_claim(run(claim_call(q, {600000, 10, 0})));
+  ASSERT_EQ(parent.size(), 1u);
+  run(complete_call(q, {parent[0].id, parent[0].lease_epoch}, 0, "ran", FlowMode::Flow));
+}
+
 void native_run(Executor& x) {
   native_run(x, "repl", 0);
   native_run(x, "repl-events", 7);
+  native_flow_run(x, "repl-flow", 0);
+  native_flow_run(x, "repl-flow-events", 7);
 }
 
 TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {

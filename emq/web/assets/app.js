@@ -384,6 +384,7 @@
     if (data.skipped.length) {
       parts.push(el('p', { class: 'muted' }, 'Skipped names that are not valid queue names: ' + data.skipped.join(', ')));
     }
+    parts.push(window.emqHistory.section(kit, null));
     show(el('div', {}, parts));
   }
 
@@ -417,7 +418,7 @@
         data.page + ' of ' + data.pages : 'no ' + state + ' jobs'),
       data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1), rel: 'next' }, 'older →') : null);
     show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
-      schedulesSection(name, data.schedules),
+      schedulesSection(name, data.schedules), window.emqHistory.section(kit, name),
       el('h3', {}, 'Jobs'), tabs, pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
   }
 
@@ -484,6 +485,7 @@
   async function refresh() {
     if (busy) return;
     try {
+      window.emqHistory.totals(kit);
       await view();
       document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     } catch (e) {

@@ -1,6 +1,7 @@
 // The executor (L3): runs transitions over one connection, by SHA or, when
 // the server has the emq module and the options allow it, as the module's
-// EMQ.* commands for the six core transitions (scripts for the rest). It
+// EMQ.* commands for the six core transitions and the flow forms of
+// complete and fail (scripts for the rest; scripts.cpp names them). It
 // owns that connection's life: connect, the wire-identity check, the
 // executor choice, script loading, and reconnecting with capped
 // exponential backoff.
