@@ -48,10 +48,11 @@ struct FlowOrphan {
   std::string reason;  // "its row is gone", ...
 };
 
-// The orphans of the given waiting parents of q, in their order. Three
-// round trips: their deps; each child's state, outbox entry and the
-// parent's record of it; for the suspects, whether the ref is still in
-// deps (a child told and acknowledged between the reads is no orphan).
+// The orphans of the given waiting parents of q, in their order. Up to
+// four round trips: their deps; each child's state; for a finished child,
+// its outbox entry and the parent's record of it; for the suspects,
+// whether the ref is still in deps (a child told and acknowledged between
+// the reads is no orphan).
 // The daemon's orphan watch and `emq web` both ask this.
 std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std::vector<std::string>& parents);
 
