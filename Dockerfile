@@ -2,6 +2,7 @@
 #
 #   docker build -t emqd .
 #   podman build --format docker -t emqd .   # the OCI format drops HEALTHCHECK
+#   make deb && docker build --build-arg EMQD_DEB=dist/emqd_<version>_amd64.deb -t emqd .
 #   docker run --rm -v "$PWD/emqd.yaml:/etc/echomq/emqd.yaml:ro" \
 #     -e EMQ_VALKEY_PASSWORD=... emqd
 #
@@ -14,18 +15,28 @@
 # file copied here exists and every script run here takes its flags;
 # `make image-test` (scripts/image-test.sh) builds the image and runs it.
 
-# --- build: the same install script and build as CI ------------------------
+# --- build: the programs, compiled here or taken from the .deb --------------
+# Given EMQD_DEB (a .deb in the context: make deb writes dist/), the build
+# stage unpacks it: the programs make test ran and make deb packed, not
+# compiled a second time. Without it, the tree is compiled here with the
+# same install script as CI.
 FROM debian:bookworm-slim AS build
+ARG EMQD_DEB=
 WORKDIR /src
 # The dependencies first, in their own layer: a source change does not
 # reinstall them. --build: no test tools (a browser, promtool), which the
-# image never runs.
+# image never runs. None at all for a .deb.
 COPY scripts/install-deps.sh scripts/install-deps.sh
-RUN scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
+RUN if [ -z "$EMQD_DEB" ]; then scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*; fi
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
- && cmake --build /build \
- && DESTDIR=/out cmake --install /build
+RUN if [ -n "$EMQD_DEB" ]; then \
+      [ -f "$EMQD_DEB" ] || { echo "EMQD_DEB=$EMQD_DEB is not in the build context (make deb writes dist/)" >&2; exit 1; }; \
+      dpkg-deb -x "$EMQD_DEB" /out; \
+    else \
+      cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+      && cmake --build /build \
+      && DESTDIR=/out cmake --install /build; \
+    fi
 
 # --- runtime: shared libraries only, a non-root user -----------------------
 FROM debian:bookworm-slim
@@ -42,7 +53,7 @@ COPY --from=build /out/usr/share/echomq/ /usr/share/echomq/
 # Where emqd's embedded server looks for it (beside /usr/bin/emqd), and where
 # a valkey-server in this image can `--loadmodule` it.
 COPY --from=build /out/usr/lib/echomq/emq.so /usr/lib/echomq/emq.so
-COPY --from=build /out/usr/share/doc/echomq/emqd.example.yaml /etc/echomq/emqd.example.yaml
+COPY config/emqd.example.yaml /etc/echomq/emqd.example.yaml
 
 # `valkey.url: embedded` keeps its data here (emqd reads STATE_DIRECTORY as
 # systemd would set it); mount a volume on it to keep the data.

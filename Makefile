@@ -12,7 +12,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
 .PHONY: all deps node-deps build test soak demo sanitize install clean image-test \
-        package-deps deb packages package-test
+        package-deps deb speakers packages package-test
 
 all: build
 
@@ -45,17 +45,23 @@ sanitize:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS=-DEMQ_SANITIZE=ON
 
 # The container image built from the Dockerfile and run: for those who ship
-# it. Needs no image registry (scripts/image-test.sh says how).
-image-test:
-	$(SUDO) scripts/image-test.sh
+# it. Needs no image registry (scripts/image-test.sh says how). Its programs
+# are the .deb's (make deb first), so nothing is compiled twice.
+image-test: deb
+	$(SUDO) scripts/image-test.sh --deb $(DEB)
 
 # The packages, at the version in VERSION, into dist/: the .deb (make deb
 # builds it alone and runs lintian on it), the Python wheel and the npm
-# tarball (scripts/build-packages.sh says how). make package-test installs
-# them into a fresh Debian root and runs jobs through them; as root, like
-# image-test (tests/package/check.sh).
+# tarball (scripts/build-packages.sh says how). The .deb is made from the
+# build in $(BUILD) when make build has configured it (the binaries make
+# test ran), else from a build of its own in $(BUILD_DEB) without tests.
+# make package-test installs them into a fresh Debian root and runs jobs
+# through them, as root like image-test (tests/package/check.sh); with
+# image-test in the same make (`make package-test image-test`), the .deb
+# is built once.
 BUILD_DEB ?= build-deb
-PACKAGE   := BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
+PACKAGE   = BUILD=$(BUILD) BUILD_DEB=$(BUILD_DEB) JOBS=$(JOBS) scripts/build-packages.sh
+DEB       = dist/emqd_$(shell head -n 1 VERSION)_$(shell dpkg --print-architecture).deb
 
 package-deps:
 	$(SUDO) scripts/install-deps.sh --package
@@ -63,11 +69,13 @@ package-deps:
 deb: package-deps
 	$(PACKAGE) --deb
 
-packages: package-deps
-	$(PACKAGE)
+speakers: package-deps
+	$(PACKAGE) --speakers
+
+packages: deb speakers
 
 package-test: packages
-	$(PACKAGE) --deb --binnmu 1 --out $(BUILD_DEB)/binnmu
+	$(PACKAGE) --binnmu 1 --out $(BUILD_DEB)/binnmu
 	$(SUDO) tests/package/check.sh dist $(BUILD_DEB)/binnmu
 
 install: build

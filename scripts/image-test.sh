@@ -11,7 +11,9 @@
 #      this machine reuses it; `podman rmi debian:bookworm-slim` makes it
 #      anew);
 #   3. builds the image (`podman build --format docker`: the OCI format
-#      would drop the HEALTHCHECK);
+#      would drop the HEALTHCHECK) from the .deb given (make image-test
+#      gives make deb's: the programs make test ran, compiled once), or,
+#      given none, compiling the tree in the Dockerfile's build stage;
 #   4. checks what the image holds and runs it against a valkey-server this
 #      script starts on a free loopback port.
 #
@@ -24,15 +26,19 @@
 # runtime would run.
 #
 #   scripts/image-test.sh             all of the above
+#   scripts/image-test.sh --deb FILE  the same, the image's programs taken
+#                                     from the .deb FILE (under this tree)
 #   scripts/image-test.sh --no-build  the checks only, on the image built last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=yes
+deb=
 case "${1:-}" in
   "") ;;
   --no-build) build=no ;;
-  *) echo "usage: image-test.sh [--no-build]" >&2; exit 2 ;;
+  --deb) deb=${2:?--deb needs a .deb file} ;;
+  *) echo "usage: image-test.sh [--deb FILE | --no-build]" >&2; exit 2 ;;
 esac
 
 base=localhost/debian:bookworm-slim
@@ -44,6 +50,13 @@ fail() {
   exit 1
 }
 [ "$(id -u)" -eq 0 ] || fail "run as root (make image-test uses sudo): podman build, debootstrap and chroot need it"
+# The build context is this tree: the .deb must be in it, where .dockerignore
+# lets it through (dist/).
+if [ -n "$deb" ]; then
+  [ -f "$deb" ] || fail "no .deb at $deb: make deb builds it"
+  deb=$(realpath --relative-to=. "$deb")
+  [[ "$deb" == dist/emqd_*.deb ]] || fail "the .deb must be dist/emqd_*.deb in this tree (the build context), not $deb"
+fi
 
 # --- 1. what this needs on the host -----------------------------------------
 step "installing podman, debootstrap, valkey-server"
@@ -61,10 +74,10 @@ scripts/debian-base.sh >/dev/null
 
 # --- 3. the image -------------------------------------------------------------
 if [ "$build" = yes ]; then
-  step "podman build (log: /tmp/emq-image-build.log)"
+  step "podman build${deb:+ from $deb} (log: /tmp/emq-image-build.log)"
   build_start=$SECONDS
   # Each line of the log stamped with the seconds since the build began.
-  podman build --isolation chroot --network host --pull=never --format docker -t "$image" . 2>&1 |
+  podman build --isolation chroot --network host --pull=never --format docker --build-arg "EMQD_DEB=$deb" -t "$image" . 2>&1 |
     while IFS= read -r line; do printf '[%4ds] %s\n' $((SECONDS - build_start)) "$line"; done \
       >/tmp/emq-image-build.log ||
     fail "podman build failed; the end of /tmp/emq-image-build.log:
@@ -77,4 +90,5 @@ $(tail -n 30 /tmp/emq-image-build.log)"
 fi
 podman image exists "$image" || fail "no image $image: run without --no-build first"
 
-exec tests/image/check.sh "$image"
+# The checks know the .deb only when this build took it (not --no-build).
+exec tests/image/check.sh "$image" ${deb:+"$deb"}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The checks of `make image-test`, on a built image (scripts/image-test.sh
-# builds it and calls this). As root: tests/image/check.sh IMAGE
+# builds it and calls this). As root: tests/image/check.sh IMAGE [DEB]
+# (DEB: the .deb the image was built from, whose programs it must hold).
 #
 # No container runtime runs the image here: `podman run` fails in some
 # sandboxes (CI's among them: the runtime's setrlimit is refused). Instead
@@ -16,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-image=${1:?usage: check.sh IMAGE}
+image=${1:?usage: check.sh IMAGE [DEB]}
+deb=${2:-}
 fail() {
   echo "image-test: FAIL: $*" >&2
   exit 1
@@ -97,6 +99,15 @@ module=/usr/lib/echomq/emq.so
 [ -f "$root$module" ] || fail "no emq module at $module"
 [ -x "$root$module" ] || fail "$module is not executable ($(stat -c %A "$root$module")): valkey-server 8 refuses to load it"
 ok "the emq module at $module"
+# Built from the .deb: the very files it packs, which make test ran, not a
+# second compile.
+if [ -n "$deb" ]; then
+  for f in /usr/bin/emqd /usr/bin/emq $module; do
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO ".$f" | cmp -s - "$root$f" ||
+      fail "the image's $f is not the one in $(basename "$deb")"
+  done
+  ok "emqd, emq and emq.so are $(basename "$deb")'s, byte for byte"
+fi
 [ -f "$root/etc/echomq/emqd.example.yaml" ] || fail "no /etc/echomq/emqd.example.yaml"
 [ ! -e "$root/etc/echomq/emqd.yaml" ] || fail "the image has /etc/echomq/emqd.yaml: the docs say it is mounted in"
 ok "/etc/echomq/emqd.example.yaml, and no emqd.yaml (it is mounted in)"

@@ -5,8 +5,8 @@
 #   tests/package/check.sh DIST REBUILD
 #
 # DIST holds emqd_VERSION_ARCH.deb, echomq-VERSION-py3-none-any.whl and
-# echomq-VERSION.tgz; REBUILD the same .deb built again as VERSION+b1
-# (scripts/build-packages.sh --binnmu 1).
+# echomq-VERSION.tgz; REBUILD the same .deb as VERSION+b1
+# (scripts/build-packages.sh --binnmu 1: the same files repacked).
 #
 #   1. the .deb, installed with apt-get into a fresh Debian root
 #      (tests/package/lib.sh): its files and modes, the units (systemd-analyze
@@ -35,7 +35,7 @@ deb2=$rebuild/emqd_${version}+b1_${arch}.deb
 wheel=$dist/echomq-${version}-py3-none-any.whl
 tarball=$dist/echomq-${version}.tgz
 for f in "$deb" "$deb2" "$wheel" "$tarball"; do
-  [ -f "$f" ] || fail "no $f: run make packages (and scripts/build-packages.sh --deb --binnmu 1 --out $rebuild)"
+  [ -f "$f" ] || fail "no $f: run make packages (and scripts/build-packages.sh --binnmu 1 --out $rebuild)"
 done
 # MODULE LIST's ver for VERSION (module/CMakeLists.txt).
 IFS=. read -r major minor patch <<<"$version"
