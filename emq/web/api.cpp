@@ -61,7 +61,7 @@ json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
     counters[name] = it == s.counters.end() ? json(nullptr) : json(it->second);
   }
   json q = {{"queue", s.queue},     {"paused", s.paused}, {"pending", s.pending}, {"active", s.active},
-            {"delayed", s.delayed}, {"dead", s.dead},     {"counters", counters}};
+            {"delayed", s.delayed}, {"dead", s.dead},     {"waiting", s.waiting}, {"counters", counters}};
   q["oldest_pending_age_ms"] =
       s.head_pending_since_ms ? json(std::max<std::int64_t>(0, now_ms - *s.head_pending_since_ms)) : json(nullptr);
   q["problems"] = s.problems;

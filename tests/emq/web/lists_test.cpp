@@ -77,6 +77,9 @@ TEST_F(WebListsTest, WaitingTabListsParentsLongestWaitingFirst) {
   EXPECT_EQ(body["jobs"][1]["id"], newer.id);
   EXPECT_EQ(body["jobs"][1]["state"], "waiting");
   EXPECT_EQ(body["jobs"][1]["payload"]["text"], "parent");
+  // The queue's summary counts them too, so the tab says how many before
+  // it is opened.
+  EXPECT_EQ(body["queue"]["waiting"], 2) << body["queue"];
 }
 
 TEST_F(WebListsTest, CompletedTabReadsTheStreamNewestFirstAPagePerCursor) {
