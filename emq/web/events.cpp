@@ -101,30 +101,9 @@ std::string next_frames(Executor& x, const QueueKeys& q, std::string& from, std:
 
 std::string queue_data(const std::string& queue) { return "{\"queue\":" + nlohmann::json(queue).dump() + "}"; }
 
-void serve(ConnectionOptions server, const std::string& queue, daemon::Fd fd) {
-  const Counted counted;
-  blocking_sends(fd.get());
-  try {
-    const QueueKeys q(queue);
-    server.command_timeout = kBlock + std::chrono::seconds(10);
-    Executor x(server);
-    std::optional<std::string> from = start_of(x, q);
-    if (!from) {
-      send_all(fd.get(), frame("off", queue_data(queue)));
-      return;
-    }
-    if (!send_all(fd.get(), "retry: 2000\n" + frame("ready", "{}"))) return;
-    while (true) {
-      const std::string out = next_frames(x, q, *from, kBlock, "");
-      if (!send_all(fd.get(), out.empty() ? std::string(": still here\n\n") : out)) return;
-    }
-  } catch (const std::exception& e) {
-    send_all(fd.get(), frame("trouble", nlohmann::json({{"error", e.what()}}).dump()));
-  }
-}
-
-// The overview's one socket, written by one reader per queue: a frame is
-// sent whole under the mutex, so frames of two queues never interleave.
+// A stream's socket. The overview's is written by one reader per queue: a
+// frame is sent whole under the mutex, so frames of two queues never
+// interleave; a stream of one queue has one writer.
 class SharedSocket {
  public:
   explicit SharedSocket(int fd) : fd_(fd) {}
@@ -159,24 +138,40 @@ struct Reserved {
   int n;
 };
 
-void follow_one(ConnectionOptions server, const std::string& queue, SharedSocket& out) {
+// One queue's stream onto out: `off` when it keeps no events, else `ready`
+// and its entries as they come, until the page goes. A stream of one
+// queue (shared false) gives entry ids and its own keep-alive comment per
+// idle block; one of several names the queue in each frame, and its
+// thread keeps the connection alive.
+void follow(ConnectionOptions server, const std::string& queue, SharedSocket& out, bool shared) {
+  const std::chrono::milliseconds block = shared ? kOverviewBlock : kBlock;
   try {
     const QueueKeys q(queue);
-    server.command_timeout = kOverviewBlock + std::chrono::seconds(10);
+    server.command_timeout = block + std::chrono::seconds(10);
     Executor x(server);
     std::optional<std::string> from = start_of(x, q);
     if (!from) {
       out.send(frame("off", queue_data(queue)));
       return;
     }
-    if (!out.send(frame("ready", queue_data(queue)))) return;
+    if (!out.send(shared ? frame("ready", queue_data(queue)) : "retry: 2000\n" + frame("ready", "{}"))) return;
     while (!out.gone()) {
-      const std::string text = next_frames(x, q, *from, kOverviewBlock, queue);
-      if (!text.empty() && !out.send(text)) return;
+      const std::string text = next_frames(x, q, *from, block, shared ? queue : "");
+      if (text.empty() && shared) continue;
+      if (!out.send(text.empty() ? std::string(": still here\n\n") : text)) return;
     }
   } catch (const std::exception& e) {
-    out.send(frame("trouble", nlohmann::json({{"queue", queue}, {"error", e.what()}}).dump()));
+    nlohmann::json trouble = {{"error", e.what()}};
+    if (shared) trouble = {{"queue", queue}, {"error", e.what()}};
+    out.send(frame("trouble", trouble.dump()));
   }
+}
+
+void serve(const ConnectionOptions& server, const std::string& queue, daemon::Fd fd) {
+  const Counted counted;
+  blocking_sends(fd.get());
+  SharedSocket out(fd.get());
+  follow(server, queue, out, false);
 }
 
 void serve_overview(ConnectionOptions server, const std::vector<std::string>& queues, daemon::Fd fd) {
@@ -196,7 +191,7 @@ void serve_overview(ConnectionOptions server, const std::vector<std::string>& qu
   for (const std::string& q : queues) {
     try {
       readers.emplace_back([&, q] {
-        follow_one(server, q, out);
+        follow(server, q, out, true);
         done();
       });
     } catch (const std::system_error& e) {
