@@ -23,6 +23,13 @@ static const char *role_suffix(EmqKeyRole role) {
     case EMQ_KEY_DEPS_ROOT: return "deps:";
     case EMQ_KEY_RESULTS_ROOT: return "results:";
     case EMQ_KEY_EVENTS: return "events";
+    case EMQ_KEY_GQ_ROOT: return "gq:";
+    case EMQ_KEY_GRP_ROOT: return "grp:";
+    case EMQ_KEY_GACT_ROOT: return "gact:";
+    case EMQ_KEY_GIDX: return "gidx";
+    case EMQ_KEY_ROT: return "rot";
+    case EMQ_KEY_GROUPS: return "groups";
+    case EMQ_KEY_GWAIT: return "gwait";
   }
   return "";
 }
@@ -53,15 +60,24 @@ static int is_events_key(RedisModuleString *key) {
   return split_key(k, len, &q, &qlen, &rest, &restlen) && restlen == 6 && memcmp(rest, "events", 6) == 0;
 }
 
+static int has_block(const EmqCall *call) { return call->block[0] != NULL; }
+
 static EmqKeyRole role_of(const EmqTransition *t, const EmqCall *call, int i) {
-  (void)call;
-  return i < t->num_keys ? t->roles[i] : EMQ_KEY_EVENTS;
+  if (i < t->num_keys) return t->roles[i];
+  if (has_block(call) && i < t->num_keys + EMQ_GROUP_BLOCK) return (EmqKeyRole)(EMQ_KEY_GQ_ROOT + (i - t->num_keys));
+  return EMQ_KEY_EVENTS;
+}
+
+RedisModuleString *emq_optional_key(const EmqCall *call, const EmqTransition *t, EmqKeyRole role) {
+  (void)t;
+  if (role < EMQ_KEY_GQ_ROOT || role > EMQ_KEY_GWAIT) return NULL;
+  return call->block[role - EMQ_KEY_GQ_ROOT];
 }
 
 static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call) {
   const char *q0 = NULL;
   size_t q0len = 0;
-  const int num_keys = t->num_keys + (call->events.stream != NULL);
+  const int num_keys = t->num_keys + (has_block(call) ? EMQ_GROUP_BLOCK : 0) + (call->events.stream != NULL);
   for (int i = 0; i < num_keys; ++i) {
     size_t len, qlen, restlen;
     const char *k = RedisModule_StringPtrLen(call->keys[i], &len);
@@ -148,8 +164,10 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   size_t nlen;
   const char *n = RedisModule_StringPtrLen(argv[1], &nlen);
   const int parsed = emq_strict_ll(n, nlen, &numkeys);
-  const int with_stream = parsed && t->events && numkeys == t->num_keys + 1;
-  if (!parsed || (numkeys != t->num_keys && !with_stream) || numkeys > argc - 2) {
+  const int block = parsed && t->groups && numkeys >= t->num_keys + EMQ_GROUP_BLOCK;
+  const int own = t->num_keys + (block ? EMQ_GROUP_BLOCK : 0);
+  const int with_stream = parsed && t->events && numkeys == own + 1;
+  if (!parsed || (numkeys != own && !with_stream) || numkeys > argc - 2) {
     char text[160];
     snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys%s", t->name, t->num_keys, t->num_keys,
              t->events ? " (one more: the events stream, last)" : "");
@@ -162,6 +180,7 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   call->num_args = argc - 2 - (int)numkeys - with_stream;
   call->events.stream = with_stream ? call->keys[numkeys - 1] : NULL;
   call->events.len = 0;
+  for (int i = 0; i < EMQ_GROUP_BLOCK; ++i) call->block[i] = block ? call->keys[t->num_keys + i] : NULL;
   /* One key more than the transition's is the stream or a mistake: said as
    * a layout error, before the arguments that mistake shifted are counted. */
   if (with_stream && !is_events_key(call->events.stream)) {

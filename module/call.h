@@ -22,8 +22,18 @@ typedef enum {
   EMQ_KEY_OUTBOX,
   EMQ_KEY_DEPS_ROOT,    /* emq:{q}:deps: */
   EMQ_KEY_RESULTS_ROOT, /* emq:{q}:results: */
-  EMQ_KEY_EVENTS        /* emq:{q}:events */
+  EMQ_KEY_EVENTS,       /* emq:{q}:events */
+  /* The group block (docs/protocol.md, "Groups"), seven KEYS in order. */
+  EMQ_KEY_GQ_ROOT,   /* emq:{q}:gq: */
+  EMQ_KEY_GRP_ROOT,  /* emq:{q}:grp: */
+  EMQ_KEY_GACT_ROOT, /* emq:{q}:gact: */
+  EMQ_KEY_GIDX,
+  EMQ_KEY_ROT,
+  EMQ_KEY_GROUPS,
+  EMQ_KEY_GWAIT
 } EmqKeyRole;
+
+#define EMQ_GROUP_BLOCK 7
 
 typedef struct {
   const char *name;        /* "EMQ.CLAIM", for messages */
@@ -33,6 +43,9 @@ typedef struct {
   /* It takes the queue's events stream as one more KEY, last, and the
    * stream's length as one more ARGV, last (PROTOCOL.md, "Events"). */
   int events;
+  /* It takes the group block, seven KEYS after its own (before the
+   * stream), known by the first. */
+  int groups;
 } EmqTransition;
 
 /* The queue's events stream, as a call was given it: stream NULL when not. */
@@ -47,7 +60,11 @@ typedef struct {
   RedisModuleString **args; /* ARGV[1] is args[0] */
   int num_args;             /* the transition's own: without the stream's length */
   EmqEvents events;
+  RedisModuleString *block[EMQ_GROUP_BLOCK]; /* the group block, or NULLs */
 } EmqCall;
+
+/* The KEY given in role (one of the group block's), or NULL. */
+RedisModuleString *emq_optional_key(const EmqCall *call, const EmqTransition *t, EmqKeyRole role);
 
 /* Checks arity, numkeys, each key's layout and the wire identity, in that
  * order; then, given the events stream, its length and its type, as the

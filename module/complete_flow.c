@@ -20,7 +20,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,    EMQ_KEY_ACTIVE,    EMQ_KEY_STATS,
                                     EMQ_KEY_OUTBOX, EMQ_KEY_DEPS_ROOT, EMQ_KEY_RESULTS_ROOT};
-static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW", kRoles, 6, 2, 1};
+static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW", kRoles, 6, 2, 1, 1};
 
 int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCompletion c;
@@ -50,6 +50,7 @@ int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   } else {
     emq_completion_settle_row(ctx, &c);
   }
+  emq_completion_group(ctx, &c);
   emq_completion_emit(ctx, &c);
   if (parent) emq_del_keys(ctx, spent, 2);
   return emq_completion_finish(ctx, &c, "complete_flow");

@@ -4,7 +4,7 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};
-static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1};
+static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1, 0};
 
 int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;

@@ -63,6 +63,7 @@ ScriptCall children_done_call(const QueueKeys& pq, std::string_view parent_id,
                   {pq.row(parent_id), pq.deps(parent_id), pq.results(parent_id), pq.waiting, pq.pending, pq.dead,
                    pq.stats, pq.outbox},
                   {}};
+  pq.add_group_block(call.keys);
   call.args.reserve(3 * news.size());
   for (const ChildNews* n : news) {
     call.args.push_back(n->child_ref);

@@ -56,9 +56,11 @@ CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id
 }
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
-  return {Script::Claim,
-          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
-          {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  ScriptCall call{Script::Claim,
+                  {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+                  {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 std::vector<ClaimedJob> decode_claim(Reply r) {
@@ -129,6 +131,7 @@ ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_m
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  q.add_group_block(call.keys);
   return call;
 }
 
@@ -150,6 +153,7 @@ ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, Flow
     call.script = Script::FailFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  q.add_group_block(call.keys);
   return call;
 }
 
@@ -166,7 +170,9 @@ FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailA
 }
 
 ScriptCall release_call(const QueueKeys& q, const Lease& l) {
-  return {Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  ScriptCall call{Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 ReleaseResult decode_release(const Reply& r) {
@@ -178,8 +184,10 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval(
-      {Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}});
+  ScriptCall call{
+      Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}};
+  q.add_group_block(call.keys);
+  Reply r = x.eval(call);
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }
@@ -187,11 +195,15 @@ ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std:
 }
 
 std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
-  return integer_of(x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}}), "retry_dead");
+  ScriptCall call{Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}};
+  q.add_group_block(call.keys);
+  return integer_of(x.eval(call), "retry_dead");
 }
 
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
+  ScriptCall call{Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 RetryJobResult decode_retry_job(const Reply& r) {
@@ -203,7 +215,9 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
 }
 
 ScriptCall promote_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  ScriptCall call{Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 PromoteJobResult decode_promote_job(const Reply& r) {
@@ -217,7 +231,18 @@ PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view i
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.insert(call.keys.end(), {q.outbox, q.waiting, q.deps(id), q.results(id)});
+  q.add_group_block(call.keys);
   return call;
+}
+
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy) {
+  if (group != "*") check_group_name(group);
+  const std::string g(group);
+  return {Script::GroupSet, {q.groups, q.gq_root + g, q.grp_root + g, q.rot, q.gwait}, {g, std::string(policy)}};
+}
+
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy) {
+  return integer_of(x.eval(group_set_call(q, group, policy)), "group_set") == 1;
 }
 
 CancelResult decode_cancel(const Reply& r) {

@@ -33,6 +33,7 @@ enum class Script {
   ChildrenDone,
   OutboxAckMany,
   Progress,
+  GroupSet,
 };
 
 struct ScriptInfo {
@@ -51,7 +52,7 @@ struct ScriptInfo {
   bool events = false;
 };
 
-inline constexpr std::size_t kScriptCount = 24;
+inline constexpr std::size_t kScriptCount = 25;
 
 const std::array<ScriptInfo, kScriptCount>& all_scripts();
 const ScriptInfo& script_info(Script s);

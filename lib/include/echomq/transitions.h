@@ -161,4 +161,13 @@ CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
 
+// group_set (docs/protocol.md, "Groups"): writes group's policy text ("" is
+// the default again), or the default's when group is "*", and brings the
+// group back to the rotation when the change lets it run. True when the
+// group is then in the rotation (or waits for its rate's next token).
+// Throws Error{Invalid} for a bad group name; the script refuses a bad
+// policy (Error{Arg}, its text naming the field).
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy);
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy);
+
 }  // namespace echomq
