@@ -6,11 +6,12 @@
 // several jobs. Two round trips may be on the wire at once, each on a
 // connection and thread of its own (a Channel): while the server works
 // through one batch, the jobs of the last are handed out and the next
-// batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
-// and wakes at once when the wakeup subscriber reports new work. A claim
-// cut short by the queue's limits holds the next claim back
-// (limit_holdback.h); a queue in flows settles and claims as flow_reads.h
-// says; server trouble paces the turns as server_trouble.h says.
+// batch is sent; claim_turn.h builds each round trip and reads it back.
+// Idle, it polls with a growing interval up to poll_max_ms, and wakes at
+// once when the wakeup subscriber reports new work. A claim cut short by
+// the queue's limits holds the next claim back (limit_holdback.h); a queue
+// in flows settles and claims as flow_reads.h says; server trouble paces
+// the turns as server_trouble.h says.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "claim_turn.h"
 #include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
@@ -100,8 +102,12 @@ class ClaimLoop {
   bool gathering(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
-  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
-                                const std::vector<Command>& then = {});
+  ClaimTurn::Results round_trip(Channel& ch, const ClaimTurn& turn);
+  void learn(Channel& ch, const ClaimMeta& meta);
+  // How the next claim waits after this one; takes mutex_.
+  void pace_after_claim(const ClaimTurn::Results& r, std::uint64_t changes_before, int asked);
+  // A claim answered (refused: none) or refused: logs what changed.
+  void note_claim_refusal(const std::optional<Error>& refused);
   // Logs and publishes a change of limit_problem().
   void note_limit_problem(const std::string& why);
   // Asks the handler whether a claim may go out; logs and publishes a change.
