@@ -199,9 +199,9 @@ std::string ClaimLoop::handler_problem() const {
   return handler_problem_;
 }
 
-std::string ClaimLoop::limit_problem() const {
+std::string ClaimLoop::claim_problem() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return limit_problem_;
+  return refusal_.why.empty() ? std::string() : refusal_.kind + ": " + refusal_.why;
 }
 
 void ClaimLoop::lease_ended() {
@@ -219,21 +219,6 @@ void ClaimLoop::limits_changed() {
     wake_ = true;
   }
   cv_.notify_all();
-}
-
-void ClaimLoop::note_limit_problem(const std::string& why) {
-  std::string was;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (why == limit_problem_) return;
-    was = std::exchange(limit_problem_, why);
-  }
-  if (why.empty()) {
-    spdlog::info("queue={} its limits hold again: claiming resumes", queue_.name);
-  } else {
-    spdlog::error("queue={} claims nothing until its limits are mended (emq limit {}): {}", queue_.name, queue_.name,
-                  why);
-  }
 }
 
 bool ClaimLoop::handler_takes_jobs() {
@@ -344,7 +329,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
     on_server_trouble(ch, *r.refused, std::move(keep));
     return;
   }
-  if (r.claimed) note_claim_refusal(r.refused);
+  if (r.claimed) note_claim_refusal(ch, r.refused);
   if (refused) {
     on_server_trouble(ch, *refused, std::move(keep));
   } else {
@@ -362,14 +347,20 @@ void ClaimLoop::learn(Channel& ch, const ClaimMeta& meta) {
   flows_.learn(meta);
 }
 
-void ClaimLoop::note_claim_refusal(const std::optional<Error>& refused) {
-  if (!refused) {
-    note_limit_problem("");
-  } else if (refused->code() == ReplyCode::EmqArg && refused->key() == keys_.meta) {
-    // claim's EMQARG for a broken limit names meta, then the field.
-    note_limit_problem(refused->detail());
+// A refusal is said once, however often the claims meet it (each poll),
+// and once more when claims are answered again.
+void ClaimLoop::note_claim_refusal(Channel& ch, const std::optional<Error>& refused) {
+  const ClaimRefusal now = refused ? claim_refusal(ch.executor, keys_, *refused) : ClaimRefusal{};
+  ClaimRefusal was;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (now == refusal_) return;
+    was = std::exchange(refusal_, now);
+  }
+  if (!now.why.empty()) {
+    spdlog::error("queue={} claims nothing until {}: {}", queue_.name, now.until, now.why);
   } else {
-    spdlog::error("queue={} claim refused: {}", queue_.name, refused->what());
+    spdlog::info("queue={} {}: claiming resumes", queue_.name, was.mended);
   }
 }
 

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "claim_refusal.h"
 #include "claim_turn.h"
 #include "config/config_types.h"
 #include "echomq/executor.h"
@@ -71,9 +72,10 @@ class ClaimLoop {
   // Why the loop claims nothing while its handler cannot take jobs, as the
   // handler said at the last claim; "" when it can (for /healthz).
   std::string handler_problem() const;
-  // Why the queue claims nothing because its limits in meta are broken
-  // (claim's EMQARG, naming the field); "" while they hold (for /healthz).
-  std::string limit_problem() const;
+  // Why claim refuses the queue, as "<what kind>: <why>" (claim_refusal.h:
+  // a broken limit or pause end in meta, a key of another type, ...); ""
+  // while claims are answered (for /healthz).
+  std::string claim_problem() const;
   // A lease of the queue ended, here or in another daemon (the active set
   // lost a member): a loop held back by max_active claims again.
   void lease_ended();
@@ -106,10 +108,9 @@ class ClaimLoop {
   void learn(Channel& ch, const ClaimMeta& meta);
   // How the next claim waits after this one; takes mutex_.
   void pace_after_claim(const ClaimTurn::Results& r, std::uint64_t changes_before, int asked);
-  // A claim answered (refused: none) or refused: logs what changed.
-  void note_claim_refusal(const std::optional<Error>& refused);
-  // Logs and publishes a change of limit_problem().
-  void note_limit_problem(const std::string& why);
+  // A claim answered (refused: none) or refused: says a change of
+  // claim_problem() once, in the log.
+  void note_claim_refusal(Channel& ch, const std::optional<Error>& refused);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
   // Under mutex_: sets aside room for a claim about to go out (0: none
@@ -149,7 +150,7 @@ class ClaimLoop {
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
   std::string handler_problem_;  // see handler_problem()
   LimitHoldback holdback_;       // under mutex_ but its changes()
-  std::string limit_problem_;    // see limit_problem()
+  ClaimRefusal refusal_;         // see claim_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
   FlowReads flows_;
