@@ -2,6 +2,8 @@
 // A queue's events (PROTOCOL.md, "Events"): which queues keep a stream, the
 // stream passed to every transition that writes a job's state, and waiting
 // for jobs by the stream (by polling where a queue keeps none).
+const { metaKey, streamKey } = require('./keys');
+
 const MAX_LENGTH = 10000000;
 // The transitions that take the stream as their last KEY and its length as
 // their last ARGV.
@@ -18,7 +20,6 @@ const MAX_POLL_MS = 500;
 // speaker that did not pass the stream strands no waiter for longer.
 const RECHECK_MS = 60000;
 
-const streamKey = (queue) => `emq:{${queue}}:events`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // meta's events as read: its length, 0 when absent or not an integer in 1..10^7.
@@ -39,7 +40,7 @@ class EventsBook {
   async length(queue) {
     const k = this.known.get(queue);
     if (k && Date.now() - k.at < FRESH_MS) return k.length;
-    const length = decodeLength(await this.client.hget(`emq:{${queue}}:meta`, 'events'));
+    const length = decodeLength(await this.client.hget(metaKey(queue), 'events'));
     this.known.set(queue, { length, at: Date.now() });
     return length;
   }
@@ -85,7 +86,7 @@ class Waiter {
   async start(conn, ids) {
     this.commands += ids.length + 4;
     const m = conn.multi();
-    m.hget(`emq:{${this.queue}}:meta`, 'events');
+    m.hget(metaKey(this.queue), 'events');
     m.xrevrange(this.stream, '+', '-', 'COUNT', 1);
     for (const id of ids) m.hmgetBuffer(this.rowRoot + id, 'state', 'result', 'error', 'attempts');
     const r = unwrap(await m.exec());

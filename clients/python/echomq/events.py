@@ -5,6 +5,8 @@ import time
 
 import redis
 
+from .keys import meta_key, stream_key
+
 MAX_LENGTH = 10_000_000
 # The transitions that take the stream as their last KEY and its length as
 # their last ARGV.
@@ -20,10 +22,6 @@ _FIRST_POLL, _MAX_POLL = 0.005, 0.5
 # the rows are read once more (a speaker that did not pass the stream
 # strands no waiter for longer).
 _RECHECK_S = 20.0
-
-
-def stream_key(queue):
-    return "emq:{%s}:events" % queue
 
 
 def decode_length(raw):
@@ -48,7 +46,7 @@ class EventsBook:
         known = self._known.get(queue)
         if known is not None and time.monotonic() - known[1] < _FRESH_S:
             return known[0]
-        n = decode_length(self.client.hget("emq:{%s}:meta" % queue, "events"))
+        n = decode_length(self.client.hget(meta_key(queue), "events"))
         self._known[queue] = (n, time.monotonic())
         return n
 
@@ -84,7 +82,7 @@ class Waiter:
     def _start(self, ids):
         """The rows and the stream's last entry id at one instant (the id read first
         where a transaction is not to be had: whatever ends a job after it is later)."""
-        meta = "emq:{%s}:meta" % self.queue
+        meta = meta_key(self.queue)
         self.commands += len(ids) + 2
         transaction = not isinstance(self.client, redis.RedisCluster)
         with self.client.pipeline(transaction=transaction) as p:
