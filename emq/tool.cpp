@@ -123,7 +123,8 @@ void add_server_options(CLI::App& app, Tool& tool) {
             return parse_executor_choice(text) ? std::string()
                                                : text.substr(0, 40) + " is not auto, scripted or native";
           },
-          "MODE"))
+          // No description: CLI11 prints one after the type, `MODE:MODE`.
+          ""))
       ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};

@@ -216,9 +216,7 @@ TEST(MetricsScrape, EveryFamilyOfTheDesignIsThereWithItsType) {
 }
 
 TEST(MetricsScrape, PromtoolFindsNoProblem) {
-  if (test::find_program("promtool").empty()) {
-    GTEST_SKIP() << "promtool is not installed (Debian package prometheus): run scripts/install-deps.sh";
-  }
+  ASSERT_TOOL_INSTALLED("promtool", "prometheus");
   Metrics metrics({"mail", "thumbs"}, "0.1.0");
   const std::string text = busy_scrape(metrics);
   test::RunResult r = test::run_tool("promtool", {"check", "metrics"}, text);

@@ -39,6 +39,8 @@ SUMS = """
 const s = document.querySelector('#history [data-sum="' + arguments[0] + '"]');
 return s ? s.textContent : null;
 """
+# The range the chart section was last drawn at; null before its first draw.
+DRAWN = "const h = document.querySelector('#history'); return h ? h.getAttribute('data-range') : null;"
 TOTAL = "const t = document.querySelector('#totals [data-total=\"' + arguments[0] + '\"] b'); return t ? t.textContent : null;"
 
 
@@ -117,9 +119,12 @@ class History(unittest.TestCase):
         self.choose("90d")
         self.sum_is("completed", "500")
         self.open("/queues/sleepers")
-        bt.wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#history"), "the chart section")
-        bt.wait(self.driver, lambda d: d.execute_script(SUMS, "completed") in (None, "0"),
-                "another queue's page does not show hist's history")
+        # Drawn for sleepers: its own section, at the default range (hist's
+        # stays at 90d), showing no history or sums of 0; never hist's 500.
+        bt.wait(self.driver, lambda d: d.execute_script(DRAWN) == "24h", "sleepers' chart drawn at its default range")
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#history-empty")
+                        or self.driver.execute_script(SUMS, "completed") == "0",
+                        f"another queue's page shows history: completed {self.driver.execute_script(SUMS, 'completed')}")
 
 
 def main():
