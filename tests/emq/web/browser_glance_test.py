@@ -11,8 +11,8 @@ live stream says finishes; dark mode follows the system until pressed and
 sticks after; at 390 px no element of the overview, a queue page or a
 job page lies outside the viewport (checked by script: only tables scroll,
 inside their boxes); Pause updates holds the live redraw; ?live=0 opens no
-stream. Screenshots of the story, of dark mode and of 390 px are saved
-under --artifacts. The helpers are browser_test.py's.
+stream. Screenshots of the story, of the overview's charts, of dark mode
+and of 390 px are saved under --artifacts. The helpers are browser_test.py's.
 
   browser_glance_test.py --emq build/bin/emq --emqd build/bin/emqd --artifacts build/test-artifacts
 """
@@ -166,6 +166,11 @@ class Glance(unittest.TestCase):
         bt.wait(self.driver, lambda d: int(d.execute_script(
             "const s = document.getElementById('realtime-sums'); return s && s.dataset.processed || 0")) >= 4,
             "four completions counted from the stream")
+        self.driver.set_window_size(1400, 1500)  # the queues, the realtime chart, the history, the server
+        try:
+            self.screenshot("web-glance.png")
+        finally:
+            self.driver.set_window_size(1400, 900)
         self.assertIn("Valkey", bt.text(self.driver, "#server"))
         self.assertRegex(bt.text(self.driver, '#server dd[data-field="memory"]'), r"used, peak")
         self.assertNotEqual(bt.text(self.driver, '#server dd[data-field="maxmemory-policy"]'), "?")

@@ -77,7 +77,11 @@ class Select(bt.Bare):
             self.tick(f"JOB_pick_{i}")
         self.assertEqual(bt.text(self.driver, "#selection-count"), "3 selected")
         os.makedirs(bt.ARGS.artifacts, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(bt.ARGS.artifacts, "web-select.png"))
+        self.driver.set_window_size(1400, 1000)  # down to the rows
+        try:
+            self.driver.save_screenshot(os.path.join(bt.ARGS.artifacts, "web-select.png"))
+        finally:
+            self.driver.set_window_size(1400, 900)
         c = self.valkey.client()
         # Someone else retries one of them between the tick and the button.
         bt.emq(self.valkey, "dead", "retry", "picks", "JOB_pick_3")
