@@ -230,6 +230,8 @@ class Glance(unittest.TestCase):
         first = bt.enqueue(self.valkey, "done", "before the pause")
         bt.text(self.driver, f'#completed tr[data-id="{first}"]')
         bt.click(self.driver, "#prefs", "Pause updates")
+        bt.wait(self.driver, lambda d: d.execute_script(
+            "return document.getElementById('pause-live').getAttribute('aria-pressed')") == "true", "paused")
         held = bt.enqueue(self.valkey, "done", "during the pause")
         bt.wait(self.driver, lambda d: "held" in (d.execute_script(bt.TEXT, "#updated") or ""), "the header counts what it holds")
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, f'#completed tr[data-id="{held}"]'), [],

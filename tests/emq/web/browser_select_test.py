@@ -22,6 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_test as bt  # noqa: E402  (the path above first)
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 HOUR_MS = 3_600_000
@@ -63,6 +64,10 @@ class Select(bt.Bare):
     def tick(self, job_id):
         self.driver.execute_script(
             "document.querySelector('tr[data-id=\"' + arguments[0] + '\"] input[data-select]').click()", job_id)
+
+    def press(self, key):
+        """A key as the keyboard sends it, to whatever has the focus."""
+        ActionChains(self.driver).send_keys(key).perform()
 
     def notice(self, starts):
         return bt.wait(self.driver, lambda d: (lambda t: t if t and t.startswith(starts) else None)(
@@ -200,27 +205,27 @@ class Select(bt.Bare):
             bt.seed_dead(self.valkey, "keys", f"JOB_key_{i}", "x", "e", 1700000000000 + i)
         self.open("/queues/keys?state=dead")
         bt.text(self.driver, 'tr[data-id="JOB_key_2"]')
-        body = self.driver.find_element(By.TAG_NAME, "body")
-        body.click()
+        # From the top of the page, as a keyboard user starts.
+        self.driver.execute_script("if (document.activeElement) document.activeElement.blur();")
         want = set(self.driver.execute_script(CONTROLS))
         reached = []
         for _ in range(len(want) * 2 + 20):
-            self.driver.switch_to.active_element.send_keys(Keys.TAB)
+            self.press(Keys.TAB)
             reached.append(self.driver.execute_script(FOCUSED))
         missing = want - set(reached)
         self.assertEqual(missing, set(), "controls Tab never reached")
         # Select JOB_key_1 with Space, then Tab on to Retry and press Enter.
         self.driver.execute_script("document.querySelector('input[data-select=\"JOB_key_1\"]').focus()")
-        self.driver.switch_to.active_element.send_keys(Keys.SPACE)
+        self.press(Keys.SPACE)
         self.assertEqual(bt.text(self.driver, "#selection-count"), "1 selected")
         for _ in range(len(reached)):
             if self.driver.execute_script("return document.activeElement.textContent") == "Retry" and \
                     self.driver.execute_script("return !!document.activeElement.closest('#selection')"):
                 break
-            self.driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+            ActionChains(self.driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
         self.assertTrue(self.driver.execute_script("return !!document.activeElement.closest('#selection')"),
                         "Shift+Tab back to the selection's Retry")
-        self.driver.switch_to.active_element.send_keys(Keys.ENTER)
+        self.press(Keys.ENTER)
         alert = bt.wait(self.driver, lambda d: d.switch_to.alert, "a confirmation")
         self.assertEqual(alert.text, "Retry 1 selected dead job of keys?")
         alert.accept()
