@@ -42,13 +42,13 @@ std::vector<JobSummary> ids_of(Reply& range) {
 }
 
 bool reads_rows(const SearchArgs& a) {
-  return !a.payload_contains.empty() || !a.error_contains.empty() || !a.any_contains.empty();
+  return !a.payload_contains.empty() || !a.error_contains.empty() || !a.any_contains.empty() || a.failed_only;
 }
 
 // The row fields a match is decided on: the payload only when it is asked
 // about, so an error search does not pay for payload bytes.
 Command row_read(const QueueKeys& q, const SearchArgs& a, const std::string& id) {
-  Command c{"HMGET", q.row_root + id, "error"};
+  Command c{"HMGET", q.row_root + id, "error", "failures"};
   if (!a.payload_contains.empty() || !a.any_contains.empty()) c.push_back("payload");
   return c;
 }
@@ -57,8 +57,9 @@ bool row_matches(Reply& fields, const SearchArgs& a) {
   // A row gone since the set was read (settled, cancelled) matches nothing.
   if (fields.is_error() || fields.elements.empty()) return false;
   std::optional<std::string> error = string_of(fields.elements[0]);
+  if (a.failed_only && number_of(fields.elements[1]) <= 0) return false;
   std::optional<std::string> payload =
-      fields.elements.size() > 1 ? string_of(fields.elements[1]) : std::optional<std::string>();
+      fields.elements.size() > 2 ? string_of(fields.elements[2]) : std::optional<std::string>();
   if (!a.error_contains.empty() && !contains(error, a.error_contains)) return false;
   if (!a.payload_contains.empty() && !contains(payload, a.payload_contains)) return false;
   if (!a.any_contains.empty() && !contains(error, a.any_contains) && !contains(payload, a.any_contains)) return false;

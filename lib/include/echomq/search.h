@@ -37,6 +37,9 @@ struct SearchArgs {
   std::string error_contains;
   // The payload or the error holds it: the bulk forms' --match.
   std::string any_contains;
+  // Only rows with failures > 0: among delayed jobs, the retries waiting
+  // for their next attempt (the page's Retries tab), not scheduled ones.
+  bool failed_only = false;
   std::int64_t scan = kDefaultSearchScan;    // ids read at most, > 0
   std::int64_t limit = kDefaultSearchLimit;  // matches kept at most, > 0
   std::size_t preview_bytes = 64;            // of each match's payload
