@@ -49,12 +49,14 @@ void print_table(const Fleet& f, bool with_jobs) {
            {"STATE", false},
            {"QUEUES", false},
            {"BUSY", true},
+           {"PREFETCHED", true},
            {"LAST BEAT", true},
            {"UP", true},
            {"VERSION", false}});
   for (const DaemonInfo& d : f.daemons) {
     t.add({d.id, d.host, d.state, joined(d.queues), std::to_string(d.busy) + "/" + std::to_string(d.slots),
-           span(f.server_time_ms - d.beat_ms) + " ago", span(f.server_time_ms - d.started_ms), d.version});
+           std::to_string(d.prefetched), span(f.server_time_ms - d.beat_ms) + " ago",
+           span(f.server_time_ms - d.started_ms), d.version});
   }
   t.print(std::cout);
   if (!with_jobs) return;
@@ -62,7 +64,9 @@ void print_table(const Fleet& f, bool with_jobs) {
   Table jobs({{"DAEMON", false}, {"QUEUE", false}, {"JOB", false}, {"ATTEMPT", true}, {"RUNNING", true}});
   for (const DaemonInfo& d : f.daemons) {
     for (const DaemonJob& j : d.jobs) {
-      jobs.add({d.id, j.queue, j.id, std::to_string(j.attempt), span(f.server_time_ms - j.started_ms)});
+      // One claimed ahead has not started: it waits in the daemon for a slot.
+      jobs.add({d.id, j.queue, j.id, std::to_string(j.attempt),
+                j.prefetched ? "waits for a slot" : span(f.server_time_ms - j.started_ms)});
     }
   }
   jobs.print(std::cout);

@@ -50,6 +50,7 @@ DaemonInfo daemon_of(const std::string& id, const Reply& hash) {
   read_number(h, "beat_ms", d.beat_ms, d.problems);
   read_number(h, "slots", d.slots, d.problems);
   read_number(h, "busy", d.busy, d.problems);
+  read_number(h, "prefetched", d.prefetched, d.problems);
   if (h.count("ack") != 0) {
     d.ack = parse_ack(h["ack"]);
     if (!d.ack) d.problems.push_back("ack holds '" + h["ack"].substr(0, 40) + "', not <signal>:<ms>");
@@ -79,6 +80,7 @@ std::optional<DaemonJob> job_of(const std::string& ref, const std::string& text)
   }
   if (j.contains("progress"))
     job.progress = j["progress"].is_string() ? j["progress"].get<std::string>() : j["progress"].dump();
+  job.prefetched = j.contains("prefetched") && j["prefetched"] == true;
   return job;
 }
 
@@ -236,6 +238,7 @@ std::vector<Command> beat_commands(const DaemonInfo& b, std::int64_t now_ms, std
                "queues",     json(b.queues).dump(),
                "slots",      std::to_string(b.slots),
                "busy",       std::to_string(b.busy),
+               "prefetched", std::to_string(b.prefetched),
                "executor",   b.executor};
   if (b.ack) hash.insert(hash.end(), {"ack", format_ack(*b.ack)});
   std::vector<Command> out = {{"MULTI"}, std::move(hash), {"PEXPIRE", k.hash, ttl}, {"DEL", k.work}};
@@ -246,6 +249,7 @@ std::vector<Command> beat_commands(const DaemonInfo& b, std::int64_t now_ms, std
       nlohmann::ordered_json o = {
           {"queue", j.queue}, {"id", j.id}, {"attempt", j.attempt}, {"started_ms", j.started_ms}};
       if (j.progress) o["progress"] = *j.progress;
+      if (j.prefetched) o["prefetched"] = true;
       work.push_back(j.queue + ":" + j.id);
       // Ids read back from the server may hold any bytes: replaced, not thrown.
       work.push_back(o.dump(-1, ' ', false, json::error_handler_t::replace));

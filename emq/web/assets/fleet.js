@@ -68,7 +68,8 @@ window.emqFleet = (function () {
     return d.jobs.map((j) => kit.el('div', { class: 'id', 'data-job': j.queue + ':' + j.id },
       kit.el('a', { href: '/queues/' + encodeURIComponent(j.queue) + '/jobs/' + encodeURIComponent(j.id) },
         j.queue + ' / ' + j.id),
-      ' · attempt ' + j.attempt + ' · ' + span(kit.now - j.started_ms),
+      // One claimed ahead (prefetch) has not started: it waits in the daemon for a slot.
+      ' · attempt ' + j.attempt + ' · ' + (j.prefetched ? 'waits for a slot' : span(kit.now - j.started_ms)),
       j.progress !== null ? ' · ' + j.progress : null));
   }
 
@@ -84,7 +85,8 @@ window.emqFleet = (function () {
         d.version + ' · ' + d.executor)),
       kit.el('td', { class: d.state === 'running' ? null : 'paused' }, d.state),
       kit.el('td', {}, d.queues.map((q, i) => [i ? ', ' : '', kit.el('a', { href: '/queues/' + encodeURIComponent(q) }, q)])),
-      kit.el('td', { class: 'num' }, d.busy + '/' + d.slots),
+      kit.el('td', { class: 'num busy' }, d.busy + '/' + d.slots,
+        d.prefetched ? kit.el('div', { class: 'muted prefetched' }, '+' + d.prefetched + ' waiting for a slot') : null),
       kit.el('td', { class: 'num' }, span(data.server_time_ms - d.beat_ms) + ' ago'),
       kit.el('td', { class: 'num' }, span(data.server_time_ms - d.started_ms)),
       kit.el('td', {}, jobCell(kit, d)),

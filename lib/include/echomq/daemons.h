@@ -50,13 +50,16 @@ struct DaemonAck {
 std::optional<DaemonAck> parse_ack(std::string_view text);
 std::string format_ack(const DaemonAck& ack);
 
-// One job a daemon runs now, as its work hash holds it.
+// One job a daemon holds now, as its work hash holds it: running, or
+// claimed ahead and waiting for a slot.
 struct DaemonJob {
   std::string queue;
   std::string id;
   std::int64_t attempt = 0;
-  std::int64_t started_ms = 0;
+  std::int64_t started_ms = 0;          // when it started; when it was claimed, for one prefetched
   std::optional<std::string> progress;  // the last report's text, when any
+  // Claimed ahead (the queue's prefetch), waiting in the daemon for a slot.
+  bool prefetched = false;
 };
 
 // One daemon, as its hash holds it (absent numbers are 0).
@@ -70,8 +73,9 @@ struct DaemonInfo {
   std::string state;  // running | quiet | stopping
   std::vector<std::string> queues;
   std::int64_t slots = 0;
-  std::int64_t busy = 0;
-  std::string executor;  // scripted | native
+  std::int64_t busy = 0;        // jobs its slots run now: at most slots
+  std::int64_t prefetched = 0;  // jobs claimed ahead, waiting in it for a slot
+  std::string executor;         // scripted | native
   std::optional<DaemonAck> ack;
   // The hash's time to live when read: six beats after the last one, so a
   // reader can tell the daemon's beat from it (beat_every_ms).
