@@ -9,6 +9,7 @@
 #include "config/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/keyspace.h"
+#include "bytes_text.h"
 #include "daemon_view.h"
 #include "fleet_signal.h"
 #include "output.h"
@@ -137,7 +138,7 @@ int run_signal(Tool& tool, const DaemonsArgs& a, std::string_view signal) {
   }
   bool all_answered = true;
   for (const DaemonAnswer& answer : signal_and_wait(x, to, signal, timeout)) {
-    std::cout << answer_line(answer, signal) << '\n';
+    std::cout << terminal_text(answer_line(answer, signal)) << '\n';
     all_answered = all_answered && answer.answered;
   }
   return all_answered ? kExitOk : kExitTimeout;

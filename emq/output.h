@@ -20,7 +20,8 @@ enum ExitCode : int {
   kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out; daemons quiet|stop: no answer in time
 };
 
-// One line on stderr, prefixed "emq: ".
+// One line on stderr, prefixed "emq: ", through terminal_text: a message
+// may quote what the server holds or answered.
 void say(const std::string& message);
 // Says that the job has no row, and why a finished one may have none.
 void say_no_job(const std::string& queue, const std::string& id);
@@ -29,7 +30,9 @@ void say_no_job(const std::string& queue, const std::string& id);
 std::string iso_time(std::int64_t epoch_ms);
 
 // A plain text table with a header row; columns are padded to their widest
-// cell, numbers (right-aligned columns) line up on their last digit.
+// cell, numbers (right-aligned columns) line up on their last digit. Every
+// cell is shown through terminal_text (bytes_text.h), so no value another
+// writer put on the server can act on the terminal or break a line.
 class Table {
  public:
   struct Column {

@@ -8,6 +8,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "../registry_beat.h"
 #include "web_fixture.h"
 
 namespace echomq::test {
@@ -19,25 +20,9 @@ class WebFleetTest : public WebApiTest {
  protected:
   // A daemon's beat as emqd writes it, serving this test's queue.
   DaemonInfo beat(const std::string& host, std::vector<DaemonJob> jobs = {}) {
-    DaemonInfo b;
-    b.id = new_daemon_id(host, 4242);
-    b.host = host;
-    b.pid = 4242;
-    b.version = "0.1.0";
-    b.started_ms = x().server_time_ms() - 60000;
-    b.state = "running";
-    b.queues = {queue()};
-    b.slots = 4;
-    b.busy = static_cast<std::int64_t>(jobs.size());
-    b.executor = "scripted";
-    b.jobs = std::move(jobs);
-    return b;
+    return daemon_beat(x(), host, queue(), std::move(jobs));
   }
-  void write(const DaemonInfo& b, std::int64_t beat_ms = 5000) {
-    for (const Reply& r : x().pipeline(beat_commands(b, x().server_time_ms(), beat_ms, 100))) {
-      ASSERT_FALSE(r.is_error()) << r.str;
-    }
-  }
+  void write(const DaemonInfo& b, std::int64_t beat_ms = 5000) { write_beat(x(), b, beat_ms); }
   void TearDown() override {
     x().command({"DEL", std::string(kDaemonsKey)});
     WebApiTest::TearDown();
@@ -126,6 +111,12 @@ TEST_F(WebFleetTest, PauseTakesWhoWhyAndForHowLongFromTheQuery) {
   EXPECT_EQ(stats(x(), keys()).pause.by, "emq web") << "who, when the form leaves it empty";
   ASSERT_EQ(act(qpath() + "/resume").status, 200);
   EXPECT_EQ(x().command({"HGETALL", keys().meta}).elements.size(), 0u);
+
+  // Who and why are shown by every tool: plain text only.
+  a = act(qpath() + "/pause?reason=" + url_encode("red\x1b[31m"));
+  EXPECT_EQ(a.status, 400) << a.body;
+  EXPECT_NE(a.body.find("control character"), std::string::npos) << a.body;
+  EXPECT_FALSE(stats(x(), keys()).paused) << "a refused pause wrote nothing";
 }
 
 TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {

@@ -1,0 +1,53 @@
+// emq daemons against a registry other writers filled, as an attacker or a
+// careless script would: text that would act on a terminal is printed
+// escaped.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+#include "echomq/daemons.h"
+#include "registry_beat.h"
+
+namespace echomq::test {
+namespace {
+
+class DaemonsCli : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    x().command({"FLUSHALL"});  // the registry is one for the whole server
+  }
+  DaemonInfo beat(const std::string& host) { return daemon_beat(x(), host, queue()); }
+  void write(const DaemonInfo& b) { write_beat(x(), b); }
+};
+
+// Every field of the registry is another writer's to fill: a host, state,
+// version, queue and job progress with escapes, bells and forged lines.
+TEST_F(DaemonsCli, ControlBytesInTheRegistryReachNoTerminal) {
+  DaemonInfo b = beat("forged");
+  b.host = "build-1\x1b]0;owned\x07";
+  b.state = "run\r\nbuild-9 evil";
+  b.version = "0.1.0\x1b[2J";
+  b.queues = {"q\x1b[31m"};
+  b.jobs = {{"q\x1b[31m", "JOB_\x1b[1A", 1, x().server_time_ms() - 1000, std::string("50%\x07\xc2\x9b")}};
+  write(b);
+  EmqResult r = emq({"daemons", "--jobs"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(terminal_control_in(r.out), "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 5u) << "a header and a row, a blank line, a header and a job: " << r.out;
+  for (const char* shown : {"build-1\\x1b]0;owned\\x07", "run\\r\\nbuild-9 evil", "0.1.0\\x1b[2J", "q\\x1b[31m"}) {
+    EXPECT_NE(lines[1].find(shown), std::string::npos) << shown << " in " << lines[1];
+  }
+  EXPECT_NE(lines[4].find("JOB_\\x1b[1A"), std::string::npos) << lines[4];
+
+  // A signal to an id that is no daemon names it escaped.
+  r = emq({"daemons", "quiet", "gone\x1b[2J-1-abcdef"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(terminal_control_in(r.err), "");
+  EXPECT_NE(r.err.find("gone\\x1b[2J-1-abcdef"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace echomq::test
