@@ -42,6 +42,23 @@ std::string terminal_text(std::string_view bytes) {
   return out;
 }
 
+std::string terminal_cell(std::string_view bytes, std::size_t max_chars) {
+  if (max_chars == 0) return terminal_text(bytes);
+  // Every byte shows as at least a quarter of a character: the bytes past
+  // these could not show, and leaving them unread keeps a megabyte cheap.
+  std::string text = terminal_text(bytes.substr(0, std::min(bytes.size(), 4 * max_chars + 4)));
+  if (terminal_width(text) <= max_chars) return text;
+  std::size_t kept = 0;
+  std::size_t end = 0;
+  for (; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) continue;
+    if (kept == max_chars - std::min<std::size_t>(max_chars, 3)) break;
+    ++kept;
+  }
+  text.resize(end);
+  return text + "...";
+}
+
 std::size_t terminal_width(std::string_view text) {
   return static_cast<std::size_t>(
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));

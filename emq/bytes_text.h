@@ -26,6 +26,9 @@ bool is_printable_text(std::string_view bytes);
 // retitle the window, ring, nor forge a line. Every printer of emq passes
 // server text through this one function (the tables and `say` do it).
 std::string terminal_text(std::string_view bytes);
+// terminal_text of bytes cut to at most max_chars characters, the last
+// three "..." when it was cut (max_chars 0: not cut).
+std::string terminal_cell(std::string_view bytes, std::size_t max_chars);
 // The characters (not bytes) text takes on a terminal, for alignment.
 std::size_t terminal_width(std::string_view text);
 

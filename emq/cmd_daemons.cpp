@@ -44,16 +44,23 @@ std::string joined(const std::vector<std::string>& words) {
   return out.empty() ? "-" : out;
 }
 
+// The widths a daemon writes its fields within (an id of a 64-byte host, a
+// state word, a version); wider is another writer's, and cut.
+constexpr std::size_t kIdChars = 96;
+constexpr std::size_t kHostChars = 64;
+constexpr std::size_t kWordChars = 24;
+constexpr std::size_t kQueueChars = 64;
+
 void print_table(const Fleet& f, bool with_jobs) {
-  Table t({{"ID", false},
-           {"HOST", false},
-           {"STATE", false},
-           {"QUEUES", false},
+  Table t({{"ID", false, kIdChars},
+           {"HOST", false, kHostChars},
+           {"STATE", false, kWordChars},
+           {"QUEUES", false, 2 * kQueueChars},
            {"BUSY", true},
            {"PREFETCHED", true},
            {"LAST BEAT", true},
            {"UP", true},
-           {"VERSION", false}});
+           {"VERSION", false, kWordChars}});
   for (const DaemonInfo& d : f.daemons) {
     t.add({d.id, d.host, d.state, joined(d.queues), std::to_string(d.busy) + "/" + std::to_string(d.slots),
            std::to_string(d.prefetched), span(f.server_time_ms - d.beat_ms) + " ago",
@@ -62,7 +69,11 @@ void print_table(const Fleet& f, bool with_jobs) {
   t.print(std::cout);
   if (!with_jobs) return;
   std::cout << '\n';
-  Table jobs({{"DAEMON", false}, {"QUEUE", false}, {"JOB", false}, {"ATTEMPT", true}, {"RUNNING", true}});
+  Table jobs({{"DAEMON", false, kIdChars},
+              {"QUEUE", false, kQueueChars},
+              {"JOB", false},
+              {"ATTEMPT", true},
+              {"RUNNING", true}});
   for (const DaemonInfo& d : f.daemons) {
     for (const DaemonJob& j : d.jobs) {
       // One claimed ahead has not started: it waits in the daemon for a slot.

@@ -37,7 +37,7 @@ Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
 void Table::add(std::vector<std::string> cells) {
   cells.resize(columns_.size());
-  for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = terminal_text(cells[c]);
+  for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = terminal_cell(cells[c], columns_[c].max_chars);
   rows_.push_back(std::move(cells));
 }
 

@@ -2,6 +2,7 @@
 // on stderr, aligned tables and times on stdout.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -31,13 +32,17 @@ std::string iso_time(std::int64_t epoch_ms);
 
 // A plain text table with a header row; columns are padded to their widest
 // cell, numbers (right-aligned columns) line up on their last digit. Every
-// cell is shown through terminal_text (bytes_text.h), so no value another
-// writer put on the server can act on the terminal or break a line.
+// cell is shown through terminal_cell (bytes_text.h): escaped and cut to its
+// column's width, so no value another writer put on the server can act on
+// the terminal, break a line, or pad every line of the table to its length.
 class Table {
  public:
+  // Wide enough for a job id (JOB_ and 128 bytes) as it is.
+  static constexpr std::size_t kCellChars = 140;
   struct Column {
     std::string name;
     bool right_aligned = false;
+    std::size_t max_chars = kCellChars;
   };
   explicit Table(std::vector<Column> columns);
   void add(std::vector<std::string> cells);

@@ -1,6 +1,6 @@
 // emq daemons against a registry other writers filled, as an attacker or a
 // careless script would: text that would act on a terminal is printed
-// escaped.
+// escaped, and a megabyte host is cut to its column.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +47,27 @@ TEST_F(DaemonsCli, ControlBytesInTheRegistryReachNoTerminal) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(terminal_control_in(r.err), "");
   EXPECT_NE(r.err.find("gone\\x1b[2J-1-abcdef"), std::string::npos) << r.err;
+}
+
+// One host of a megabyte: its cell is cut, and no other line grows with it.
+TEST_F(DaemonsCli, AMegabyteHostIsCutToItsColumn) {
+  DaemonInfo big = beat("big");
+  big.host = std::string(1 << 20, 'h');
+  write(big);
+  write(beat("small"));
+  EmqResult r = emq({"daemons"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out.substr(0, 2000);
+  for (const std::string& line : lines) EXPECT_LT(line.size(), 400u) << line.substr(0, 400);
+  EXPECT_NE(r.out.find(std::string(61, 'h') + "..."), std::string::npos) << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find(" small "), std::string::npos) << r.out.substr(0, 2000);
+
+  r = emq({"daemons", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool whole = false;
+  for (const auto& d : nlohmann::json::parse(r.out)) whole = whole || d["host"].get<std::string>().size() == 1u << 20;
+  EXPECT_TRUE(whole) << "--json keeps the value whole";
 }
 
 }  // namespace
