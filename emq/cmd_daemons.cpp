@@ -87,6 +87,10 @@ void print_table(const Fleet& f, bool with_jobs) {
 int run_list(Tool& tool, const DaemonsArgs& a) {
   Executor x(tool.options());
   const Fleet f = list_daemons(x, a.jobs);
+  // What could not be read is said, and the rest listed all the same; only
+  // a registry that cannot be read at all fails the command.
+  for (const std::string& p : f.problems) say(p);
+  if (!f.readable) return kExitServer;
   if (a.json) {
     json out = json::array();
     for (const DaemonInfo& d : f.daemons) out.push_back(daemon_json(d, f.server_time_ms, a.jobs));
@@ -133,6 +137,8 @@ int run_signal(Tool& tool, const DaemonsArgs& a, std::string_view signal) {
   }
   Executor x(tool.options());
   const Fleet f = list_daemons(x, false);
+  for (const std::string& p : f.problems) say(p);
+  if (!f.readable) return kExitServer;
   std::vector<DaemonInfo> to;
   for (const std::string& id : a.ids) {
     auto it = std::find_if(f.daemons.begin(), f.daemons.end(), [&](const DaemonInfo& d) { return d.id == id; });

@@ -1,6 +1,7 @@
 // emq daemons against a registry other writers filled, as an attacker or a
 // careless script would: text that would act on a terminal is printed
-// escaped, and a megabyte host is cut to its column.
+// escaped, a megabyte host is cut to its column, and a key of another type
+// is named as a problem while every other daemon is still listed.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,38 @@ TEST_F(DaemonsCli, AMegabyteHostIsCutToItsColumn) {
   bool whole = false;
   for (const auto& d : nlohmann::json::parse(r.out)) whole = whole || d["host"].get<std::string>().size() == 1u << 20;
   EXPECT_TRUE(whole) << "--json keeps the value whole";
+}
+
+// A member's hash of another type hides no other daemon: they are listed,
+// and the broken key is named with what to do.
+TEST_F(DaemonsCli, ADaemonKeyOfAnotherTypeIsNamedAndTheOthersListed) {
+  const DaemonInfo a = beat("alpha"), b = beat("beta");
+  write(a);
+  write(b);
+  const std::string broken = "gamma-1-0a0b0c";
+  x().command({"ZADD", std::string(kDaemonsKey), std::to_string(x().server_time_ms()), broken});
+  x().command({"SET", DaemonKeys(broken).hash, "oops"});
+  x().command({"SET", DaemonKeys(b.id).work, "oops"});  // beta's work hash broken too
+
+  EmqResult r = emq({"daemons", "--jobs"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(a.id), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(b.id), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(DaemonKeys(broken).hash + " cannot be read: WRONGTYPE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(DEL " + DaemonKeys(broken).hash + ")"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(DaemonKeys(b.id).work + " cannot be read"), std::string::npos) << r.err;
+
+  r = emq({"daemons", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).size(), 2u) << r.out;
+
+  // The registry itself of another type: nothing can be listed, and it says why.
+  x().command({"DEL", std::string(kDaemonsKey)});
+  x().command({"SET", std::string(kDaemonsKey), "oops"});
+  r = emq({"daemons"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(std::string(kDaemonsKey) + " cannot be read: WRONGTYPE"), std::string::npos) << r.err;
 }
 
 }  // namespace

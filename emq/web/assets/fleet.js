@@ -95,7 +95,11 @@ window.emqFleet = (function () {
         d.state === 'stopping' ? null : kit.button('Stop', () => press(kit, d.id, 'stop'), true))));
     const parts = [kit.el('h2', {}, 'Daemons'),
       kit.el('table', { id: 'daemons' }, kit.el('thead', {}, head), kit.el('tbody', {}, rows))];
-    if (!data.daemons.length) parts.push(kit.el('p', { class: 'muted' }, 'No live daemons in {emq}:daemons.'));
+    // Keys of the registry another writer broke: named, and the rest listed.
+    for (const p of data.problems || []) parts.push(kit.el('p', { class: 'notice error registry-problem' }, p));
+    if (!data.daemons.length && !(data.problems || []).length) {
+      parts.push(kit.el('p', { class: 'muted' }, 'No live daemons in {emq}:daemons.'));
+    }
     if (data.ghosts) {
       parts.push(kit.el('p', { class: 'muted' }, data.ghosts + ' stopped beating without leaving (killed, or cut off ' +
         'from the server): left out, and removed once their last beat is an hour old.'));

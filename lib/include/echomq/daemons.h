@@ -102,15 +102,31 @@ struct Fleet {
   // those older than an hour were removed from {emq}:daemons.
   std::size_t ghosts = 0;
   std::size_t forgotten = 0;
+  // The registry's keys that could not be read (another writer's key of
+  // another type, a read the server refused), each named with what to do;
+  // the rest is listed as usual.
+  std::vector<std::string> problems;
+  // False when {emq}:daemons itself could not be read: no daemon is known,
+  // which says nothing of how many run.
+  bool readable = true;
 };
 
-// The daemons named, as their hashes hold them now: nullopt for one whose
-// hash is gone (it stopped beating, or left). One round trip.
-std::vector<std::optional<DaemonInfo>> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs);
+// One daemon as read_daemons found it.
+struct DaemonRead {
+  std::optional<DaemonInfo> daemon;  // nullopt: gone (it stopped beating, or left), or unreadable
+  std::string problem;               // why its hash could not be read; "" when it could
+};
+
+// The daemons named, as their hashes hold them now. One round trip. A key
+// that cannot be read is that daemon's problem, never the others': only a
+// transient refusal (the server loading) throws.
+std::vector<DaemonRead> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs);
 
 // Every live daemon of {emq}:daemons, by id (three round trips however
 // many there are), their jobs too when with_jobs. Ghosts are left out, and members
-// whose last beat is over an hour old are removed.
+// whose last beat is over an hour old are removed. What cannot be read is
+// in Fleet::problems (one broken key never hides the rest); only a
+// transient refusal throws.
 Fleet list_daemons(Executor& x, bool with_jobs);
 
 // Asks the daemon: RPUSH to its signals list, which then expires when the

@@ -45,7 +45,7 @@ class HeartbeatTest : public ::testing::Test {
     return std::make_unique<Heartbeat>(config, server.options(), std::vector<ClaimLoop*>{&loop}, metrics,
                                        ReconnectPolicy{}, actions);
   }
-  std::optional<DaemonInfo> read(const std::string& id) { return read_daemons(x, {id}, true).front(); }
+  std::optional<DaemonInfo> read(const std::string& id) { return read_daemons(x, {id}, true).front().daemon; }
 
   test::ValkeyServer server;
   Executor x{server.options()};

@@ -139,5 +139,58 @@ TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {
   EXPECT_EQ(body_of(get(qpath()))["queue"]["served_by"], 2);
 }
 
+// One key of another type in the registry hides neither the fleet nor the
+// queues: the other daemons are listed with the broken key named in
+// `problems`, and the queues are shown whatever the registry holds.
+TEST_F(WebFleetTest, AForeignKeyHidesNeitherFleetNorQueues) {
+  enqueue(x(), keys(), "JOB_waits", "p");
+  register_queues(x(), {queue()});
+  const DaemonInfo live = beat("web-e");
+  write(live);
+  const auto mine = [&](const json& overview) {
+    for (const json& q : overview["queues"]) {
+      if (q["queue"] == queue()) return q;
+    }
+    return json();
+  };
+  const std::string broken = "web-f-1-0a0b0c";
+  x().command({"ZADD", std::string(kDaemonsKey), std::to_string(x().server_time_ms()), broken});
+  x().command({"SET", DaemonKeys(broken).hash, "oops"});
+
+  HttpAnswer a = get("/api/daemons");
+  ASSERT_EQ(a.status, 200) << a.body;
+  json body = body_of(a);
+  ASSERT_EQ(body["daemons"].size(), 1u) << a.body;
+  EXPECT_EQ(body["daemons"][0]["id"], live.id);
+  ASSERT_EQ(body["problems"].size(), 1u) << a.body;
+  EXPECT_NE(body["problems"][0].get<std::string>().find(DaemonKeys(broken).hash + " cannot be read: WRONGTYPE"),
+            std::string::npos)
+      << a.body;
+  a = get("/api/queues");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(mine(body_of(a))["served_by"], 1) << a.body;
+  EXPECT_EQ(act("/api/daemons/" + broken + "/quiet").status, 502) << "its key cannot carry a signal";
+
+  // The registry itself of another type: the queues are shown all the same,
+  // with nobody knowing who serves them.
+  x().command({"DEL", std::string(kDaemonsKey)});
+  x().command({"SET", std::string(kDaemonsKey), "oops"});
+  a = get("/api/queues");
+  ASSERT_EQ(a.status, 200) << a.body;
+  body = body_of(a);
+  EXPECT_EQ(mine(body)["pending"], 1) << a.body;
+  EXPECT_TRUE(mine(body)["served_by"].is_null()) << a.body;
+  EXPECT_NE(body["registry_problems"][0].get<std::string>().find(std::string(kDaemonsKey) + " cannot be read"),
+            std::string::npos)
+      << a.body;
+  a = get(qpath());
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(body_of(a)["queue"]["served_by"].is_null()) << a.body;
+  a = get("/api/daemons");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(body_of(a)["daemons"].empty());
+  EXPECT_FALSE(body_of(a)["problems"].empty()) << a.body;
+}
+
 }  // namespace
 }  // namespace echomq::test
