@@ -97,6 +97,7 @@ class ClaimLoop {
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
   bool turn_due(std::chrono::steady_clock::time_point now) const;
+  bool drained(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool gathering(std::chrono::steady_clock::time_point now) const;
