@@ -105,6 +105,7 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
     return run_cancel_match(tool, m, state_option(a.state.empty() ? "pending" : a.state, "cancel"));
   }
   if (!a.state.empty()) throw Error(ErrorKind::Invalid, "cancel", "--state goes with --match");
+  if (a.match.in != MatchOptions().in) throw Error(ErrorKind::Invalid, "cancel", "--in goes with --match");
   QueueKeys q(a.queue);
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
@@ -161,8 +162,9 @@ void add_control(CLI::App& app, Tool& tool) {
                          "waiting for its children)");
   cancel_cmd->add_option("queue", c->queue, "the queue")->required()->type_name("QUEUE");
   cancel_cmd->add_option("id", c->id, "the job id (JOB_...)")->type_name("ID");
-  cancel_cmd->add_option("--match", c->match.text, "every job of --state whose payload or error contains TEXT")
+  cancel_cmd->add_option("--match", c->match.text, "every job of --state whose payload or error (--in) holds TEXT")
       ->type_name("TEXT");
+  add_match_in_option(cancel_cmd, c->match);
   cancel_cmd->add_option("--state", c->state, "with --match: pending (default) or delayed")->type_name("STATE");
   add_number_option(cancel_cmd, "--scan", c->match.scan, "with --match: read at most N jobs (default 10000)")
       ->type_name("N");
