@@ -71,7 +71,7 @@ std::optional<SetTime> set_time(Executor& x, const QueueKeys& q, const std::stri
 
 void print_label(const std::string& label, const std::string& value) {
   std::string pad(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ');
-  std::cout << label << pad << value << '\n';
+  std::cout << label << pad << terminal_text(value) << '\n';
 }
 
 // Bytes as a header line ("11 bytes, text") and then the bytes themselves,
@@ -97,7 +97,7 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   while (start < shown.size()) {
     std::size_t nl = shown.find('\n', start);
     std::size_t end = nl == std::string::npos ? shown.size() : nl;
-    std::cout << "  " << std::string_view(shown).substr(start, end - start) << '\n';
+    std::cout << "  " << terminal_text(std::string_view(shown).substr(start, end - start)) << '\n';
     start = end + 1;
   }
 }

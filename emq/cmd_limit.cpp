@@ -25,7 +25,8 @@ void show(Executor& x, const QueueKeys& q) {
   const LimitStatus s = limit_status(f, r[1].integer, x.server_time_ms());
   std::cout << "queue       " << q.queue << '\n';
   if (!s.limits) {
-    std::cout << "limits      broken: " << s.broken << " (claims stop until mended: set them again here)\n";
+    std::cout << "limits      broken: " << terminal_text(s.broken)
+              << " (claims stop until mended: set them again here)\n";
     return;
   }
   std::cout << "max_active  " << (s.limits->max_active ? std::to_string(*s.limits->max_active) : "off")
@@ -42,7 +43,7 @@ void show(Executor& x, const QueueKeys& q) {
                 << " at the last claim, " << iso_time(std::stoll(*f.rate_at)) << ")\n";
     }
   }
-  if (!s.held_back.empty()) std::cout << "held back   " << s.held_back << '\n';
+  if (!s.held_back.empty()) std::cout << "held back   " << terminal_text(s.held_back) << '\n';
 }
 
 int run_limit(Tool& tool, const LimitArgs& a) {

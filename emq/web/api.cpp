@@ -56,7 +56,26 @@ json limits_json(const QueueStats& s, std::int64_t now_ms) {
   return o;
 }
 
-json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
+// The fleet, as far as the queues' pages need it (which queues a live
+// daemon serves). The queues never depend on it: when the registry cannot
+// be read, `fleet` is nullopt and served_by is unknown (null).
+struct FleetForQueues {
+  std::optional<Fleet> fleet;
+  std::vector<std::string> problems;
+};
+FleetForQueues fleet_for_queues(Executor& x) {
+  FleetForQueues out;
+  try {
+    Fleet f = list_daemons(x, false);
+    out.problems = f.problems;
+    if (f.readable) out.fleet = std::move(f);
+  } catch (const Error& e) {
+    out.problems.push_back(std::string("the fleet registry cannot be read: ") + e.what());
+  }
+  return out;
+}
+
+json queue_json(const QueueStats& s, std::int64_t now_ms, const std::optional<Fleet>& fleet) {
   json counters = json::object();
   for (const char* name : kCounters) {
     auto it = s.counters.find(name);
@@ -71,7 +90,8 @@ json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
   q["pause"] = pause_json(s, now_ms);
   q["pause_text"] = describe_pause(s, now_ms);
   // 0: no live daemon claims from it; its jobs wait for one that does.
-  q["served_by"] = served_by(fleet, s.queue);
+  // null: the registry could not be read, so nobody knows.
+  q["served_by"] = fleet ? json(served_by(*fleet, s.queue)) : json(nullptr);
   return q;
 }
 
@@ -209,13 +229,17 @@ ApiAnswer guarded_api(const std::function<ApiAnswer()>& f) {
 
 ApiAnswer WebApi::queues() {
   Overview o = overview(x_);
-  const Fleet fleet = list_daemons(x_, false);
+  const FleetForQueues fleet = fleet_for_queues(x_);
   // Read after the stats, so no oldest-pending age comes out negative.
   const std::int64_t now = x_.server_time_ms();
   json list = json::array();
-  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now, fleet));
+  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now, fleet.fleet));
   return {200,
-          {{"server_time_ms", now}, {"read_only", read_only_}, {"queues", std::move(list)}, {"skipped", o.skipped}}};
+          {{"server_time_ms", now},
+           {"read_only", read_only_},
+           {"queues", std::move(list)},
+           {"skipped", o.skipped},
+           {"registry_problems", fleet.problems}}};
 }
 
 ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text,
@@ -251,13 +275,13 @@ ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, 
     listed = list_jobs(x_, q, args);
   }
   const QueueStats s = stats(x_, q);
-  const Fleet fleet = list_daemons(x_, false);
+  const FleetForQueues fleet = fleet_for_queues(x_);
   const std::int64_t now = x_.server_time_ms();
 
   json jobs = json::array();
   for (const JobSummary& j : listed.jobs) jobs.push_back(summary_json(j, *state));
   out["server_time_ms"] = now;
-  out["queue"] = queue_json(s, now, fleet);
+  out["queue"] = queue_json(s, now, fleet.fleet);
   out["state"] = retries ? "retries" : to_string(*state);
   out["order"] = args.order == ListOrder::Ascending ? "ascending" : "descending";
   out["page"] = *page;
@@ -338,18 +362,20 @@ ApiAnswer WebApi::daemons() {
           {{"server_time_ms", f.server_time_ms},
            {"read_only", read_only_},
            {"daemons", std::move(list)},
-           {"ghosts", f.ghosts}}};
+           {"ghosts", f.ghosts},
+           {"problems", f.problems}}};
 }
 
 ApiAnswer WebApi::signal_daemon(const std::string& id, const std::string& signal) {
   if (!valid_daemon_id(id))
     return api_error(400, "'" + id.substr(0, 100) + "' is not a daemon id (<host>-<pid>-<6 hex>)");
-  std::vector<std::optional<DaemonInfo>> found = read_daemons(x_, {id}, false);
+  const DaemonRead found = read_daemons(x_, {id}, false).front();
+  if (!found.problem.empty()) return api_error(502, found.problem + "; nothing was sent");
   const std::int64_t sent = x_.server_time_ms();
-  if (!found.front() || !send_signal(x_, *found.front(), signal)) {
+  if (!found.daemon || !send_signal(x_, *found.daemon, signal)) {
     return api_error(404, "no live daemon " + id.substr(0, 100) + " (it stopped beating, or left); nothing was sent");
   }
-  const std::optional<std::int64_t> every = found.front()->beat_every_ms(sent);
+  const std::optional<std::int64_t> every = found.daemon->beat_every_ms(sent);
   return {200,
           {{"id", id}, {"signal", signal}, {"sent_ms", sent}, {"beat_every_ms", every ? json(*every) : json(nullptr)}}};
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -320,6 +321,57 @@ TEST_F(FleetE2E, ABeatThatFailsIsTriedAgainAtTheNextOne) {
   x.disconnect();  // the test's own connection died with the server
   ASSERT_TRUE(wait_for([&] { return listed(d.pid()).has_value(); }, seconds(20))) << d.log();
   EXPECT_TRUE(d.wait_log("heartbeat: beats again", seconds(5))) << d.log();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(20)), 0) << d.log();
+}
+
+// A queue with prefetch holds jobs claimed ahead that wait for a slot:
+// `emq daemons` counts them apart from the busy slots (never more busy than
+// slots) and `--jobs` says they wait rather than run.
+TEST_F(FleetE2E, JobsClaimedAheadAreShownWaitingForASlotNotRunning) {
+  const std::string queue = gated_queue("qp", 1) + "    prefetch: 3\n";
+  EmqdProcess d(config("prefetch-host", 0.2, queue));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(put("qp", "p"));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto now = listed(d.pid(), true);
+        return now && now->jobs.size() == 4;
+      },
+      seconds(20)))
+      << d.log();
+
+  RunResult r = emq({"daemons", "--jobs", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json me = nlohmann::json::parse(r.out)[0];
+  EXPECT_EQ(me["slots"], 1) << me;
+  EXPECT_EQ(me["busy"], 1) << me;
+  EXPECT_EQ(me["prefetched"], 3) << me;
+  int waiting = 0;
+  for (const auto& j : me["jobs"]) {
+    if (j["prefetched"] == true) {
+      ++waiting;
+    } else {
+      EXPECT_TRUE(started(j["id"])) << "the job shown running is the one at the gate: " << j;
+    }
+  }
+  EXPECT_EQ(waiting, 3) << me;
+
+  r = emq({"daemons", "--jobs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 2u) << r.out;
+  EXPECT_NE(lines[0].find("PREFETCHED"), std::string::npos) << r.out;
+  EXPECT_NE(lines[1].find(" 1/1 "), std::string::npos) << r.out;
+  std::size_t said = 0;
+  for (const std::string& line : lines) said += line.find("waits for a slot") != std::string::npos;
+  EXPECT_EQ(said, 3u) << r.out;
+
+  release();
+  ASSERT_TRUE(settled("qp", 6)) << d.log();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(20)), 0) << d.log();
 }

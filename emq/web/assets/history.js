@@ -63,17 +63,20 @@ window.emqHistory = (function () {
       return;
     }
     totalsAt = Date.now();
-    let t;
+    let t, prefetched;
     try {
       const [queues, daemons] = await Promise.all([kit.api('/api/queues'), kit.api('/api/daemons')]);
       t = totalsOf(queues.queues, daemons.daemons);
+      // busy is what the slots run; jobs claimed ahead (prefetch) wait for a slot, said apart.
+      prefetched = daemons.daemons.reduce((n, d) => n + (d.prefetched || 0), 0);
     } catch (e) {
       totalsAt = 0;
       return;
     }
     const strip = document.getElementById('totals');
     strip.replaceChildren(...Object.entries(t).map(([name, value]) =>
-      kit.el('span', { class: 'total', 'data-total': name, title: TOTAL_NOTES[name] },
+      kit.el('span', { class: 'total', 'data-total': name,
+        title: TOTAL_NOTES[name] + (name === 'busy' && prefetched ? '; ' + prefetched + ' more claimed ahead wait for a slot' : '') },
         kit.el('b', {}, count(value)), ' ' + name)));
     strip.hidden = false;
   }

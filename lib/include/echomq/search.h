@@ -55,6 +55,10 @@ struct SearchResult {
   // The search stopped at `limit` matches; rows past `scanned` were not read.
   bool limit_reached = false;
   std::vector<JobSummary> jobs;  // the matches, in the set's default order
+  // Of the matches, how many hold a text asked for in the payload, and in
+  // the error (one may hold it in both): where any_contains found it.
+  std::int64_t in_payload = 0;
+  std::int64_t in_error = 0;
 };
 
 // Throws Error{Invalid} for scan or limit <= 0. The set is read in its
