@@ -3,15 +3,9 @@
 // stream passed to every transition that writes a job's state, and waiting
 // for jobs by the stream (by polling where a queue keeps none).
 const { metaKey, streamKey } = require('./keys');
+const { takesStream } = require('./scripts');
 
 const MAX_LENGTH = 10000000;
-// The transitions that take the stream as their last KEY and its length as
-// their last ARGV.
-const TAKES_STREAM = new Set([
-  'enqueue', 'enqueue_lane', 'enqueue_at', 'claim', 'complete', 'fail', 'release', 'reap', 'retry_dead',
-  'retry_job', 'promote_job', 'cancel', 'trim_dead', 'enqueue_cron', 'enqueue_parent', 'enqueue_child',
-  'complete_flow', 'fail_flow', 'child_done', 'children_done', 'progress',
-]);
 const FINAL_EVENTS = new Set(['completed', 'dead', 'removed']);
 const FRESH_MS = 1000;
 const FIRST_POLL_MS = 5;
@@ -47,7 +41,7 @@ class EventsBook {
 
   // keys and args, with the stream and its length added when the queue keeps events.
   async passed(script, queue, keys, args) {
-    const n = TAKES_STREAM.has(script) ? await this.length(queue) : 0;
+    const n = takesStream(script) ? await this.length(queue) : 0;
     return n === 0 ? [keys, args] : [[...keys, streamKey(queue)], [...args, String(n)]];
   }
 }
@@ -147,4 +141,4 @@ class Waiter {
   }
 }
 
-module.exports = { EventsBook, Waiter, TAKES_STREAM, decodeLength, streamKey, MAX_LENGTH };
+module.exports = { EventsBook, Waiter, decodeLength, streamKey, MAX_LENGTH };

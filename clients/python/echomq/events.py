@@ -6,15 +6,9 @@ import time
 import redis
 
 from .keys import meta_key, stream_key
+from .scripts import takes_stream
 
 MAX_LENGTH = 10_000_000
-# The transitions that take the stream as their last KEY and its length as
-# their last ARGV.
-TAKES_STREAM = frozenset((
-    "enqueue", "enqueue_lane", "enqueue_at", "claim", "complete", "fail", "release", "reap", "retry_dead",
-    "retry_job", "promote_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
-    "complete_flow", "fail_flow", "child_done", "children_done", "progress",
-))
 FINAL_EVENTS = (b"completed", b"dead", b"removed")
 _FRESH_S = 1.0
 _FIRST_POLL, _MAX_POLL = 0.005, 0.5
@@ -52,7 +46,7 @@ class EventsBook:
 
     def passed(self, script, queue, keys, args):
         """keys and args, with the stream and its length added when the queue keeps events."""
-        n = self.length(queue) if script in TAKES_STREAM else 0
+        n = self.length(queue) if takes_stream(script) else 0
         if n == 0:
             return keys, args
         return list(keys) + [stream_key(queue)], list(args) + [n]
