@@ -8,6 +8,7 @@
 
 #include "echomq/errors.h"
 #include "echomq/job_id.h"
+#include "echomq/whole_number.h"
 #include "script_replies.h"
 
 namespace echomq {
@@ -24,7 +25,7 @@ void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& re
     if (!row.elements[2].is_nil()) v.error = row.elements[2].str;
     v.parent = row.elements[3].str;
     v.on_child_failure = row.elements[4].str;
-    if (!row.elements[5].is_nil()) v.children_enqueued = std::atoll(row.elements[5].str.c_str());
+    if (!row.elements[5].is_nil()) v.children_enqueued = whole_number(row.elements[5].str).value_or(0);
   }
   std::map<std::string, ChildResult> recorded;  // by ref
   for (ChildResult& c : decode_results(results)) recorded.emplace(c.queue + ":" + c.id, std::move(c));
