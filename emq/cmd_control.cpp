@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "echomq/whole_number.h"
-#include "http/lower_case.h"
+#include "text/lower_case.h"
 
 namespace echomq::daemon {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "echomq/whole_number.h"
-#include "http/lower_case.h"
+#include "text/lower_case.h"
 
 namespace echomq::cli {
 

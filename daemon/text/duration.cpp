@@ -1,4 +1,4 @@
-#include "config/duration.h"
+#include "text/duration.h"
 
 #include <algorithm>
 #include <limits>

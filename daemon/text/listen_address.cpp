@@ -1,4 +1,4 @@
-#include "http/listen_address.h"
+#include "text/listen_address.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
