@@ -37,8 +37,8 @@ void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& re
     auto parsed = parse_ref(ref);
     if (!parsed) continue;
     FlowView child;
-    child.queue = parsed->first;
-    child.id = parsed->second;
+    child.queue = parsed->queue;
+    child.id = parsed->id;
     auto mine = recorded.find(ref);
     v.children.push_back(std::move(child));
     v.recorded.push_back(mine == recorded.end() ? std::nullopt : std::optional<ChildResult>(mine->second));
@@ -113,9 +113,9 @@ std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std:
     for (const Reply& ref : refs[i].elements) {
       auto child = parse_ref(ref.str);
       if (!child) continue;
-      QueueKeys cq(child->first);
+      QueueKeys cq(child->queue);
       all.push_back({parents[i], ref.str, ""});
-      states.push_back({"HGET", cq.row(child->second), "state"});
+      states.push_back({"HGET", cq.row(child->id), "state"});
       outboxes.push_back(cq.outbox);
       ids.push_back(child->second);
     }
