@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "config/duration.h"
 #include "echomq/bytes.h"
+#include "text/duration.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/keyspace.h"
 #include "bytes_text.h"

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"
@@ -164,10 +164,10 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
   auto parent = row.fields.find("parent");
   if (parent != row.fields.end()) {
     if (auto ref = parse_ref(parent->second)) {
-      Reply state = x.command({"HGET", QueueKeys(ref->first).row(ref->second), "state"});
+      Reply state = x.command({"HGET", QueueKeys(ref->queue).row(ref->id), "state"});
       if (state.is_error()) throw error_from_reply("parent", state.str);
       out["parent"] =
-          ref_json(ref->first, ref->second, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
+          ref_json(ref->queue, ref->id, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
     }
   }
   if (row.fields.count("children") == 0) return;

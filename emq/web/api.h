@@ -2,7 +2,7 @@
 // the actions its buttons take, each one call of the library (stats.h,
 // jobs.h, job_actions.h) through one Executor, so the page and the CLI
 // read and act alike. Knows nothing of HTTP beyond a status per answer:
-// web_http.cpp routes to it, checks who asks, and writes the answer.
+// http.cpp routes to it, checks who asks, and writes the answer.
 #pragma once
 
 #include <cstdint>

@@ -184,7 +184,9 @@ std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const Q
   if (r.is_error()) throw error_from_reply("dead list", r.str);
   std::vector<std::pair<std::string, std::int64_t>> out;
   for (std::size_t k = 0; k + 1 < r.elements.size(); k += 2) {
-    out.emplace_back(r.elements[k].str, static_cast<std::int64_t>(std::stod(r.elements[k + 1].str)));
+    // A score another writer made inf (or no number) reads as 0.
+    const std::optional<double> score = decimal_number(r.elements[k + 1].str);
+    out.emplace_back(r.elements[k].str, score ? static_cast<std::int64_t>(*score) : 0);
   }
   return out;
 }

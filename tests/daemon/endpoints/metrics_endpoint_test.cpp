@@ -1,7 +1,7 @@
 // The metrics endpoint put together (HTTP server, queue sampler, health)
 // against a real valkey-server and a real claim loop, scraped over a real
 // socket; and the scrape held to promtool's rules.
-#include "http/metrics_endpoint.h"
+#include "endpoints/metrics_endpoint.h"
 
 #include <gtest/gtest.h>
 
