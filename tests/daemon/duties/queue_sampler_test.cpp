@@ -8,6 +8,7 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "minted_id.h"
 #include "valkey_server.h"
 #include "wait_for.h"
 
@@ -17,15 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// A minted-form id dated `ms`. mint_job_id(ms) cannot go back in time once
-// this process has minted a later id, so older ids are spelt out here: 10
-// Crockford base32 digits of time, then 16 of (here zero) randomness.
-std::string id_minted_at(std::int64_t ms) {
-  static const char digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-  std::string time(10, '0');
-  for (int i = 9; i >= 0; --i, ms >>= 5) time[static_cast<std::size_t>(i)] = digits[ms & 31];
-  return "JOB_" + time + std::string(16, '0');
-}
+using test::id_minted_at;
 
 QueueSampler::Params every_50ms(std::vector<std::string> queues) { return {std::move(queues), milliseconds(50)}; }
 

@@ -22,6 +22,7 @@
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "echomq/events.h"
+#include "minted_id.h"
 #include "web_fixture.h"
 #include "wait_for.h"
 
@@ -43,8 +44,9 @@ void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std
 }
 
 TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
-  const std::uint64_t minted = static_cast<std::uint64_t>(x().server_time_ms()) - 60000;
-  enqueue(x(), keys(), mint_job_id(minted), "a");
+  // An id dated a minute ago (mint_job_id(ms) would not go back past an
+  // id this process minted later).
+  enqueue(x(), keys(), id_minted_at(x().server_time_ms() - 60000), "a");
   enqueue(x(), keys(), mint_job_id(), "b");
   seed_dead(x(), keys(), "JOB_dead1", "p", "boom", 1000);
   pause(x(), keys());
