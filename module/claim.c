@@ -10,10 +10,11 @@
 #include "limits.h"
 #include "pause.h"
 #include "transitions.h"
+#include "unique.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
-static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1};
+static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
   size_t rlen, slen;
@@ -41,6 +42,7 @@ typedef struct {
   RedisModuleString *dead_name;
   mstime_t now;
   const EmqEvents *events;
+  RedisModuleString *uniq_root; /* given: a job claimed in started mode frees its key */
 } Sets;
 
 /* emq:{q}:dead from the row root emq:{q}:job: (its layout checked). */
@@ -93,12 +95,21 @@ static RedisModuleString **first_ids(RedisModuleCtx *ctx, RedisModuleKey *key, d
 }
 
 /* The caller's ACL on the rows of ids, each of which claim reads and may
- * write; 0 once it has replied the refusal. */
-static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString **ids, size_t n) {
+ * write, and, given the uniq root, on the lock of each one in started mode,
+ * which its claim frees; 0 once it has replied the refusal. */
+static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *uniq_root,
+                     RedisModuleString **ids, size_t n) {
   if (n == 0) return 1;
   RedisModuleString **rows = RedisModule_PoolAlloc(ctx, sizeof *rows * n);
   for (size_t i = 0; i < n; ++i) rows[i] = emq_row_key(ctx, root, ids[i]);
-  return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, EMQ_ROW_WRITE);
+  if (!emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, EMQ_ROW_WRITE)) return 0;
+  for (size_t i = 0; uniq_root != NULL && i < n; ++i) {
+    RedisModuleKey *row = emq_open_read(ctx, rows[i]);
+    RedisModuleString *mode = emq_hget(row, EMQ_WORD_UNIQUE_MODE), *key = emq_hget(row, EMQ_WORD_UNIQUE);
+    RedisModule_CloseKey(row);
+    if (emq_bytes_equal(mode, "started", 7) && !emq_may_release(ctx, "EMQ.CLAIM", uniq_root, key, mode)) return 0;
+  }
+  return 1;
 }
 
 /* Per due id: ZREM, and back to pending at its lane when its row is a
@@ -132,6 +143,7 @@ typedef struct {
   long long attempts;
   long long epoch;
   RedisModuleString *attempts_text; /* as written, for its entry */
+  RedisModuleString *unique, *unique_mode;
 } Claimed;
 
 /* One job's lease, with the script's effects in its order (HINCRBY
@@ -148,10 +160,12 @@ static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *r
     return 0;
   }
   RedisModuleString *attempts = NULL, *epoch = NULL;
-  job->payload = NULL;
+  job->payload = job->unique = job->unique_mode = NULL;
   if (type == REDISMODULE_KEYTYPE_HASH) {
     RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_ATTEMPTS), &attempts,
-                        emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload, NULL);
+                        emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload,
+                        emq_word(EMQ_WORD_UNIQUE), &job->unique, emq_word(EMQ_WORD_UNIQUE_MODE), &job->unique_mode,
+                        NULL);
   }
   if (type != REDISMODULE_KEYTYPE_HASH) {
     skip_malformed(ctx, row_name, set_name);
@@ -197,7 +211,7 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
     if (round > 0) {
       size_t next;
       RedisModuleString **ids = first_ids(ctx, sets->pending, 1.0 / 0.0, cap - claimed, &next);
-      if (!may_touch(ctx, root, ids, next)) {
+      if (!may_touch(ctx, root, sets->uniq_root, ids, next)) {
         refused = 1;
         break;
       }
@@ -210,6 +224,9 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       if (!lease_job(ctx, sets, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       ++claimed;
       emq_zadd_batched(ctx, &leases, popped[i]);
+      if (emq_bytes_equal(job->unique_mode, "started", 7)) {
+        emq_release_key(ctx, sets->uniq_root, popped[i], job->unique, job->unique_mode);
+      }
       emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
     }
   }
@@ -262,6 +279,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
   Sets sets;
   sets.events = &call.events;
+  sets.uniq_root = emq_optional_key(&call, &kClaim, EMQ_KEY_UNIQ_ROOT);
   RedisModuleKey **set[] = {&sets.pending, &sets.active, &sets.delayed};
   for (int i = 0; i < 3; ++i) {
     *set[i] = emq_open_write(ctx, call.keys[i]);
@@ -299,7 +317,8 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   /* Where the script lifts an ended pause: after every check that may
    * refuse the claim, before the rows the caller's ACL may refuse. */
   if (pause == EMQ_PAUSE_OVER) emq_lift_pause(ctx, meta, call.keys[3]);
-  if (!may_touch(ctx, call.keys[5], due, due_n) || !may_touch(ctx, call.keys[5], head, head_n)) {
+  if (!may_touch(ctx, call.keys[5], sets.uniq_root, due, due_n) ||
+      !may_touch(ctx, call.keys[5], sets.uniq_root, head, head_n)) {
     return REDISMODULE_OK;
   }
   promote(ctx, &call, &sets, due, due_n);
