@@ -8,7 +8,8 @@ const { Scripts } = require('./scripts');
 const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 
-const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
+const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
+const UNIQUE_MODES = ['finished', 'started', 'window', 'replace'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
 
@@ -18,7 +19,51 @@ function keys(queue) {
   const base = `emq:{${queue}}:`;
   const out = {};
   for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = base + t;
-  return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:` };
+  return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:`, uniqRoot: `${base}uniq:` };
+}
+
+// The named options of the optioned enqueue (docs/protocol.md), checked:
+// [name, value, ...]. uniqueFor is the window of uniqueMode 'window'
+// (implied when it is given), in milliseconds.
+function jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
+  const out = [];
+  if (unique != null) {
+    if (typeof unique !== 'string' || !/^[0-9A-Za-z_.:-]{1,128}$/.test(unique)) {
+      throw new InvalidError(`unique ${show(unique)} is not a unique key: use 1-128 characters of A-Z a-z 0-9 _ . : - (hash anything longer)`);
+    }
+    out.push('unique', unique);
+    if (uniqueMode != null) {
+      if (!UNIQUE_MODES.includes(uniqueMode)) throw new InvalidError(`uniqueMode must be one of ${UNIQUE_MODES.join(', ')}, not ${show(uniqueMode)}`);
+      if (uniqueMode === 'window' && uniqueFor == null) throw new InvalidError('uniqueMode window needs uniqueFor: how long the key is held, in ms');
+      if (uniqueMode !== 'window' && uniqueFor != null) throw new InvalidError(`uniqueFor is the window of uniqueMode window, not of ${uniqueMode}`);
+      out.push('unique_mode', uniqueMode);
+    }
+    if (uniqueFor != null) {
+      if (!Number.isInteger(uniqueFor) || uniqueFor < 1 || uniqueFor > 1e12) throw new InvalidError('uniqueFor must be milliseconds in 1..10^12');
+      out.push('unique_for_ms', String(uniqueFor));
+    }
+  } else if (uniqueMode != null || uniqueFor != null) {
+    throw new InvalidError('uniqueMode and uniqueFor need unique: the key');
+  }
+  if (traceparent != null) {
+    if (typeof traceparent !== 'string' || Buffer.byteLength(traceparent) !== 55) throw new InvalidError('traceparent must be a W3C traceparent header of 55 characters');
+    out.push('traceparent', traceparent);
+  }
+  if (tracestate != null) {
+    if (typeof tracestate !== 'string' || Buffer.byteLength(tracestate) > 512) throw new InvalidError('tracestate must be text of at most 512 bytes');
+    out.push('tracestate', tracestate);
+  }
+  return out;
+}
+
+// An enqueue form's reply: 1, 0, or [code, holder, state]: {id, outcome,
+// state}, id being the holder's on a unique duplicate or replace.
+function enqueued(jobId, reply) {
+  if (Array.isArray(reply)) {
+    const [code, holder, state] = reply;
+    return { id: String(holder), outcome: Number(code) === 2 ? 'replaced' : 'duplicate', state: String(state) };
+  }
+  return { id: jobId, outcome: Number(reply) === 1 ? 'enqueued' : 'duplicate', state: null };
 }
 
 function payloadBytes(p) {
@@ -106,23 +151,47 @@ class Queue {
     return null;
   }
 
-  // Enqueues a job; resolves to its id. A duplicate id enqueues nothing and resolves to the id all the same.
-  async enqueue(payload, { id, lane = 0, at, delay } = {}) {
+  // Enqueues a job; resolves to its id. A duplicate id enqueues nothing and
+  // resolves to the id all the same. With unique: KEY, at most one live job
+  // of the queue holds KEY, and a duplicate resolves to the id of the job
+  // holding it (enqueueResult says which happened).
+  async enqueue(payload, options = {}) {
+    return (await this.enqueueResult(payload, options)).id;
+  }
+
+  // As enqueue, resolving to {id, outcome, state}: outcome 'enqueued',
+  // 'duplicate' or 'replaced' (uniqueMode 'replace': the pending or delayed
+  // holder took this payload and due time); on a unique duplicate or
+  // replace, id and state are the holder's. uniqueMode is 'finished' (the
+  // default: held until it completes or dies), 'started' (until first
+  // claimed), 'window' (uniqueFor ms, whatever the job does) or 'replace'.
+  async enqueueResult(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
     const jobId = id == null ? ids.mintJobId() : id;
     ids.checkJobId(jobId);
     checkLane(lane);
     const body = payloadBytes(payload);
+    const options = jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate });
     await this.ensure();
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
-    if (due != null) {
-      await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
+    let reply;
+    if (options.length > 0) {
+      const k = [row, this.keys.pending];
+      const a = [jobId, body, ...(lane !== 0 ? ['lane', String(lane)] : [])];
+      if (due != null) {
+        k.push(this.keys.delayed);
+        a.push('due_ms', String(due));
+      }
+      if (unique != null) k.push(this.keys.uniqRoot + unique);
+      reply = await this.run('enqueue', this.name, k, [...a, ...options]);
+    } else if (due != null) {
+      reply = await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
     } else if (lane !== 0) {
-      await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
+      reply = await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
     } else {
-      await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
+      reply = await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
     }
-    return jobId;
+    return enqueued(jobId, reply);
   }
 
   // Enqueues a tree of jobs, each parent before its children. A node is
@@ -133,7 +202,7 @@ class Queue {
   // naming the node: a job given twice, more than 64 levels, ...); a
   // refusal by the server half-way rejects with FlowIncomplete.
   async enqueueFlow(tree) {
-    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane });
+    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane, options: jobOptions });
     await this.ensure();
     const others = new Set();
     for (let level = [planned]; level.length; level = level.flatMap((n) => n.children)) {
@@ -261,4 +330,4 @@ class Queue {
   async close() { if (this.ownsClient) await this.client.quit(); }
 }
 
-module.exports = { Queue, keys };
+module.exports = { Queue, keys, jobOptions, enqueued };

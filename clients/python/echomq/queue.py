@@ -11,7 +11,7 @@ from .events import EventsBook, Waiter
 from .scripts import Scripts
 
 MIN_LANE, MAX_LANE = -1000, 1000
-COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
+COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
 PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
@@ -25,7 +25,7 @@ def keys(queue):
     base = "emq:{%s}:" % queue
     out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox",
                                  "events")}
-    out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:")
+    out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:", uniq_root=base + "uniq:")
     return out
 
 
@@ -72,6 +72,67 @@ def _counter(v):
     if v is None:
         return 0
     return int(v) if _INTEGER.fullmatch(v) else None
+
+
+UNIQUE_MODES = ("finished", "started", "window", "replace")
+_UNIQUE_KEY = re.compile(r"[0-9A-Za-z_.:-]{1,128}")
+
+
+class Enqueued(str):
+    """The id enqueue returns: the job's own, or, when its unique key was
+    held, the id of the job holding it. outcome is "enqueued", "duplicate"
+    or "replaced" (unique_mode "replace": the holder took this payload);
+    state is the holder's state on a unique duplicate or replace, else None."""
+
+    def __new__(cls, job_id, outcome, state=None):
+        out = super().__new__(cls, job_id)
+        out.outcome = outcome
+        out.state = state
+        return out
+
+
+def job_options(unique=None, unique_mode=None, unique_for=None, traceparent=None, tracestate=None):
+    """The named options of the optioned enqueue (docs/protocol.md), checked: a list of name, value.
+
+    unique_for is the window of unique_mode "window" (implied when it is given), in seconds or a timedelta."""
+    out = []
+    if unique is not None:
+        if not isinstance(unique, str) or not _UNIQUE_KEY.fullmatch(unique):
+            raise InvalidError("unique %r is not a unique key: use 1-128 characters of A-Z a-z 0-9 _ . : - "
+                               "(hash anything longer)" % (unique,))
+        out += ["unique", unique]
+        if unique_mode is not None:
+            if unique_mode not in UNIQUE_MODES:
+                raise InvalidError("unique_mode must be one of %s, not %r" % (", ".join(UNIQUE_MODES), unique_mode))
+            if unique_mode == "window" and unique_for is None:
+                raise InvalidError("unique_mode window needs unique_for: how long the key is held")
+            if unique_mode != "window" and unique_for is not None:
+                raise InvalidError("unique_for is the window of unique_mode window, not of %s" % unique_mode)
+            out += ["unique_mode", unique_mode]
+        if unique_for is not None:
+            ms = int(_seconds(unique_for, "unique_for") * 1000)
+            if not 1 <= ms <= 10**12:
+                raise InvalidError("unique_for must be 1 ms to 10^9 s")
+            out += ["unique_for_ms", ms]
+    elif unique_mode is not None or unique_for is not None:
+        raise InvalidError("unique_mode and unique_for need unique: the key")
+    if traceparent is not None:
+        if not isinstance(traceparent, str) or len(traceparent.encode()) != 55:
+            raise InvalidError("traceparent must be a W3C traceparent header of 55 characters")
+        out += ["traceparent", traceparent]
+    if tracestate is not None:
+        if not isinstance(tracestate, str) or len(tracestate.encode()) > 512:
+            raise InvalidError("tracestate must be text of at most 512 bytes")
+        out += ["tracestate", tracestate]
+    return out
+
+
+def enqueued(job_id, reply):
+    """An enqueue form's reply as an Enqueued: 1, 0, or [code, holder, state]."""
+    if isinstance(reply, list):
+        code, holder, state = reply
+        return Enqueued(holder.decode(), "replaced" if code == 2 else "duplicate", state.decode())
+    return Enqueued(job_id, "enqueued" if reply == 1 else "duplicate")
 
 
 def _lane(lane):
@@ -128,22 +189,43 @@ class Queue:
             return self.server_time_ms() + int(seconds * 1000)
         return None
 
-    def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None):
-        """Enqueues a job; returns its id. A duplicate id enqueues nothing and returns the id all the same."""
+    def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None, unique=None, unique_mode=None,
+                unique_for=None, traceparent=None, tracestate=None):
+        """Enqueues a job; returns its id, an Enqueued (a str).
+
+        A duplicate id enqueues nothing and returns the id all the same.
+        With unique=KEY at most one live job of the queue holds KEY: a
+        duplicate enqueues nothing and returns the id of the job holding
+        it (.outcome "duplicate", .state its state); unique_mode is
+        "finished" (the default: held until it completes or dies),
+        "started" (until first claimed), "window" (unique_for seconds, or
+        a timedelta, whatever the job does) or "replace" (a pending or
+        delayed holder takes this payload and due time: .outcome
+        "replaced").
+        """
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = _lane(lane)
         body = _payload(payload)
+        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate)
         self._ensure()
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
-        if due is not None:
-            self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
+        if options:
+            keys, args = [row, self.keys["pending"]], [job_id, body] + (["lane", lane] if lane else [])
+            if due is not None:
+                keys.append(self.keys["delayed"])
+                args += ["due_ms", due]
+            if unique is not None:
+                keys.append(self.keys["uniq_root"] + unique)
+            reply = self._run("enqueue", self.name, keys, args + options)
+        elif due is not None:
+            reply = self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
         elif lane != 0:
-            self._run("enqueue_lane", self.name, [row, self.keys["pending"]], [job_id, body, lane])
+            reply = self._run("enqueue_lane", self.name, [row, self.keys["pending"]], [job_id, body, lane])
         else:
-            self._run("enqueue", self.name, [row, self.keys["pending"]], [job_id, body])
-        return job_id
+            reply = self._run("enqueue", self.name, [row, self.keys["pending"]], [job_id, body])
+        return enqueued(job_id, reply)
 
     def enqueue_flow(self, tree):
         """Enqueues a tree of jobs, each parent before its children.
