@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/errors.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"

@@ -273,13 +273,17 @@ local function take_lock(lock, id, o)
 end
 
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
+-- [shared lane_argument: every copy the same, tests/lua/script_copies_test.cpp]
 local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end
+-- [end shared lane_argument]
 local queue, job = string.match(parent or '', '^([A-Za-z0-9_.%-]+):(.*)$')
 if not queue or #queue > 64 or string.sub(job, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQARG parent ref must be <queue>:<id> with a JOB id')

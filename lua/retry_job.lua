@@ -61,14 +61,9 @@ local function lock_of(key, mode)
   return nil
 end
 
-local function release_key(id, key, mode)
-  local lock = lock_of(key, mode)
-  if lock and redis.pcall('GET', lock) == id then
-    redis.call('DEL', lock)
-  end
-end
-
-local row, dead, pending = KEYS[1], KEYS[2], KEYS[3]
+-- from: the set the job leaves (dead here, delayed in promote_job.lua).
+-- [shared move_keys: every copy the same, tests/lua/script_copies_test.cpp]
+local row, from, pending = KEYS[1], KEYS[2], KEYS[3]
 local id = ARGV[1] or ''
 
 -- A set this call adds to must be a zset (or absent) before the first
@@ -83,6 +78,7 @@ local function lane_of(v)
   local n = not v and 0 or (string.match(v, '^-?%d+$') and tonumber(v))
   return n and n >= -1000 and n <= 1000 and n or nil
 end
+-- [end shared move_keys]
 
 -- Who holds unique key `key` through `lock` (docs/protocol.md, "Who holds
 -- a key"): the holder's id and state, or nil when the key is free. A lock
@@ -110,27 +106,32 @@ local function holder_of(lock, key, row_root)
   return nil
 end
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 
-if not redis.call('ZSCORE', dead, id) then
+-- [shared move_row: every copy the same, tests/lua/script_copies_test.cpp]
+if not redis.call('ZSCORE', from, id) then
   return 0
 end
 -- Scripts are not rolled back: HSET on a row some other writer made a
 -- string would fail after the ZREM. So the row is checked before any write.
 local kind = redis.call('TYPE', row).ok
 if kind == 'none' then
-  redis.call('ZREM', dead, id)
+  redis.call('ZREM', from, id)
   return 0
 end
+-- [end shared move_row]
 if kind ~= 'hash' then
-  redis.log(redis.LOG_WARNING, 'emq retry_job: ' .. row .. ' is not an emq/1 row (a hash); left in ' .. dead ..
+  redis.log(redis.LOG_WARNING, 'emq retry_job: ' .. row .. ' is not an emq/1 row (a hash); left in ' .. from ..
     ' for an operator')
   return 0
 end
 
 local lane = lane_of(redis.call('HGET', row, 'lane'))
+-- [shared move_lane: every copy the same, tests/lua/script_copies_test.cpp]
 if not lane then
   return redis.error_reply('EMQROW ' .. row .. ' lane is not an integer in -1000..1000; nothing was written')
 end
@@ -138,6 +139,7 @@ end
 if not is_zset(pending) then
   return redis.error_reply(WRONGTYPE)
 end
+-- [end shared move_lane]
 local u = redis.call('HMGET', row, 'unique', 'unique_mode')
 local lock = lock_of(u[1], u[2])
 local h, state
@@ -148,7 +150,7 @@ if h and h ~= id then
   return {2, h, state}
 end
 
-redis.call('ZREM', dead, id)
+redis.call('ZREM', from, id)
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0')
 redis.call('ZADD', pending, lane, id)
 if lock then

@@ -7,71 +7,13 @@ const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors
 const { Scripts } = require('./scripts');
 const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
+const { QUEUES_KEY, keys } = require('./keys');
+const { payloadBytes, checkLane } = require('./values');
+const { jobOptions, enqueued } = require('./options');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
-const UNIQUE_MODES = ['finished', 'started', 'window', 'replace'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
-
-// Every key of a queue, by the key rules of docs/protocol.md.
-function keys(queue) {
-  ids.checkQueueName(queue);
-  const base = `emq:{${queue}}:`;
-  const out = {};
-  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = base + t;
-  return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:`, uniqRoot: `${base}uniq:` };
-}
-
-// The named options of the optioned enqueue (docs/protocol.md), checked:
-// [name, value, ...]. uniqueFor is the window of uniqueMode 'window'
-// (implied when it is given), in milliseconds.
-function jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
-  const out = [];
-  if (unique != null) {
-    if (typeof unique !== 'string' || !/^[0-9A-Za-z_.:-]{1,128}$/.test(unique)) {
-      throw new InvalidError(`unique ${show(unique)} is not a unique key: use 1-128 characters of A-Z a-z 0-9 _ . : - (hash anything longer)`);
-    }
-    out.push('unique', unique);
-    if (uniqueMode != null) {
-      if (!UNIQUE_MODES.includes(uniqueMode)) throw new InvalidError(`uniqueMode must be one of ${UNIQUE_MODES.join(', ')}, not ${show(uniqueMode)}`);
-      if (uniqueMode === 'window' && uniqueFor == null) throw new InvalidError('uniqueMode window needs uniqueFor: how long the key is held, in ms');
-      if (uniqueMode !== 'window' && uniqueFor != null) throw new InvalidError(`uniqueFor is the window of uniqueMode window, not of ${uniqueMode}`);
-      out.push('unique_mode', uniqueMode);
-    }
-    if (uniqueFor != null) {
-      if (!Number.isInteger(uniqueFor) || uniqueFor < 1 || uniqueFor > 1e12) throw new InvalidError('uniqueFor must be milliseconds in 1..10^12');
-      out.push('unique_for_ms', String(uniqueFor));
-    }
-  } else if (uniqueMode != null || uniqueFor != null) {
-    throw new InvalidError('uniqueMode and uniqueFor need unique: the key');
-  }
-  if (traceparent != null) {
-    if (typeof traceparent !== 'string' || Buffer.byteLength(traceparent) !== 55) throw new InvalidError('traceparent must be a W3C traceparent header of 55 characters');
-    out.push('traceparent', traceparent);
-  }
-  if (tracestate != null) {
-    if (typeof tracestate !== 'string' || Buffer.byteLength(tracestate) > 512) throw new InvalidError('tracestate must be text of at most 512 bytes');
-    out.push('tracestate', tracestate);
-  }
-  return out;
-}
-
-// An enqueue form's reply: 1, 0, or [code, holder, state]: {id, outcome,
-// state}, id being the holder's on a unique duplicate or replace.
-function enqueued(jobId, reply) {
-  if (Array.isArray(reply)) {
-    const [code, holder, state] = reply;
-    return { id: String(holder), outcome: Number(code) === 2 ? 'replaced' : 'duplicate', state: String(state) };
-  }
-  return { id: jobId, outcome: Number(reply) === 1 ? 'enqueued' : 'duplicate', state: null };
-}
-
-function payloadBytes(p) {
-  if (Buffer.isBuffer(p)) return p;
-  if (typeof p === 'string') return Buffer.from(p, 'utf8');
-  if (p instanceof Uint8Array) return Buffer.from(p);
-  throw new InvalidError(`a payload is a Buffer or a string, not ${typeof p}`);
-}
 
 // A pause's who, why and end, as `emq stats --json` shows them (null when
 // not paused). until is read as claim reads it: the server's integer form.
@@ -85,13 +27,6 @@ function pauseOf(paused, by, reason, until) {
     ended: false,
     broken_until: until != null && untilMs == null ? Buffer.from(until).subarray(0, 40).toString() : null,
   };
-}
-
-function checkLane(lane) {
-  if (!Number.isInteger(lane) || lane < -1000 || lane > 1000) {
-    throw new InvalidError(`lane ${lane} is out of range: use an integer in -1000..1000`);
-  }
-  return lane;
 }
 
 // wait's timeout: milliseconds, as a number (null waits for ever). An
@@ -125,7 +60,7 @@ class Queue {
     if (!this.ready) {
       this.ready = (async () => {
         await handshake(this.client);
-        await this.client.sadd('{emq}:queues', this.name);
+        await this.client.sadd(QUEUES_KEY, this.name);
       })();
       this.ready.catch(() => { this.ready = null; });
     }
@@ -202,14 +137,14 @@ class Queue {
   // naming the node: a job given twice, more than 64 levels, ...); a
   // refusal by the server half-way rejects with FlowIncomplete.
   async enqueueFlow(tree) {
-    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane, options: jobOptions });
+    const planned = await flows.plan(this.client, tree, this.name);
     await this.ensure();
     const others = new Set();
     for (let level = [planned]; level.length; level = level.flatMap((n) => n.children)) {
       for (const n of level) if (n.queue !== this.name) others.add(n.queue);
     }
-    if (others.size) await this.client.sadd('{emq}:queues', ...[...others].sort());
-    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), keys, planned);
+    if (others.size) await this.client.sadd(QUEUES_KEY, ...[...others].sort());
+    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), planned);
     return flows.idsOf(planned);
   }
 
@@ -330,4 +265,4 @@ class Queue {
   async close() { if (this.ownsClient) await this.client.quit(); }
 }
 
-module.exports = { Queue, keys, jobOptions, enqueued };
+module.exports = { Queue };

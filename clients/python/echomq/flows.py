@@ -1,9 +1,10 @@
 """Flows: a tree of jobs checked whole before anything is sent, then enqueued
 a level at a time, each parent before its children (as libechomq's
 enqueue_flow, docs/decisions.md "Flows checked whole")."""
-from . import ids
+from . import ids, values
 from .errors import EchoMQError, InvalidError, from_reply
-from .queue import _lane, _payload, enqueued, job_options, keys
+from .keys import keys
+from .options import enqueued, job_options
 
 POLICIES = ("fail", "wait", "ignore")
 MAX_DEPTH = 64  # levels, the root's included: libechomq's kMaxFlowDepth
@@ -54,7 +55,7 @@ class _Plan:
             ids.check_queue_name(queue)
             job_id = node.get("id") or ids.mint_job_id()
             ids.check_job_id(job_id)
-            body, lane = _payload(node["payload"]), _lane(node.get("lane", 0))
+            body, lane = values.payload(node["payload"]), values.lane(node.get("lane", 0))
             options = job_options(node.get("unique"), node.get("unique_mode"), node.get("unique_for"))
         except InvalidError as e:
             bad(str(e))

@@ -4,29 +4,19 @@ import re
 
 import redis
 
-from . import ids
+from . import flows, ids, values
 from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
 from .events import EventsBook, Waiter
+from .keys import QUEUES_KEY, keys
+from .options import enqueued, job_options
 from .scripts import Scripts
-
-MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
 PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
 _SERVER_INTEGER = re.compile(rb"0|[1-9][0-9]{0,15}")
 MAX_PAUSED_UNTIL = 10**15
-
-
-def keys(queue):
-    """Every key of a queue, by the key rules of docs/protocol.md."""
-    ids.check_queue_name(queue)
-    base = "emq:{%s}:" % queue
-    out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox",
-                                 "events")}
-    out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:", uniq_root=base + "uniq:")
-    return out
 
 
 def _text(v):
@@ -48,97 +38,11 @@ def _pause(paused, by, reason, until, server_time_ms):
             "ended": until_ms is not None and until_ms <= server_time_ms(), "broken_until": broken}
 
 
-def _payload(p):
-    if isinstance(p, str):
-        return p.encode()
-    if isinstance(p, (bytes, bytearray, memoryview)):
-        return bytes(p)
-    raise InvalidError("a payload is bytes or str, not %s" % type(p).__name__)
-
-
-def _seconds(value, what):
-    """A span in seconds as delay= and timeout= take it: a number or a timedelta, 0..10^9.
-
-    NaN and infinity are refused, and so is text: each would make wait poll for ever.
-    """
-    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else value
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
-        raise InvalidError("%s must be seconds (a number, or a timedelta) in 0..10^9, not %r" % (what, value))
-    return seconds
-
-
 def _counter(v):
     """A stats field: absent is 0, anything but an integer None."""
     if v is None:
         return 0
     return int(v) if _INTEGER.fullmatch(v) else None
-
-
-UNIQUE_MODES = ("finished", "started", "window", "replace")
-_UNIQUE_KEY = re.compile(r"[0-9A-Za-z_.:-]{1,128}")
-
-
-class Enqueued(str):
-    """The id enqueue returns: the job's own, or, when its unique key was
-    held, the id of the job holding it. outcome is "enqueued", "duplicate"
-    or "replaced" (unique_mode "replace": the holder took this payload);
-    state is the holder's state on a unique duplicate or replace, else None."""
-
-    def __new__(cls, job_id, outcome, state=None):
-        out = super().__new__(cls, job_id)
-        out.outcome = outcome
-        out.state = state
-        return out
-
-
-def job_options(unique=None, unique_mode=None, unique_for=None, traceparent=None, tracestate=None):
-    """The named options of the optioned enqueue (docs/protocol.md), checked: a list of name, value.
-
-    unique_for is the window of unique_mode "window" (implied when it is given), in seconds or a timedelta."""
-    out = []
-    if unique is not None:
-        if not isinstance(unique, str) or not _UNIQUE_KEY.fullmatch(unique):
-            raise InvalidError("unique %r is not a unique key: use 1-128 characters of A-Z a-z 0-9 _ . : - "
-                               "(hash anything longer)" % (unique,))
-        out += ["unique", unique]
-        if unique_mode is not None:
-            if unique_mode not in UNIQUE_MODES:
-                raise InvalidError("unique_mode must be one of %s, not %r" % (", ".join(UNIQUE_MODES), unique_mode))
-            if unique_mode == "window" and unique_for is None:
-                raise InvalidError("unique_mode window needs unique_for: how long the key is held")
-            if unique_mode != "window" and unique_for is not None:
-                raise InvalidError("unique_for is the window of unique_mode window, not of %s" % unique_mode)
-            out += ["unique_mode", unique_mode]
-        if unique_for is not None:
-            ms = int(_seconds(unique_for, "unique_for") * 1000)
-            if not 1 <= ms <= 10**12:
-                raise InvalidError("unique_for must be 1 ms to 10^9 s")
-            out += ["unique_for_ms", ms]
-    elif unique_mode is not None or unique_for is not None:
-        raise InvalidError("unique_mode and unique_for need unique: the key")
-    if traceparent is not None:
-        if not isinstance(traceparent, str) or len(traceparent.encode()) != 55:
-            raise InvalidError("traceparent must be a W3C traceparent header of 55 characters")
-        out += ["traceparent", traceparent]
-    if tracestate is not None:
-        if not isinstance(tracestate, str) or len(tracestate.encode()) > 512:
-            raise InvalidError("tracestate must be text of at most 512 bytes")
-        out += ["tracestate", tracestate]
-    return out
-
-
-def enqueued(job_id, reply):
-    """An enqueue form's reply as an Enqueued: 1, 0, or [code, holder, state]."""
-    if isinstance(reply, list):
-        code, holder, state = reply
-        return Enqueued(holder.decode(), "replaced" if code == 2 else "duplicate", state.decode())
-    return Enqueued(job_id, "enqueued" if reply == 1 else "duplicate")
-
-
-def _lane(lane):
-    if isinstance(lane, bool) or not isinstance(lane, int) or not MIN_LANE <= lane <= MAX_LANE:
-        raise InvalidError("lane %r is out of range: use an integer in -1000..1000" % (lane,))
-    return lane
 
 
 class Queue:
@@ -160,7 +64,7 @@ class Queue:
     def _ensure(self):
         if not self._ready:
             handshake(self.client)
-            self.client.sadd("{emq}:queues", self.name)
+            self.client.sadd(QUEUES_KEY, self.name)
             self._ready = True
 
     def _run(self, script, queue, keys, args):
@@ -184,7 +88,7 @@ class Queue:
                 return at
             raise InvalidError("at must be an aware datetime or epoch milliseconds in 0..10^15")
         if delay is not None:
-            seconds = _seconds(delay, "delay")
+            seconds = values.seconds(delay, "delay")
             # Due times are the server's clock, never ours.
             return self.server_time_ms() + int(seconds * 1000)
         return None
@@ -205,8 +109,8 @@ class Queue:
         """
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
-        lane = _lane(lane)
-        body = _payload(payload)
+        lane = values.lane(lane)
+        body = values.payload(payload)
         options = job_options(unique, unique_mode, unique_for, traceparent, tracestate)
         self._ensure()
         due = self._due_ms(at, delay)
@@ -239,8 +143,6 @@ class Queue:
         naming the node: a job given twice, more than 64 levels, ...);
         a refusal by the server half-way raises flows.FlowIncomplete.
         """
-        from . import flows  # flows builds on this module
-
         planned = flows.plan(self.client, tree, self.name)
         self._ensure()
         others, level = set(), [planned]
@@ -248,7 +150,7 @@ class Queue:
             others.update(n["queue"] for n in level if n["queue"] != self.name)
             level = [c for n in level for c in n["children"]]
         if others:
-            self.client.sadd("{emq}:queues", *sorted(others))
+            self.client.sadd(QUEUES_KEY, *sorted(others))
         flows.enqueue(self._run, planned)
         return flows.ids_of(planned)
 
@@ -309,7 +211,7 @@ class Queue:
         completion (a queue that keeps no completed rows) returns None.
         """
         ids.check_wire_gate(job_id)
-        timeout = None if timeout is None else _seconds(timeout, "timeout")
+        timeout = None if timeout is None else values.seconds(timeout, "timeout")
         state = self.client.hget(self.keys["row_root"] + job_id, "state")
         if state is None:
             raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
@@ -327,7 +229,7 @@ class Queue:
         ended within timeout seconds (the others are left out), an end being
         {"state": "completed"|"dead"|"gone", "result", "error", "attempts"}."""
         job_ids = list(dict.fromkeys(job_ids))
-        timeout = None if timeout is None else _seconds(timeout, "timeout")
+        timeout = None if timeout is None else values.seconds(timeout, "timeout")
         for job_id in job_ids:
             ids.check_wire_gate(job_id)
         waiter = Waiter(self.client, self.name, self.keys["row_root"])
