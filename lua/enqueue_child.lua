@@ -55,6 +55,7 @@ local id, payload, lane_arg, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- The options end before the stream's length, when it is given.
 local last = stream and #ARGV - 1 or #ARGV
 
+-- [shared enqueue_options: every copy the same, tests/lua/script_copies_test.cpp]
 -- One named option's value, as docs/protocol.md's table gives it: the
 -- value to use, or nil and the refusal's text.
 local function option_value(name, v)
@@ -144,7 +145,9 @@ local function options_of(first, last, allowed, who)
   end
   return o
 end
+-- [end shared enqueue_options]
 
+-- [shared unique_holder: every copy the same, tests/lua/script_copies_test.cpp]
 -- Who holds unique key `key` through `lock` (docs/protocol.md, "Who holds
 -- a key"): the holder's id and state, or nil when the key is free. A lock
 -- with an expiry is a window, held whatever its holder does; any other is
@@ -170,7 +173,9 @@ local function holder_of(lock, key, row_root)
   end
   return nil
 end
+-- [end shared unique_holder]
 
+-- [shared unique_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
 -- A counter as HINCRBY takes it (the server's integer form), in 18 digits
 -- so that no count of ours can overflow it.
 local function is_counter(v)
@@ -271,6 +276,7 @@ local function take_lock(lock, id, o)
     redis.call('SET', lock, id)
   end
 end
+-- [end shared unique_enqueue]
 
 
 -- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]

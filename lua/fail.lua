@@ -53,6 +53,7 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
 -- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
 -- before the stream (the last without one) when it is emq:{q}:uniq:.
 -- Given it, a job leaving its key's cover frees the key, only while the
@@ -68,13 +69,16 @@ local function lock_of(key, mode)
   end
   return nil
 end
+-- [end shared unique_root]
 
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
 local function release_key(id, key, mode)
   local lock = lock_of(key, mode)
   if lock and redis.pcall('GET', lock) == id then
     redis.call('DEL', lock)
   end
 end
+-- [end shared unique_release]
 
 local row, active, delayed, pending, dead, stats =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]

@@ -41,6 +41,7 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
 -- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
 -- before the stream (the last without one) when it is emq:{q}:uniq:.
 -- Given it, a job leaving its key's cover frees the key, only while the
@@ -56,13 +57,7 @@ local function lock_of(key, mode)
   end
   return nil
 end
-
-local function release_key(id, key, mode)
-  local lock = lock_of(key, mode)
-  if lock and redis.pcall('GET', lock) == id then
-    redis.call('DEL', lock)
-  end
-end
+-- [end shared unique_root]
 
 local dead, pending, row_root = KEYS[1], KEYS[2], KEYS[3]
 
@@ -79,6 +74,7 @@ local function lane_of(v)
   return n and n >= -1000 and n <= 1000 and n or nil
 end
 
+-- [shared unique_holder: every copy the same, tests/lua/script_copies_test.cpp]
 -- Who holds unique key `key` through `lock` (docs/protocol.md, "Who holds
 -- a key"): the holder's id and state, or nil when the key is free. A lock
 -- with an expiry is a window, held whatever its holder does; any other is
@@ -104,6 +100,7 @@ local function holder_of(lock, key, row_root)
   end
   return nil
 end
+-- [end shared unique_holder]
 
 local limit = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
 if not limit or limit < 1 or limit > 1000000 then

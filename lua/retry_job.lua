@@ -45,6 +45,7 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
 -- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
 -- before the stream (the last without one) when it is emq:{q}:uniq:.
 -- Given it, a job leaving its key's cover frees the key, only while the
@@ -60,6 +61,7 @@ local function lock_of(key, mode)
   end
   return nil
 end
+-- [end shared unique_root]
 
 -- from: the set the job leaves (dead here, delayed in promote_job.lua).
 -- [shared move_keys: every copy the same, tests/lua/script_copies_test.cpp]
@@ -80,6 +82,7 @@ local function lane_of(v)
 end
 -- [end shared move_keys]
 
+-- [shared unique_holder: every copy the same, tests/lua/script_copies_test.cpp]
 -- Who holds unique key `key` through `lock` (docs/protocol.md, "Who holds
 -- a key"): the holder's id and state, or nil when the key is free. A lock
 -- with an expiry is a window, held whatever its holder does; any other is
@@ -105,6 +108,7 @@ local function holder_of(lock, key, row_root)
   end
   return nil
 end
+-- [end shared unique_holder]
 
 -- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
