@@ -27,14 +27,19 @@ std::vector<Result> run_batched(Executor& x, const std::vector<std::string>& ids
 RetryDeadResult retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
   std::int64_t left = limit > 0 ? limit : count_jobs(x, q, JobState::Dead);
   RetryDeadResult total;
+  // Jobs left dead because their key is held stay first in the set (the
+  // oldest deaths): each call looks past them to a slice of new ones, and
+  // the last call's count is how many stayed.
+  std::int64_t stuck = 0;
   while (left > 0) {
     const std::int64_t slice = std::min(left, kRetrySlice);
-    const RetryDeadResult n = retry_dead(x, q, slice);
+    const RetryDeadResult n = retry_dead(x, q, std::min(stuck + slice, kMaxRetryDeadLimit));
     total.moved += n.moved;
-    total.skipped += n.skipped;
+    stuck = n.skipped;
     left -= slice;
-    if (n.moved == 0 && count_jobs(x, q, JobState::Dead) == 0) break;
+    if (n.moved == 0 && count_jobs(x, q, JobState::Dead) <= stuck) break;
   }
+  total.skipped = stuck;
   return total;
 }
 

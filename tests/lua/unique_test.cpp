@@ -202,6 +202,30 @@ TEST_F(UniqueJobs, RetryOfADeadHolderWhoseKeyAnotherJobHoldsStaysDeadNamingIt) {
   EXPECT_EQ(row(dead).at("state"), "dead") << "two live jobs never share a key";
 }
 
+// A dead job whose key is held stays first in the dead set: retrying all
+// looks past it to every other dead job, slice after slice, and counts it
+// once.
+TEST_F(UniqueJobs, RetryAllLooksPastAJobLeftDeadForAHeldKey) {
+  const std::string dead = holding("k");
+  ASSERT_EQ(fail(x, q, claim_one(dead), {"no", 1, 0, false}), FailResult::Dead);
+  const std::string live = holding("k");
+  const std::int64_t later = now_ms() + 1000;
+  const std::int64_t others = kRetrySlice + kRetrySlice / 2;
+  std::vector<Command> seed;
+  for (std::int64_t i = 0; i < others; ++i) {
+    const std::string id = mint_job_id();
+    seed.push_back({"HSET", q.row(id), "state", "dead", "attempts", "1", "payload", "p"});
+    seed.push_back({"ZADD", q.dead, std::to_string(later + i), id});
+  }
+  x.pipeline(seed);
+
+  const RetryDeadResult all = retry_all_dead(x, q);
+  EXPECT_EQ(all.moved, others);
+  EXPECT_EQ(all.skipped, 1);
+  EXPECT_EQ(members(q.dead), (std::vector<std::string>{dead}));
+  expect_held_by("k", live, "pending");
+}
+
 TEST_F(UniqueJobs, AStalePointerWhoseRowWasDeletedByHandNeverBlocks) {
   const std::string id = holding("k");
   cmd({"DEL", q.row(id)});

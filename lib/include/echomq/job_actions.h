@@ -47,6 +47,7 @@ std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::v
 // another live job holds their unique key. `emq dead retry` and `emq web`'s
 // "retry all".
 inline constexpr std::int64_t kRetrySlice = 1000;
+inline constexpr std::int64_t kMaxRetryDeadLimit = 1000000;  // retry_dead's own bound
 RetryDeadResult retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit = 0);
 
 // Ids per pipelined round trip: large enough to amortise the trip, small
