@@ -12,6 +12,7 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "bytes_text.h"
 #include "ndjson_jobs.h"
 #include "output.h"
 #include "time_arg.h"
@@ -78,9 +79,17 @@ std::optional<UniqueKey> unique_of(const EnqueueArgs& a) {
   return u;
 }
 
-// What a duplicate (or a replace) did, for stderr.
-std::string duplicate_text(const std::string& id, const KeyHolder& holder) {
-  if (holder.id.empty() || holder.id == id) return "duplicate: " + id + " already exists; nothing was changed";
+// Whether an enqueue that enqueued nothing met its unique key held by
+// another job, rather than its own id already there.
+bool key_held(const std::string& id, const KeyHolder& holder) { return !holder.id.empty() && holder.id != id; }
+
+// What an enqueue that met its key held did, for stderr: a duplicate, or
+// the holder given this payload (replace).
+std::string key_held_text(EnqueueResult r, const KeyHolder& holder, const std::string& key, bool due) {
+  if (r == EnqueueResult::Replaced) {
+    return "replaced: " + holder.id + " (" + holder.state + "), which holds unique key " + key +
+           ", now has this payload" + (due ? " and due time" : "") + "; nothing else was enqueued";
+  }
   return "duplicate: its unique key is held by " + holder.id + " (" + holder.state + "); nothing was enqueued";
 }
 
@@ -157,10 +166,14 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
         return kExitServer;
       }
       KeyHolder holder;
-      if (decode_enqueue(replies[k], &holder) != EnqueueResult::Enqueued) {
-        if (++duplicates <= kBadLinesShown) say("line " + std::to_string(j.line) + ": " + duplicate_text(j.id, holder));
+      const EnqueueResult r = decode_enqueue(replies[k], &holder);
+      if (r != EnqueueResult::Enqueued && ++duplicates <= kBadLinesShown) {
+        const std::string line = std::to_string(j.line);
+        say(key_held(j.id, holder)
+                ? "line " + line + ": " + key_held_text(r, holder, j.job.unique->key, j.delay_ms || j.at_ms)
+                : "duplicate: " + j.id + " (line " + line + ") already exists; nothing was changed");
       }
-      out += holder.id.empty() ? j.id : holder.id;
+      out += holder.id.empty() ? j.id : terminal_text(holder.id);
       out += '\n';
     }
     std::cout << out << std::flush;
@@ -221,12 +234,11 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
   KeyHolder holder;
   const EnqueueResult r = decode_enqueue(x.eval(enqueue_call(q, id, payload, options)), &holder);
   // The job that stands for this one: its own id, or the key's holder.
-  std::cout << (holder.id.empty() ? id : holder.id) << '\n';
-  if (r == EnqueueResult::Replaced) {
-    say("replaced: " + holder.id + " (" + holder.state + "), which holds unique key " + a.unique +
-        ", now has this payload" + (options.due_ms ? " and due time" : "") + "; nothing else was enqueued");
+  std::cout << (holder.id.empty() ? id : terminal_text(holder.id)) << '\n';
+  if (key_held(id, holder)) {
+    say(key_held_text(r, holder, a.unique, options.due_ms.has_value()));
   } else if (r == EnqueueResult::Duplicate) {
-    say(duplicate_text(id, holder));
+    say("duplicate: " + id + " already exists in queue " + q.queue + "; nothing was changed");
   }
   return r == EnqueueResult::Duplicate && a.strict ? kExitRunning : kExitOk;
 }

@@ -152,7 +152,7 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   }
   for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
-  std::cout << j.dump(2) << '\n';
+  std::cout << json_text(j, 2) << '\n';
 }
 
 int run_inspect(Tool& tool, const InspectArgs& a) {

@@ -7,6 +7,7 @@
 
 #include "echomq/jobs.h"
 #include "echomq/unique.h"
+#include "bytes_text.h"
 #include "job_table.h"
 #include "output.h"
 #include "tool.h"
@@ -48,10 +49,10 @@ int run_unique(Tool& tool, const JobsArgs& a, const QueueKeys& q) {
         {"mode", l.holder_mode.empty() ? nullptr : nlohmann::ordered_json(l.holder_mode)},
         {"lock", l.points_at.empty() ? nullptr : nlohmann::ordered_json(l.points_at)},
         {"window_left_ms", l.window_left_ms >= 0 ? nlohmann::ordered_json(l.window_left_ms) : nullptr}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return l.held ? kExitOk : kExitNotFound;
   }
-  if (l.held) std::cout << l.points_at << '\n';
+  if (l.held) std::cout << terminal_text(l.points_at) << '\n';
   say("unique key " + l.key + " of queue " + q.queue + ": " + describe(l) +
       (l.held && !l.holder_mode.empty() ? ", mode " + l.holder_mode : ""));
   return l.held ? kExitOk : kExitNotFound;

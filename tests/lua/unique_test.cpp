@@ -6,6 +6,7 @@
 #include "echomq/flow_speaker.h"
 #include "echomq/job_actions.h"
 #include "echomq/unique.h"
+#include "unique_options.h"
 #include "wire_fixture.h"
 
 namespace echomq::test {
@@ -13,11 +14,6 @@ namespace {
 
 class UniqueJobs : public WireTest {
  protected:
-  EnqueueOptions keyed(const std::string& key, std::optional<UniqueMode> mode = std::nullopt, std::int64_t for_ms = 0) {
-    EnqueueOptions o;
-    o.job.unique = UniqueKey{key, mode, for_ms};
-    return o;
-  }
   // An enqueue of the key and what it met: the result and the holder.
   std::pair<EnqueueResult, KeyHolder> enqueue_key(const std::string& key, const std::string& payload = "p",
                                                   EnqueueOptions o = {}) {
