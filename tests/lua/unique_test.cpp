@@ -3,8 +3,14 @@
 // every ending path freeing the key in the same step (the next enqueue of
 // the key is enqueued, and the lock is gone), retries that take a key back
 // or stay dead, stale pointers that never block, replace and window.
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
 #include "echomq/flow_speaker.h"
 #include "echomq/job_actions.h"
+#include "echomq/scripts.h"
 #include "echomq/unique.h"
 #include "unique_options.h"
 #include "wire_fixture.h"
@@ -269,6 +275,79 @@ TEST_F(UniqueJobs, ReplaceGivesAPendingOrDelayedHolderTheLatestPayloadAndDueTime
   auto [r2, h2] = enqueue_key("sync", "v3", keyed("sync", UniqueMode::Replace));
   EXPECT_EQ(r2, EnqueueResult::Duplicate) << "a running holder has its payload already";
   EXPECT_EQ(row(id).at("payload"), "v2");
+}
+
+// Debounce under a race: eight producers, half through the scripts and
+// half through the module, replace one delayed holder's payload 4,000
+// times. Each enqueue runs in a MULTI after an INCR and before a read of
+// the holder's payload, so each replace is seen to take effect and the
+// server's order of them is known: one job is left, the holder, with the
+// payload and due time of the last replace the server ran.
+TEST_F(UniqueJobs, ReplaceUnderARaceKeepsOneJobWithTheLastPayload) {
+  const std::int64_t base = now_ms() + 3600000;
+  EnqueueOptions o = keyed("debounce", UniqueMode::Replace);
+  o.due_ms = base;
+  const std::string holder = holding("debounce", o);
+  const std::string order = q.queue + ":order";  // the test's own counter
+  struct Replace {
+    std::int64_t order = 0;
+    std::string payload;
+    std::int64_t due_ms = 0;
+    std::int64_t code = -1;
+    std::string holder;
+    std::string payload_after;
+  };
+  const int kProducers = 8, kEach = 500;
+  std::mutex m;
+  std::vector<Replace> done;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      Executor on(server().options());
+      std::mt19937 rng(static_cast<unsigned>(p));
+      std::vector<Replace> mine;
+      for (int i = 0; i < kEach; ++i) {
+        Replace r;
+        r.payload = "p" + std::to_string(p) + "-" + std::to_string(i);
+        r.due_ms = base + std::uniform_int_distribution<std::int64_t>(1, 1000000)(rng);
+        EnqueueOptions e = keyed("debounce", UniqueMode::Replace);
+        e.due_ms = r.due_ms;
+        const ScriptCall call = enqueue_call(q, mint_job_id(), r.payload, e);
+        Command c = p % 2 == 0 ? Command{"EVAL", script_source(Script::Enqueue)} : Command{"EMQ.ENQUEUE"};
+        c.push_back(std::to_string(call.keys.size()));
+        c.insert(c.end(), call.keys.begin(), call.keys.end());
+        c.insert(c.end(), call.args.begin(), call.args.end());
+        // The holder's payload read in the same step: this replace's.
+        const Reply exec =
+            on.pipeline({{"MULTI"}, {"INCR", order}, c, {"HGET", q.row(holder), "payload"}, {"EXEC"}}).back();
+        if (exec.elements.size() == 3 && exec.elements[1].elements.size() == 3) {
+          r.order = exec.elements[0].integer;
+          r.code = exec.elements[1].elements[0].integer;
+          r.holder = exec.elements[1].elements[1].str;
+          r.payload_after = exec.elements[2].str;
+        }
+        mine.push_back(std::move(r));
+      }
+      std::lock_guard<std::mutex> lock(m);
+      done.insert(done.end(), mine.begin(), mine.end());
+    });
+  }
+  for (std::thread& t : producers) t.join();
+
+  ASSERT_EQ(done.size(), static_cast<std::size_t>(kProducers * kEach));
+  const Replace* last = &done.front();
+  for (const Replace& r : done) {
+    EXPECT_EQ(r.code, 2) << r.payload << " was not a replace";
+    EXPECT_EQ(r.holder, holder);
+    EXPECT_EQ(r.payload_after, r.payload) << "the replace did not give the holder its payload";
+    if (r.order > last->order) last = &r;
+  }
+  EXPECT_EQ(members(q.pending), std::vector<std::string>{});
+  EXPECT_EQ(zset(q.delayed), (ZSet{{holder, last->due_ms}})) << "one job, due when the last replace said";
+  EXPECT_EQ(cmd({"KEYS", q.row_root + "*"}).elements.size(), 1u) << "no other row was written";
+  EXPECT_EQ(row(holder).at("payload"), last->payload);
+  EXPECT_EQ(counters().at("replaced"), kProducers * kEach);
+  EXPECT_EQ(cmd({"GET", q.uniq("debounce")}).str, holder);
 }
 
 TEST_F(UniqueJobs, AWindowRefusesWithinItAndAcceptsAfterOnTheServersClock) {
