@@ -241,17 +241,26 @@ int emq_job_id_arg(const EmqCall *call, int i) {
 
 int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
 
-int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags) {
-  if (n == 0) return 1;
+/* The index of the first of keys the caller's ACL refuses, written to ACL
+ * LOG as the server logs a script's; n when it refuses none. */
+static size_t first_refused(RedisModuleCtx *ctx, RedisModuleString **keys, size_t n, uint64_t flags) {
   RedisModuleString *name = RedisModule_GetCurrentUserName(ctx);
   /* No user: the server's own client, which may touch every key. */
   RedisModuleUser *user = name != NULL ? RedisModule_GetModuleUserFromUserName(name) : NULL;
-  if (user == NULL) return 1;
+  if (user == NULL) return n;
   size_t i = 0;
-  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], (int)flags) == REDISMODULE_OK) ++i;
-  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, rows[i], REDISMODULE_ACL_LOG_KEY);
+  while (i < n && RedisModule_ACLCheckKeyPermissions(user, keys[i], (int)flags) == REDISMODULE_OK) ++i;
+  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, keys[i], REDISMODULE_ACL_LOG_KEY);
   RedisModule_FreeModuleUser(user);
-  if (i == n) return 1;
+  return i;
+}
+
+int emq_acl_allows(RedisModuleCtx *ctx, RedisModuleString *key, uint64_t flags) {
+  return first_refused(ctx, &key, 1, flags) == 1;
+}
+
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags) {
+  if (n == 0 || first_refused(ctx, rows, n, flags) == n) return 1;
   char text[128];
   snprintf(text, sizeof text, "ERR ACL failure in %s: No permissions to access a key", command);
   RedisModule_ReplyWithError(ctx, text);

@@ -101,6 +101,11 @@ int emq_reply_error(RedisModuleCtx *ctx, const char *text);
  * refusal ("ERR ACL failure in EMQ.CLAIM: No permissions to access a
  * key"), added the key to ACL LOG, and returns 0. */
 int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags);
+/* Whether the caller's ACL lets it touch key as flags say: a refusal is
+ * added to ACL LOG, as the server logs a script's, and not replied; the
+ * caller goes on without the key (a unique key's release, which the
+ * script's pcall skips alike). */
+int emq_acl_allows(RedisModuleCtx *ctx, RedisModuleString *key, uint64_t flags);
 /* A row a transition reads and writes. */
 #define EMQ_ROW_WRITE (REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE)
 

@@ -95,21 +95,12 @@ static RedisModuleString **first_ids(RedisModuleCtx *ctx, RedisModuleKey *key, d
 }
 
 /* The caller's ACL on the rows of ids, each of which claim reads and may
- * write, and, given the uniq root, on the lock of each one in started mode,
- * which its claim frees; 0 once it has replied the refusal. */
-static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString *uniq_root,
-                     RedisModuleString **ids, size_t n) {
+ * write; 0 once it has replied the refusal. */
+static int may_touch(RedisModuleCtx *ctx, RedisModuleString *root, RedisModuleString **ids, size_t n) {
   if (n == 0) return 1;
   RedisModuleString **rows = RedisModule_PoolAlloc(ctx, sizeof *rows * n);
   for (size_t i = 0; i < n; ++i) rows[i] = emq_row_key(ctx, root, ids[i]);
-  if (!emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, EMQ_ROW_WRITE)) return 0;
-  for (size_t i = 0; uniq_root != NULL && i < n; ++i) {
-    RedisModuleKey *row = emq_open_read(ctx, rows[i]);
-    RedisModuleString *mode = emq_hget(row, EMQ_WORD_UNIQUE_MODE), *key = emq_hget(row, EMQ_WORD_UNIQUE);
-    RedisModule_CloseKey(row);
-    if (emq_bytes_equal(mode, "started", 7) && !emq_may_release(ctx, "EMQ.CLAIM", uniq_root, key, mode)) return 0;
-  }
-  return 1;
+  return emq_may_touch_rows(ctx, "EMQ.CLAIM", rows, n, EMQ_ROW_WRITE);
 }
 
 /* Per due id: ZREM, and back to pending at its lane when its row is a
@@ -211,7 +202,7 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
     if (round > 0) {
       size_t next;
       RedisModuleString **ids = first_ids(ctx, sets->pending, 1.0 / 0.0, cap - claimed, &next);
-      if (!may_touch(ctx, root, sets->uniq_root, ids, next)) {
+      if (!may_touch(ctx, root, ids, next)) {
         refused = 1;
         break;
       }
@@ -317,8 +308,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   /* Where the script lifts an ended pause: after every check that may
    * refuse the claim, before the rows the caller's ACL may refuse. */
   if (pause == EMQ_PAUSE_OVER) emq_lift_pause(ctx, meta, call.keys[3]);
-  if (!may_touch(ctx, call.keys[5], sets.uniq_root, due, due_n) ||
-      !may_touch(ctx, call.keys[5], sets.uniq_root, head, head_n)) {
+  if (!may_touch(ctx, call.keys[5], due, due_n) || !may_touch(ctx, call.keys[5], head, head_n)) {
     return REDISMODULE_OK;
   }
   promote(ctx, &call, &sets, due, due_n);

@@ -91,6 +91,10 @@ static int row_fields(RedisModuleCtx *ctx, const EmqOptions *o, RedisModuleStrin
  * a delayed one's due time) replaced in replace mode, else a duplicate. */
 static int held(RedisModuleCtx *ctx, const EmqCall *call, const EmqOptions *o, const char *queue, size_t qlen,
                 RedisModuleString *holder, RedisModuleString *state) {
+  /* A duplicate counts in the stats beside the row key: a key the server
+   * does not check against the caller's ACL, so checked here, before any
+   * write (and only where the count is made, as the script's HINCRBY). */
+  if (!emq_may_touch_stats(ctx, kEnqueue.name, queue, qlen)) return REDISMODULE_OK;
   const int replaces = strcmp(o->unique_mode, "replace") == 0 &&
                        (emq_bytes_equal(state, "pending", 7) || emq_bytes_equal(state, "delayed", 7));
   if (!replaces) {
@@ -134,13 +138,11 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   const size_t qlen = rlen - idlen - 4;
   RedisModuleString *lock;
   if (!keys_as_options_need(&call, (int)(call.args - call.keys), &o, queue, qlen, &lock)) return REDISMODULE_OK;
-  /* A duplicate counts in the stats beside the row key: a key the server
-   * does not check against the caller's ACL, so checked here. */
-  if (lock != NULL && !emq_may_touch_stats(ctx, kEnqueue.name, queue, qlen)) return REDISMODULE_OK;
 
   RedisModuleKey *row = emq_open_write(ctx, row_name);
   if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) {
     if (lock == NULL) return RedisModule_ReplyWithLongLong(ctx, 0);
+    if (!emq_may_touch_stats(ctx, kEnqueue.name, queue, qlen)) return REDISMODULE_OK;
     RedisModuleString *state = emq_hget(row, EMQ_WORD_STATE);
     emq_count_unique(ctx, queue, qlen, EMQ_WORD_DUPLICATES, "enqueue");
     return emq_reply_holder(ctx, 0, id, state != NULL ? state : emq_word(EMQ_WORD_EMPTY));

@@ -27,7 +27,7 @@ int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
   c->uniq_root = emq_optional_key(&c->call, t, EMQ_KEY_UNIQ_ROOT);
   c->unique = emq_hget(c->row, EMQ_WORD_UNIQUE);
   c->unique_mode = emq_hget(c->row, EMQ_WORD_UNIQUE_MODE);
-  return emq_may_release(ctx, t->name, c->uniq_root, c->unique, c->unique_mode);
+  return 1;
 }
 
 void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -144,7 +144,7 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
   f->uniq_root = emq_optional_key(&f->call, t, EMQ_KEY_UNIQ_ROOT);
   f->unique = emq_hget(f->row, EMQ_WORD_UNIQUE);
   f->unique_mode = emq_hget(f->row, EMQ_WORD_UNIQUE_MODE);
-  return !f->dies || emq_may_release(ctx, t->name, f->uniq_root, f->unique, f->unique_mode);
+  return 1;
 }
 
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f) {

@@ -214,17 +214,10 @@ RedisModuleString *emq_lock_of(RedisModuleCtx *ctx, RedisModuleString *uniq_root
   return RedisModule_CreateString(ctx, name, rlen + klen);
 }
 
-int emq_may_release(RedisModuleCtx *ctx, const char *command, RedisModuleString *uniq_root, RedisModuleString *key,
-                    RedisModuleString *mode) {
-  RedisModuleString *lock = emq_lock_of(ctx, uniq_root, key, mode);
-  return lock == NULL ||
-         emq_may_touch_rows(ctx, command, &lock, 1, REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_DELETE);
-}
-
 void emq_release_key(RedisModuleCtx *ctx, RedisModuleString *uniq_root, RedisModuleString *id, RedisModuleString *key,
                      RedisModuleString *mode) {
   RedisModuleString *lock = emq_lock_of(ctx, uniq_root, key, mode);
-  if (lock == NULL) return;
+  if (lock == NULL || !emq_acl_allows(ctx, lock, REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_DELETE)) return;
   RedisModuleKey *k = emq_open_write(ctx, lock);
   size_t hlen, ilen;
   const char *id_bytes = RedisModule_StringPtrLen(id, &ilen);

@@ -46,13 +46,11 @@ void emq_count_unique(RedisModuleCtx *ctx, const char *queue, size_t qlen, EmqWo
  * window. */
 RedisModuleString *emq_lock_of(RedisModuleCtx *ctx, RedisModuleString *uniq_root, RedisModuleString *key,
                                RedisModuleString *mode);
-/* release_key: DEL the lock when it holds id. */
+/* release_key: DEL the lock when it holds id. A lock the caller's ACL
+ * refuses is left as it is (and logged), as the script's pcall leaves it:
+ * a stale pointer, which blocks nothing. */
 void emq_release_key(RedisModuleCtx *ctx, RedisModuleString *uniq_root, RedisModuleString *id, RedisModuleString *key,
                      RedisModuleString *mode);
-/* The caller's ACL on the lock release_key would delete: 1 when it may
- * (or there is none); 0 once it has replied the refusal. */
-int emq_may_release(RedisModuleCtx *ctx, const char *command, RedisModuleString *uniq_root, RedisModuleString *key,
-                    RedisModuleString *mode);
 
 /* SET lock id, with PX unique_for_ms in window mode (take_lock), as the
  * server's own SET. */
