@@ -69,6 +69,7 @@
 #include "differential_flows.h"
 #include "keyspace_dump.h"
 #include "valkey_server.h"
+#include "wait_for.h"
 
 namespace echomq::test {
 namespace {
@@ -319,6 +320,26 @@ class Differential : public ::testing::Test {
     }
     ++unique_enqueues_;
     return u;
+  }
+
+  // A window of 1 ms set in this step ends on each side a little apart:
+  // between the two sides' dumps, or before the fence on one side and after
+  // it on the other (its expired event in another step). So each such lock
+  // is waited out on both sides before the step is compared; a long window
+  // outlives the run.
+  void let_short_windows_end() {
+    for (Side* side : {&scripted, &native}) {
+      for (int k = 0; k < 4; ++k) {
+        const std::string lock = q.uniq("k" + std::to_string(k));
+        ASSERT_TRUE(wait_for(
+            [&] {
+              const std::int64_t ttl = side->raw.command({"PTTL", lock}).integer;
+              return ttl < 0 || ttl > kLong / 2;
+            },
+            std::chrono::seconds(1)))
+            << lock << " outlived its 1 ms window";
+      }
+    }
   }
 
   // Stale pointers made by hand, the same on both sides: a holder's row
@@ -811,6 +832,7 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     const bool paused_before = is_paused(scripted);
     Reply a = step(scripted);
     Reply b = step(native);
+    let_short_windows_end();
     const std::string mark = std::to_string(n);
     control.command({"PUBLISH", kFence, mark});
     std::map<int, std::vector<std::string>> events = tap.until(mark);
