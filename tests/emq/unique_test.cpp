@@ -165,6 +165,20 @@ TEST_F(UniqueCli, NdjsonLinesCarryKeysAndADuplicatePrintsItsHolder) {
   EXPECT_NE(r.err.find("unique_mode window needs \"unique_for_ms\""), std::string::npos) << r.err;
 }
 
+TEST_F(UniqueCli, StatsCountTheDuplicatesAndReplaces) {
+  holding("JOB_h", "k", keyed("k", UniqueMode::Replace));
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_d", "p", keyed("k")), EnqueueResult::Duplicate);
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_r", "p", keyed("k", UniqueMode::Replace)), EnqueueResult::Replaced);
+  EmqResult r = emq({"stats", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nunique keys of " + queue() + ": 1 duplicates, 1 replaced\n"), std::string::npos) << r.out;
+  r = emq({"stats", queue(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j[0]["counters"]["duplicates"], 1);
+  EXPECT_EQ(j[0]["counters"]["replaced"], 1);
+}
+
 // A holder's id is the server's text: whatever another writer put in the
 // lock, emq prints it escaped.
 TEST_F(UniqueCli, AHoldersIdFromTheServerIsPrintedEscaped) {
