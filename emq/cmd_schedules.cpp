@@ -108,7 +108,7 @@ int run_fire(Tool& tool, const FireArgs& a) {
       say("not fired: the marker already holds a fire at or after now");
       return kExitNotFound;
     case FireOutcome::Kind::KeyHeld:
-      std::cout << r.job_id << '\n';
+      std::cout << terminal_text(r.job_id) << '\n';
       say("not fired: the schedule's unique key is held by " + r.job_id + " (" + r.problem + "); the tick is taken");
       return kExitRunning;
   }

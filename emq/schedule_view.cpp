@@ -109,9 +109,6 @@ void read_definition(ScheduleView& v, const std::string& text, std::int64_t now)
   }
 }
 
-}  // namespace
-
-namespace {
 // The definition's unique key, as the daemon publishes it: false, with
 // problem naming the field, for one another writer broke.
 bool unique_settings(const nlohmann::json& d, FireSettings& s, std::string& problem) {
