@@ -40,8 +40,9 @@ static int is_key(const char *s, size_t len) {
   return 1;
 }
 
+/* text is at most 199 bytes (the callers' buffers are 200). */
 static int refuse(const EmqCall *call, const char *text) {
-  char buf[200];
+  char buf[sizeof "EMQARG " + 200];
   snprintf(buf, sizeof buf, "EMQARG %s", text);
   emq_reply_error(call->ctx, buf);
   return 0;
