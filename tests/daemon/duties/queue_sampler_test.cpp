@@ -69,6 +69,28 @@ TEST_F(QueueSamplerTest, EveryStateOfEveryQueueInOneSample) {
   EXPECT_TRUE(test::wait_for([&] { return depths(metrics, "busy") == drained; }, seconds(5)));
 }
 
+// emq_unique_duplicates_total follows the queue's stats duplicates, which
+// a unique duplicate by any producer counts: all of it at the first
+// sample, then what it gained.
+TEST_F(QueueSamplerTest, UniqueDuplicatesFollowTheQueuesCounter) {
+  QueueKeys q("uniq");
+  EnqueueOptions o;
+  o.job.unique = UniqueKey{"digest:ada", std::nullopt, 0};
+  ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Enqueued);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Duplicate);
+
+  Metrics metrics({"uniq"}, "test");
+  QueueSampler sampler(every_50ms({"uniq"}), server.options(), metrics);
+  sampler.start();
+  ASSERT_TRUE(
+      test::wait_for([&] { return scrape_has(metrics, "emq_unique_duplicates_total{queue=\"uniq\"} 3"); }, seconds(5)))
+      << metrics.scrape();
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Duplicate);
+  EXPECT_TRUE(
+      test::wait_for([&] { return scrape_has(metrics, "emq_unique_duplicates_total{queue=\"uniq\"} 5"); }, seconds(5)))
+      << metrics.scrape();
+}
+
 TEST_F(QueueSamplerTest, LatencyIsTheAgeOfTheHeadJobByTheServersClock) {
   QueueKeys q("lat");
   const std::int64_t now = x.server_time_ms();
