@@ -1,5 +1,4 @@
 // emq inspect QUEUE ID [--json]
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -8,6 +7,8 @@
 
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/unique.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
@@ -36,7 +37,7 @@ std::optional<std::string_view> field(const JobRow& row, const std::string& name
 // payload, and later transitions add the rest.
 std::int64_t int_field(const JobRow& row, const std::string& name) {
   auto v = field(row, name);
-  return v ? std::strtoll(std::string(*v).c_str(), nullptr, 10) : 0;
+  return v ? whole_number(*v).value_or(0) : 0;
 }
 
 // Where the state's set says the job stands in time: the due time of a
@@ -65,13 +66,15 @@ std::optional<SetTime> set_time(Executor& x, const QueueKeys& q, const std::stri
   Reply r = x.command({"ZSCORE", key, id});
   if (r.is_error()) throw error_from_reply("inspect", r.str);
   if (r.type != Reply::Type::String) return std::nullopt;
-  t.ms = static_cast<std::int64_t>(std::strtod(r.str.c_str(), nullptr));
+  const std::optional<double> score = decimal_number(r.str);
+  if (!score) return std::nullopt;  // inf, put there by another writer
+  t.ms = static_cast<std::int64_t>(*score);
   return t;
 }
 
 void print_label(const std::string& label, const std::string& value) {
   std::string pad(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ');
-  std::cout << label << pad << value << '\n';
+  std::cout << label << pad << terminal_text(value) << '\n';
 }
 
 // Bytes as a header line ("11 bytes, text") and then the bytes themselves,
@@ -97,12 +100,27 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   while (start < shown.size()) {
     std::size_t nl = shown.find('\n', start);
     std::size_t end = nl == std::string::npos ? shown.size() : nl;
-    std::cout << "  " << std::string_view(shown).substr(start, end - start) << '\n';
+    std::cout << "  " << terminal_text(std::string_view(shown).substr(start, end - start)) << '\n';
     start = end + 1;
   }
 }
 
-void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+// The row's unique key, its mode and who holds it now; none without a key.
+std::optional<UniqueLock> unique_of(Executor& x, const QueueKeys& q, const JobRow& row) {
+  const std::optional<std::string_view> key = field(row, "unique");
+  if (!key || !valid_unique_key(*key)) return std::nullopt;
+  return read_unique_lock(x, q, *key);
+}
+
+std::string unique_text(const JobRow& row, const UniqueLock& l) {
+  std::string text = l.key + ", mode " + std::string(field(row, "unique_mode").value_or("finished"));
+  if (auto window = field(row, "unique_for_ms")) text += " " + std::string(*window) + " ms";
+  if (l.held && l.points_at == row.id) return text + "; holds the key";
+  return text + "; the key is " + describe(l);
+}
+
+void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique) {
   print_label("queue", q.queue);
   print_label("id", row.id);
   if (auto minted = minted_at_ms(row.id)) print_label("minted", iso_time(static_cast<std::int64_t>(*minted)));
@@ -111,21 +129,30 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) {
     print_label(name, std::to_string(int_field(row, name)));
   }
+  if (unique) print_label("unique", unique_text(row, *unique));
   print_bytes("error", field(row, "error"));
   if (auto progress = field(row, "progress")) print_bytes("progress", progress);
   print_bytes("payload", field(row, "payload"));
   print_bytes("result", field(row, "result"));
 }
 
-void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique) {
   nlohmann::ordered_json j = {{"queue", q.queue}, {"id", row.id}};
   if (auto minted = minted_at_ms(row.id)) j["minted_ms"] = *minted;
   j["state"] = std::string(field(row, "state").value_or("unknown"));
   if (when) j[when->json_name] = when->ms;
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
+  if (unique) {
+    j["unique"] = {
+        {"key", unique->key},
+        {"mode", std::string(field(row, "unique_mode").value_or("finished"))},
+        {"for_ms", field(row, "unique_for_ms") ? nlohmann::ordered_json(int_field(row, "unique_for_ms")) : nullptr},
+        {"holder", unique->held ? nlohmann::ordered_json(unique->points_at) : nullptr}};
+  }
   for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
-  std::cout << j.dump(2) << '\n';
+  std::cout << json_text(j, 2) << '\n';
 }
 
 int run_inspect(Tool& tool, const InspectArgs& a) {
@@ -138,10 +165,11 @@ int run_inspect(Tool& tool, const InspectArgs& a) {
     return kExitNotFound;
   }
   std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));
+  const std::optional<UniqueLock> unique = unique_of(x, q, *row);
   if (a.json) {
-    print_json(q, *row, when);
+    print_json(q, *row, when, unique);
   } else {
-    print_text(q, *row, when);
+    print_text(q, *row, when, unique);
   }
   return kExitOk;
 }

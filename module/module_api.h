@@ -30,7 +30,6 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_KEYTYPE_EMPTY 0
 #define REDISMODULE_KEYTYPE_STRING 1
-#define REDISMODULE_KEYTYPE_LIST 2
 #define REDISMODULE_KEYTYPE_HASH 3
 #define REDISMODULE_KEYTYPE_ZSET 5
 #define REDISMODULE_KEYTYPE_STREAM 7
@@ -44,9 +43,6 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_ZADD_ADDED (1 << 2)
 #define REDISMODULE_ZADD_UPDATED (1 << 3)
 
-#define REDISMODULE_LIST_HEAD 0
-#define REDISMODULE_LIST_TAIL 1
-
 #define REDISMODULE_HASH_NONE 0
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 /* HashSet's value that deletes the field (HDEL). */
@@ -59,7 +55,6 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
 
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2) /* g: del, expire */
-#define REDISMODULE_NOTIFY_LIST (1 << 4)    /* l */
 #define REDISMODULE_NOTIFY_HASH (1 << 6)    /* h */
 #define REDISMODULE_NOTIFY_ZSET (1 << 7)    /* z */
 
@@ -196,11 +191,6 @@ typedef struct {
   X(int, ZsetAdd, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr))               \
   X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele, int *deleted))                             \
   X(int, ZsetScore, (RedisModuleKey * key, RedisModuleString * ele, double *score))                          \
-  X(int, ZsetIncrby,                                                                                         \
-    (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr, double *newscore))            \
-  X(int, ListPush, (RedisModuleKey * key, int where, RedisModuleString *ele))                                \
-  X(RedisModuleString *, ListPop, (RedisModuleKey * key, int where))                                         \
-  X(RedisModuleString *, ListGet, (RedisModuleKey * key, long index))                                        \
   X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min, double max, int minex, int maxex))        \
   X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key, double *score))                     \
   X(int, ZsetRangeNext, (RedisModuleKey * key))                                                              \

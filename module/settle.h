@@ -7,7 +7,6 @@
 #define EMQ_SETTLE_H
 
 #include "call.h"
-#include "groups.h"
 #include "rows.h"
 #include "words.h"
 #include "writes.h"
@@ -18,11 +17,11 @@ typedef struct {
   RedisModuleString *row_name, *active_name, *stats_name, *id;
   RedisModuleKey *row, *active, *stats;
   RedisModuleString *attempts; /* the row's, read before the row may go */
+  /* The uniq root given (or NULL), and the row's unique and unique_mode. */
+  RedisModuleString *uniq_root, *unique, *unique_mode;
   double keep_ms;
   long long completed;
   int counted;
-  EmqGroups groups;
-  RedisModuleString *group; /* the row's group, given the block; else NULL */
 } EmqCompletion;
 
 /* complete's checks, in its script's order: the call, the id, keep_ms, the
@@ -35,8 +34,8 @@ void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* complete's row: deleted when keep_ms is 0, else kept with its result,
  * expiring in keep_ms. */
 void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c);
-/* A grouped job leaves its group's count (out of group). */
-void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c);
+/* The job's unique key freed (release_key). */
+void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* The completed entry, given the stream. */
 void emq_completion_emit(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* stats completed + 1 (or the log line of a broken counter), and the
@@ -54,8 +53,7 @@ typedef struct {
   mstime_t now;
   EmqWord state, counter_field;
   int dies, counted;
-  EmqGroups groups;
-  RedisModuleString *group; /* the row's group, given the block; else NULL */
+  RedisModuleString *uniq_root, *unique, *unique_mode;
 } EmqFailure;
 
 /* fail's checks, in its script's order: the call, the id, max_attempts,
@@ -64,14 +62,11 @@ typedef struct {
  * KEYS[1..6] are row, active, delayed, pending, dead and stats. 0 once it
  * has replied; nothing is written. */
 int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqFailure *f);
-/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target (a
- * grouped job retried now: no ZADD, emq_failure_group sends it to its
- * group). */
+/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target. */
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f);
-/* A grouped job: retried now, to its group; else out of its count. */
-void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f);
-/* The entry of the state written (with the error), the counter (dead or
- * retried), and the reply: 2 dead, 1 will retry. */
+/* A job that dies frees its unique key (release_key); then the entry of
+ * the state written (with the error), the counter (dead or retried), and
+ * the reply: 2 dead, 1 will retry. */
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who);
 
 #endif

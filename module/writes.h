@@ -23,6 +23,9 @@ void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
  * lease_epoch, HSET state: one write, one command to replicate). */
 void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
                  RedisModuleString **values, const char *const *events, int num_events);
+/* HSET key f1 v1 f2 v2 ...: pairs holds 2 * n field, value strings. */
+void emq_hset_pairs(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString **pairs,
+                    int n);
 /* HSET row state <word>. */
 void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state);
 /* HINCRBY key field delta, where current is what field holds, read (and
@@ -42,7 +45,7 @@ typedef struct {
   RedisModuleKey *key;
   RedisModuleString *name, *score_text, **argv;
   double score;
-  size_t len, cap; /* argv grows as ids come */
+  size_t len;
 } EmqZaddBatch;
 void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *key, RedisModuleString *name,
                           double score, size_t cap);
@@ -57,16 +60,6 @@ void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
  * and announced in order, replicated whole when it deleted any. */
 void emq_del_keys(RedisModuleCtx *ctx, RedisModuleString **names, int n);
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
-/* HDEL key f1 .. fn: silent, and replicated not at all, when no field was
- * there; "del" too when it empties the hash. */
-void emq_hdel(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int n, const EmqWord *fields);
-/* ZINCRBY key delta member; the new score. */
-double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
-                   RedisModuleString *member);
-/* RPUSH key value. */
-void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value);
-/* LPOP key, for a list that is not empty; "del" too when it empties it. */
-void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 /* PERSIST: silent, and replicated not at all, when the key has no expiry. */
 void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 

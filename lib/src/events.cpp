@@ -1,18 +1,15 @@
 #include "echomq/events.h"
 
-#include <charconv>
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
 Command events_read(const QueueKeys& q) { return {"HGET", q.meta, "events"}; }
 
 std::int64_t decode_events(const Reply& r) {
-  if (r.type != Reply::Type::String || r.str.empty() || r.str.size() > 8) return 0;
-  std::int64_t n = 0;
-  const char* end = r.str.data() + r.str.size();
-  auto [at, ec] = std::from_chars(r.str.data(), end, n);
-  if (ec != std::errc() || at != end || n < 1 || n > kMaxEventsLength) return 0;
-  return n;
+  // At most 8 digits, as every speaker reads the field (leading zeros too).
+  if (r.type != Reply::Type::String || r.str.size() > 8) return 0;
+  return whole_number_in(r.str, 1, kMaxEventsLength).value_or(0);
 }
 
 Command events_write(const QueueKeys& q, std::int64_t length) {
@@ -38,6 +35,13 @@ bool carries_events(const ScriptCall& call) {
 std::int64_t entries_appended(const ScriptCall& call, const Reply& r) {
   if (r.type == Reply::Type::Array) {
     if (call.script == Script::Claim) return static_cast<std::int64_t>(r.elements.size() / 4);
+    // [moved, skipped]; a unique duplicate's or refusal's [code, holder,
+    // state] appends nothing.
+    if (call.script == Script::RetryDead && !r.elements.empty()) return r.elements[0].integer;
+    if (call.script == Script::Enqueue || call.script == Script::EnqueueChild || call.script == Script::EnqueueParent ||
+        call.script == Script::EnqueueCron || call.script == Script::RetryJob) {
+      return 0;
+    }
     std::int64_t n = 0;
     for (const Reply& e : r.elements) {
       if (e.type != Reply::Type::Integer) continue;

@@ -34,7 +34,7 @@ class FlowApi : public FlowTest {
       if (!parent) continue;
       const bool done = child["state"] == "completed";
       told.push_back(decode_child_done(x.eval(echomq::child_done_call(
-          QueueKeys(parent->first), parent->second, in.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
+          QueueKeys(parent->queue), parent->id, in.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
           done ? child["result"] : child["error"]))));
       EXPECT_TRUE(decode_outbox_ack(x.eval(echomq::outbox_ack_call(in, id, 0))));
     }
@@ -167,17 +167,18 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   Lease l{"JOB_1", 3};
   EXPECT_EQ(complete_call(k, l, 0, "r").script, Script::Complete);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).script, Script::CompleteFlow);
-  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 6u);
+  // Their KEYS, and the uniq root last (docs/protocol.md, "Release").
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 7u);
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.back(), k.uniq_root);
   FailArgs f;
   EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).script, Script::FailFlow);
-  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u);
-  std::vector<std::string> flow_keys{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
-                                     k.deps("JOB_1"), k.results("JOB_1")};
-  k.add_group_block(flow_keys);
-  EXPECT_EQ(cancel_call(k, "JOB_1").keys, flow_keys)
+  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 10u);
+  EXPECT_EQ(cancel_call(k, "JOB_1").keys,
+            (std::vector<std::string>{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
+                                      k.deps("JOB_1"), k.results("JOB_1"), k.uniq_root}))
       << "an operator's cancel tells a child's parent, and removes a waiting parent";
-  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u + 7u) << "four, then the group block";
+  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 5u);
 }
 
 TEST_F(FlowApi, AChildDyingUnderFailKillsItsParentThroughFailFlow) {

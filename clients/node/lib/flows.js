@@ -4,10 +4,13 @@
 // libechomq's enqueue_flow, docs/decisions.md "Flows checked whole").
 const ids = require('./ids');
 const { EchoMQError, InvalidError, fromReply } = require('./errors');
+const { keys } = require('./keys');
+const { payloadBytes, checkLane } = require('./values');
+const { jobOptions } = require('./options');
 
 const POLICIES = ['fail', 'wait', 'ignore'];
 const MAX_DEPTH = 64; // levels, the root's included: libechomq's kMaxFlowDepth
-const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children'];
+const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children', 'unique', 'uniqueMode', 'uniqueFor'];
 const LEAST_BULK = 1 << 20; // the least proto-max-bulk-len a server takes
 const DEFAULT_BULK = 512 * LEAST_BULK; // its default, where CONFIG is not ours to call
 const NAMED_PARENTS = 10;
@@ -27,10 +30,10 @@ class FlowIncomplete extends EchoMQError {
 const pathOf = (at) => `root${at.map((i) => `.children[${i}]`).join('')}`;
 const refOf = (n) => `${n.queue}:${n.id}`;
 
-// The tree as it will be sent: each node checked (by check, the queue's
-// payload and lane rules), ids minted, and a job (queue and id) given
+// The tree as it will be sent: each node checked (a job's payload and lane
+// as values.js says), ids minted, and a job (queue and id) given
 // twice anywhere refused. largest: the biggest payload and where it is.
-function planTree(tree, defaultQueue, check) {
+function planTree(tree, defaultQueue) {
   const seen = new Map(); // given ref -> where first
   let largest = { size: 0, at: [] };
   const visit = (node, queue0, at) => {
@@ -47,11 +50,13 @@ function planTree(tree, defaultQueue, check) {
     const id = node.id || ids.mintJobId();
     let payload;
     let lane;
+    let options;
     try {
       ids.checkQueueName(queue);
       ids.checkJobId(id);
-      payload = check.payload(node.payload);
-      lane = check.lane(node.lane || 0);
+      payload = payloadBytes(node.payload);
+      lane = checkLane(node.lane || 0);
+      options = jobOptions({ unique: node.unique, uniqueMode: node.uniqueMode, uniqueFor: node.uniqueFor });
     } catch (e) {
       if (e instanceof InvalidError) bad(e.message);
       throw e;
@@ -74,7 +79,7 @@ function planTree(tree, defaultQueue, check) {
       at.pop();
       return planned;
     });
-    return { queue, id, payload, lane, policy, children };
+    return { queue, id, payload, lane, policy, children, unique: node.unique, options };
   };
   const root = visit(tree, defaultQueue, []);
   return { root, largest };
@@ -90,8 +95,8 @@ async function bulkLimit(client) {
 }
 
 // The checked tree with its ids; rejects with InvalidError naming the node.
-async function plan(client, tree, defaultQueue, check) {
-  const { root, largest } = planTree(tree, defaultQueue, check);
+async function plan(client, tree, defaultQueue) {
+  const { root, largest } = planTree(tree, defaultQueue);
   const limit = largest.size > LEAST_BULK ? await bulkLimit(client) : DEFAULT_BULK;
   if (largest.size > limit) {
     throw new InvalidError(`flow: ${pathOf(largest.at)}: the payload of ${largest.size} bytes is over the server's limit of ${limit} bytes (proto-max-bulk-len)`);
@@ -99,15 +104,22 @@ async function plan(client, tree, defaultQueue, check) {
   return root;
 }
 
-function send(run, keys, n, parent) {
+// The node's enqueue; resolves to its reply.
+function send(run, n, parent) {
   const k = keys(n.queue);
   const row = k.rowRoot + n.id;
   const lane = String(n.lane);
+  const lock = n.unique != null ? [k.uniqRoot + n.unique] : [];
   if (n.children.length) {
-    return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta],
-      [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf)]);
+    return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta, ...lock],
+      [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf), ...n.options]);
   }
-  if (parent) return run('enqueue_child', n.queue, [row, k.pending, k.meta], [n.id, n.payload, lane, refOf(parent)]);
+  if (parent) {
+    return run('enqueue_child', n.queue, [row, k.pending, k.meta, ...lock], [n.id, n.payload, lane, refOf(parent), ...n.options]);
+  }
+  if (n.options.length) {
+    return run('enqueue', n.queue, [row, k.pending, ...lock], [n.id, n.payload, ...(n.lane !== 0 ? ['lane', lane] : []), ...n.options]);
+  }
   if (n.lane !== 0) return run('enqueue_lane', n.queue, [row, k.pending], [n.id, n.payload, lane]);
   return run('enqueue', n.queue, [row, k.pending], [n.id, n.payload]);
 }
@@ -127,18 +139,30 @@ function incomplete(cause, failed, waiting) {
 // keys, args) (the queue's events stream added there). A refused node's subtree is
 // left out and the rest goes in; then FlowIncomplete names the parents
 // left waiting.
-async function enqueue(run, keys, root) {
+async function enqueue(run, root) {
   let level = [[root, null]];
   let first = null;
   const waiting = [];
   while (level.length) {
     const below = [];
     for (const [n, parent] of level) {
+      let reply;
       try {
-        await send(run, keys, n, parent);
+        reply = await send(run, n, parent);
       } catch (e) { // a refusal, or a lost connection: either way this node may be missing
         first = first || [fromReply(e), refOf(n)];
         if (parent && !waiting.includes(refOf(parent))) waiting.push(refOf(parent));
+        continue;
+      }
+      if (Array.isArray(reply) && String(reply[1]) !== n.id) { // its unique key is held: not enqueued, nor its subtree
+        if (!parent) { // the tree stands for the job holding the root's key
+          n.id = String(reply[1]);
+          n.children = [];
+        }
+        if (parent) {
+          first = first || [new EchoMQError(`its unique key is held by ${reply[1]} (${reply[2]})`), refOf(n)];
+          if (!waiting.includes(refOf(parent))) waiting.push(refOf(parent));
+        }
         continue;
       }
       for (const c of n.children) below.push([c, n]);

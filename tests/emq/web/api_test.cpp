@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "echomq/events.h"
+#include "minted_id.h"
 #include "web_fixture.h"
 #include "wait_for.h"
 
@@ -42,8 +44,9 @@ void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std
 }
 
 TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
-  const std::uint64_t minted = static_cast<std::uint64_t>(x().server_time_ms()) - 60000;
-  enqueue(x(), keys(), mint_job_id(minted), "a");
+  // An id dated a minute ago (mint_job_id(ms) would not go back past an
+  // id this process minted later).
+  enqueue(x(), keys(), id_minted_at(x().server_time_ms() - 60000), "a");
   enqueue(x(), keys(), mint_job_id(), "b");
   seed_dead(x(), keys(), "JOB_dead1", "p", "boom", 1000);
   pause(x(), keys());
@@ -87,6 +90,47 @@ TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
   const HttpAnswer off = http_request(port(), "GET /api/events?queue=no-events HTTP/1.1\r\n" + host);
   EXPECT_TRUE(off.closed);
   EXPECT_NE(off.body.find("event: off"), std::string::npos) << off.raw;
+}
+
+// Each event stream holds a thread and a server connection, so at most 64
+// are served at once, however fast they are asked for: 300 requests sent
+// in a burst, before any answer is read, get at most 64 streams and a 503
+// (poll instead) for the rest.
+TEST_F(WebApiTest, AtMost64EventStreamsAreServedEvenInABurst) {
+  x().command(events_write(keys(), 100));
+  constexpr int kAsked = 300;
+  const std::string request =
+      "GET /api/events?queue=" + queue() + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n";
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kAsked; ++i) {
+    clients.push_back(std::make_unique<Client>(port()));
+    clients.back()->send(request);
+  }
+  int streams = 0, refused = 0, unanswered = 0;
+  for (auto& c : clients) {
+    // A stream's head comes and the stream stays open; a refusal closes.
+    std::string seen;
+    const bool headed = wait_for(
+        [&] {
+          const HttpAnswer a = c->read_all(std::chrono::milliseconds(50));
+          seen += a.raw;
+          return seen.find("\r\n\r\n") != std::string::npos || a.closed;
+        },
+        std::chrono::seconds(20));
+    if (headed && seen.find("Content-Type: text/event-stream") != std::string::npos) {
+      ++streams;
+    } else if (seen.rfind("HTTP/1.1 503", 0) == 0) {
+      ++refused;
+    } else {
+      ++unanswered;  // closed unanswered: evicted from a full server, as a burst may be
+    }
+  }
+  std::printf("[figure] %d requests in a burst: %d streams, %d refused (503), %d closed unanswered\n", kAsked, streams,
+              refused, unanswered);
+  EXPECT_LE(streams, 64);
+  EXPECT_GT(streams, 0);
+  EXPECT_GT(refused, 0) << "past the 64, a page is told to poll";
+  EXPECT_EQ(streams + refused + unanswered, kAsked);
 }
 
 TEST_F(WebApiTest, TwoHundredQueuesInOneRequest) {
@@ -240,6 +284,41 @@ TEST_F(WebApiTest, RetryOneRetryAllAndCancel) {
   EXPECT_EQ(x().command({"EXISTS", keys().row("JOB_b")}).integer, 0);
   EXPECT_EQ(act(qpath() + "/jobs/JOB_b/cancel").status, 404);
   EXPECT_EQ(act(qpath() + "/jobs/NOPE/cancel").status, 400);
+}
+
+// A dead job whose unique key another live job holds stays dead, whichever
+// retry the page asks for, and the answer names the job holding the key.
+TEST_F(WebApiTest, ARetryMeetingAHeldKeyNamesTheHolder) {
+  EnqueueOptions o;
+  o.job.unique = UniqueKey{"sync:7", std::nullopt, 0};
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_dead", "p", o), EnqueueResult::Enqueued);
+  const std::vector<ClaimedJob> jobs = claim(x(), keys(), {30000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  FailArgs permanent;
+  permanent.permanent = true;
+  ASSERT_EQ(fail(x(), keys(), {"JOB_dead", jobs[0].lease_epoch}, permanent), FailResult::Dead);
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_live", "p", o), EnqueueResult::Enqueued);
+
+  json b = body_of(get(qpath() + "/jobs/JOB_dead"));
+  EXPECT_EQ(b["fields"]["unique"]["text"], "sync:7");
+  EXPECT_EQ(b["fields"]["unique_mode"]["text"], "finished");
+
+  HttpAnswer a = act(qpath() + "/jobs/JOB_dead/retry");
+  EXPECT_EQ(a.status, 409) << a.body;
+  EXPECT_NE(a.body.find("its unique key is held by JOB_live (pending)"), std::string::npos) << a.body;
+  a = act(qpath() + "/retry-dead");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["moved"], 0);
+  EXPECT_EQ(body_of(a)["skipped"], 1);
+  a = act(qpath() + "/selection/retry?state=dead&id=JOB_dead");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["done"], 0);
+  EXPECT_EQ(body_of(a)["held"], 1);
+  a = act(qpath() + "/bulk/retry?match=p");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["held"], 1);
+  EXPECT_EQ(x().command({"HGET", keys().row("JOB_dead"), "state"}).str, "dead");
+  EXPECT_EQ(x().command({"GET", keys().uniq("sync:7")}).str, "JOB_live");
 }
 
 TEST_F(WebApiTest, EveryAnswerCarriesAStrictPolicy) {

@@ -4,8 +4,10 @@ a real valkey-server and a real `emq web` (no daemon: a job run now stays
 pending for the test to see).
 
 Run now on a delayed job leaves it pending; Delete all dead asks with the
-count, and the dead list is empty after; under --read-only none of the
-buttons is drawn. A screenshot of a queue page with the buttons is saved
+count, and the dead list is empty after; a dead job whose unique key
+another live job holds shows its key, and its Retry (and Retry all dead)
+leaves it dead, naming the holder; under --read-only none of the buttons
+is drawn. A screenshot of a queue page with the buttons is saved
 under --artifacts (docs/web-actions.png is a copy). The helpers are
 browser_test.py's.
 
@@ -13,7 +15,6 @@ browser_test.py's.
 """
 import os
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_test as bt  # noqa: E402  (the path above first)
@@ -30,39 +31,20 @@ e.dispatchEvent(new Event('input'));
 """
 
 
-def server_ms(client):
-    secs, micros = client.time()
-    return secs * 1000 + micros // 1000
-
-
 def seed_delayed(valkey, queue, job_id, payload):
     c = valkey.client()
     c.hset(f"emq:{{{queue}}}:job:{job_id}", mapping={"state": "delayed", "attempts": "0", "payload": payload})
-    c.zadd(f"emq:{{{queue}}}:delayed", {job_id: server_ms(c) + HOUR_MS})
+    c.zadd(f"emq:{{{queue}}}:delayed", {job_id: bt.server_ms(c) + HOUR_MS})
     c.sadd("{emq}:queues", queue)
 
 
-class Actions(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.valkey = bt.Valkey()
-        cls.web = bt.EmqWeb(cls.valkey)
-        cls.driver = bt.browser()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.driver.quit()
-        cls.web.close()
-        cls.valkey.close()
-
-    def open(self, path):
-        self.driver.get(self.web.base + path)
-
+class Actions(bt.Bare):
     def test_run_now_leaves_a_delayed_job_pending(self):
         seed_delayed(self.valkey, "later", "JOB_later_1", "tomorrow's report")
         self.open("/queues/later?state=delayed")
-        due = bt.cells(self.driver, 'tr[data-id="JOB_later_1"]')[1]
-        self.assertTrue(due.endswith(" UTC"), f"the due time says its zone: {due}")
+        due = bt.wait(self.driver, lambda d: d.execute_script(
+            "const t = document.querySelector('tr[data-id=\"JOB_later_1\"] time'); return t && t.title;"), "the due time")
+        self.assertRegex(due, r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · ", "the due time in UTC on hover")
         bt.click(self.driver, 'tr[data-id="JOB_later_1"]', "Run now")
         c = self.valkey.client()
         bt.wait_server(lambda: c.hget("emq:{later}:job:JOB_later_1", "state") == "pending", "JOB_later_1 pending")
@@ -109,6 +91,31 @@ class Actions(unittest.TestCase):
         labels = self.driver.execute_script("return [...document.querySelectorAll('#view button')].map((b) => b.textContent)")
         self.assertNotIn("Cancel", labels, "cancel would delete the kept row")
 
+    def test_a_dead_job_whose_unique_key_is_held_stays_dead_and_the_page_names_the_holder(self):
+        bt.seed_dead(self.valkey, "digests", "JOB_digest_old", "x", "smtp down", 1700000000000)
+        c = self.valkey.client()
+        c.hset("emq:{digests}:job:JOB_digest_old", mapping={"unique": "digest:ada", "unique_mode": "finished"})
+        bt.emq(self.valkey, "enqueue", "digests", "y", "--id", "JOB_digest_new", "--unique", "digest:ada")
+        self.open("/queues/digests/jobs/JOB_digest_old")
+        fields = bt.text(self.driver, "dl.fields")
+        self.assertIn("digest:ada", fields, "the job's page shows its unique key")
+        self.assertIn("finished", fields, "and its mode")
+        bt.click(self.driver, "#view .actions", "Retry")
+        notice = bt.wait(self.driver, lambda d: d.execute_script(
+            "const n = document.getElementById('notice'); return n && n.textContent.includes('held by') && "
+            "n.textContent"), "the refusal")
+        self.assertIn("JOB_digest_old stays dead: its unique key is held by JOB_digest_new (pending)", notice)
+        self.assertEqual(c.hget("emq:{digests}:job:JOB_digest_old", "state"), "dead")
+
+        self.open("/queues/digests?state=dead")
+        bt.text(self.driver, 'tr[data-id="JOB_digest_old"]')
+        bt.click(self.driver, "#view", "Retry all dead")
+        bt.wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
+        notice = bt.wait(self.driver, lambda d: d.execute_script(
+            "const n = document.getElementById('notice'); return n && n.textContent.startsWith('Moved') && "
+            "n.textContent"), "the answer")
+        self.assertEqual(notice, "Moved 0 dead jobs to pending; 1 stayed dead: another live job holds their unique key")
+
     def test_the_queue_page_with_its_buttons_and_none_read_only(self):
         c = self.valkey.client()
         seed_delayed(self.valkey, "partner", "JOB_partner_1", '{"order":4711}')
@@ -143,7 +150,7 @@ class Actions(unittest.TestCase):
             self.driver.get(ro.base + "/queues/partner?state=delayed")
             bt.text(self.driver, 'tr[data-id="JOB_partner_1"]')
             bt.text(self.driver, "#schedules")
-            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "button:not([data-range])"), [])
+            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#view button:not([data-range])"), [])
             self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#limits-form"), [])
         finally:
             ro.close()
