@@ -97,8 +97,13 @@ local function option_value(name, v)
       return v
     end
     return nil, 'tracestate must be at most 512 bytes'
+  elseif name == 'group' then
+    if #v <= 128 and string.match(v, '^[0-9A-Za-z_.:%-]+$') then
+      return v
+    end
+    return nil, 'group must be 1-128 bytes of [0-9A-Za-z_.:-]'
   end
-  return nil, 'enqueue option group is reserved for groups and not accepted yet'
+  return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
 end
 
 -- The named options ARGV[first..last] (docs/protocol.md, "The optioned
@@ -119,6 +124,8 @@ local function options_of(first, last, with_lane_and_due, who)
       return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
     elseif positional and not with_lane_and_due then
       return nil, name .. ' is not an option of ' .. who
+    elseif name == 'group' and who ~= 'enqueue' then
+      return nil, 'group is not an option of ' .. who .. ' yet'
     end
     if o[name] then
       return nil, 'enqueue option ' .. name .. ' is given twice'

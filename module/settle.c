@@ -8,6 +8,7 @@
 int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t,
                         EmqCompletion *c) {
   if (!emq_begin(ctx, argv, argc, t, &c->call)) return 0;
+  if (emq_groups_begin(ctx, &c->call, t, &c->groups, NULL) < 0) return 0;
   c->row_name = c->call.keys[0];
   c->active_name = c->call.keys[1];
   c->stats_name = c->call.keys[2];
@@ -27,6 +28,8 @@ int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
   c->uniq_root = emq_optional_key(&c->call, t, EMQ_KEY_UNIQ_ROOT);
   c->unique = emq_hget(c->row, EMQ_WORD_UNIQUE);
   c->unique_mode = emq_hget(c->row, EMQ_WORD_UNIQUE_MODE);
+  c->groups.active = c->active;
+  c->group = emq_group_of(&c->groups, emq_hget(c->row, EMQ_WORD_GROUP));
   return 1;
 }
 
@@ -46,6 +49,11 @@ void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c) {
   }
   emq_completion_keep(ctx, c);
   emq_pexpire(ctx, c->row, c->row_name, emq_now_ms() + (mstime_t)c->keep_ms);
+}
+
+void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c) {
+  (void)ctx;
+  if (c->group != NULL) emq_group_out(&c->groups, c->group, c->id);
 }
 
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c) {

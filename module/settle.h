@@ -7,6 +7,7 @@
 #define EMQ_SETTLE_H
 
 #include "call.h"
+#include "groups.h"
 #include "rows.h"
 #include "words.h"
 #include "writes.h"
@@ -22,6 +23,8 @@ typedef struct {
   double keep_ms;
   long long completed;
   int counted;
+  EmqGroups groups;
+  RedisModuleString *group; /* the row's group, given the block; else NULL */
 } EmqCompletion;
 
 /* complete's checks, in its script's order: the call, the id, keep_ms, the
@@ -34,6 +37,8 @@ void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* complete's row: deleted when keep_ms is 0, else kept with its result,
  * expiring in keep_ms. */
 void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c);
+/* A grouped job leaves its group's count (out of group). */
+void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c);
 /* The job's unique key freed (release_key). */
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* The completed entry, given the stream. */

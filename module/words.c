@@ -40,6 +40,13 @@ int emq_create_words(void) {
                                                    "duplicates",
                                                    "replaced",
                                                    "gone",
+                                                   "group",
+                                                   "in",
+                                                   "deficit",
+                                                   "rot",
+                                                   "cap",
+                                                   "rate",
+                                                   "*",
                                                    "0",
                                                    ""};
   for (int i = 0; i < EMQ_WORD_COUNT; ++i) {

@@ -75,8 +75,9 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
   check_lane(o.lane);
   check_job_id(id);  // a new id is minted or taken from a user: the full form
   std::string row = q.row(id);
-  if (has_job_options(o.job)) {
-    // The optioned enqueue: delayed with a due time, then the lock.
+  if (has_job_options(o.job) || !o.group.empty()) {
+    // The optioned enqueue: delayed with a due time, then the lock, then
+    // the group's six.
     ScriptCall call{Script::Enqueue, {std::move(row), q.pending}, {std::string(id), std::string(payload)}};
     if (o.lane != 0) call.args.insert(call.args.end(), {"lane", num(o.lane)});
     if (o.due_ms) {
@@ -84,6 +85,10 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
       call.args.insert(call.args.end(), {"due_ms", num(*o.due_ms)});
     }
     add_job_options(q, o.job, call.keys, call.args);
+    if (!o.group.empty()) {
+      call.keys.insert(call.keys.end(), {q.gq(o.group), q.grp(o.group), q.gact(o.group), q.gidx, q.rot, q.groups});
+      call.args.insert(call.args.end(), {"group", o.group});
+    }
     return call;
   }
   if (o.due_ms) {
@@ -134,9 +139,12 @@ CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id
 }
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
-  return {Script::Claim,
-          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root},
-          {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  ScriptCall call{Script::Claim,
+                  {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+                  {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
 }
 
 std::vector<ClaimedJob> decode_claim(Reply r) {
@@ -206,6 +214,10 @@ ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_m
   if (mode == FlowMode::Flow) {
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
+  } else {
+    // complete_flow does not move a job of a group yet: its counted lease
+    // heals as an emq/1 peer's does (docs/protocol.md, "Groups").
+    q.add_group_block(call.keys);
   }
   call.keys.push_back(q.uniq_root);
   return call;
@@ -326,6 +338,16 @@ CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMo
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
   return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root, q.uniq_root}, {num(older_than_ms), num(max_keep)}}),
                     "trim_dead");
+}
+
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy) {
+  if (group != "*") check_group_name(group);
+  const std::string g(group);
+  return {Script::GroupSet, {q.groups, q.gq_root + g, q.grp_root + g, q.rot, q.gwait}, {g, std::string(policy)}};
+}
+
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy) {
+  return integer_of(x.eval(group_set_call(q, group, policy)), "group_set") == 1;
 }
 
 }  // namespace echomq

@@ -3,6 +3,7 @@
 // EMQWIRE), its refusal of a cluster, and how an executor chooses it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -118,9 +119,17 @@ TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
   for (const ScriptCall& call : core_calls(q, held, mint_job_id())) {
     const Command good = native_command(call);
     SCOPED_TRACE(good[0]);
-    // numkeys: one too few (of the transition's own KEYS: the uniq root
-    // after them is optional), one too many, not a number.
-    const std::size_t own = call.keys.size() - (call.keys.back() == q.uniq_root ? 1 : 0);
+    // numkeys: one too few (of the transition's own KEYS: the group block
+    // and the uniq root after them are optional), one too many, not a
+    // number; and a group block cut short.
+    const bool block = std::find(call.keys.begin(), call.keys.end(), q.gq_root) != call.keys.end();
+    const std::size_t own = call.keys.size() - (call.keys.back() == q.uniq_root ? 1 : 0) - (block ? 7 : 0);
+    if (block) {
+      Command cut = good;
+      cut.erase(cut.begin() + 2 + static_cast<std::ptrdiff_t>(own) + 6);  // gwait
+      cut[1] = std::to_string(call.keys.size() - 1);
+      expect_refused(cut, "EMQLAYOUT");
+    }
     Command c = good;
     c[1] = std::to_string(own - 1);
     expect_refused(c, "EMQLAYOUT");
@@ -296,7 +305,8 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   enqueue(x, q, mint_job_id(), "p", {0, 1});  // a due delayed job, for the promotion
   Connection admin = Connection::open(server.options());
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all"};
-  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root}) {
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root, q.gq_root,
+                               q.grp_root, q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(admin.command(declared_only).str, "OK");
@@ -337,7 +347,8 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
 TEST_F(Module, AReleaseTheCallersAclRefusesLeavesAStalePointerOnBothExecutors) {
   Connection admin = Connection::open(server.options());
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all", "~" + q.row_root + "*"};
-  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.uniq_root}) {
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.uniq_root, q.gq_root, q.grp_root,
+                               q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(admin.command(declared_only).str, "OK");

@@ -84,6 +84,9 @@ struct EnqueueOptions {
   // A unique key and a trace context: the optioned enqueue
   // (docs/protocol.md, "The optioned enqueue").
   JobOptions job{};
+  // The job's group (docs/protocol.md, "Groups"): empty for none; else
+  // 1-128 bytes of [0-9A-Za-z_.:-], checked host-side first.
+  std::string group{};
 };
 
 // The named pairs a JobOptions adds to an enqueue form's ARGV, and the lock
@@ -212,5 +215,14 @@ ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode = 
 CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
+
+// group_set (docs/protocol.md, "Groups"): writes group's policy text ("" is
+// the default again), or the default's when group is "*", and brings the
+// group back to the rotation when the change lets it run. True when the
+// group is then in the rotation (or waits for its rate's next token).
+// Throws Error{Invalid} for a bad group name; the script refuses a bad
+// policy (Error{Arg}, its text naming the field).
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy);
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy);
 
 }  // namespace echomq

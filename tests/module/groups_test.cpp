@@ -1,0 +1,153 @@
+// Fair share between groups of one queue (docs/protocol.md, "Groups";
+// issue 51, item 4), counted in claims on a real server, on both
+// executors: the scripts, and EMQ.ENQUEUE, EMQ.CLAIM and EMQ.COMPLETE
+// (group_set is a script on both).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/job_id.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+#include "keyspace_dump.h"
+#include "module_server.h"
+#include "valkey_server.h"
+
+namespace echomq::test {
+namespace {
+
+class Groups : public ::testing::TestWithParam<ExecutorChoice> {
+ protected:
+  Groups() : server(with_module()), x(choosing(server, GetParam())), q("fair") {}
+
+  // n jobs of group g (none for ""), each with its group in its payload.
+  void add(const std::string& g, int n) {
+    EnqueueOptions o;
+    o.group = g;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(enqueue(x, q, mint_job_id(), g.empty() ? "-" : g, o), EnqueueResult::Enqueued);
+    }
+  }
+
+  // One claim of one job: its group ("-" for none), or "" when none came.
+  std::string claim_one() {
+    std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+    return jobs.empty() ? "" : jobs.front().payload;
+  }
+
+  // n claims of one job each, completed at once: the groups in order.
+  std::vector<std::string> claims(int n) {
+    std::vector<std::string> order;
+    for (int i = 0; i < n; ++i) {
+      std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+      if (jobs.empty()) break;
+      order.push_back(jobs.front().payload);
+      EXPECT_EQ(complete(x, q, {jobs.front().id, jobs.front().lease_epoch}, 0, "ok"), CompleteResult::Completed);
+    }
+    return order;
+  }
+
+  ValkeyServer server;
+  Executor x;
+  QueueKeys q;
+};
+
+// A (weight 3) and B (weight 1) both backlogged: every window of 40
+// consecutive claims holds 27 to 33 of A's (one quantum of 3 around 30).
+TEST_P(Groups, WeightsSplitEveryWindowOfFortyClaimsThreeToOne) {
+  ASSERT_TRUE(group_set(x, q, "A", "weight=3") == false);
+  add("A", 300);
+  add("B", 100);
+  const std::vector<std::string> order = claims(400);
+  ASSERT_EQ(order.size(), 400u);
+  int worst_low = 40, worst_high = 0;
+  for (std::size_t start = 0; start + 40 <= 300; ++start) {
+    int a = 0;
+    for (std::size_t i = start; i < start + 40; ++i) a += order[i] == "A";
+    worst_low = std::min(worst_low, a);
+    worst_high = std::max(worst_high, a);
+  }
+  EXPECT_GE(worst_low, 27) << "a window of 40 claims gave A too few";
+  EXPECT_LE(worst_high, 33) << "a window of 40 claims gave A too many";
+  std::printf("groups %s: A's claims in every window of 40: %d..%d (bound 27..33)\n", to_string(GetParam()), worst_low,
+              worst_high);
+}
+
+// A tenant's single job enqueued behind another's large backlog (10,000
+// here: the issue's 100,000 only lengthens the enqueue, the bound does not
+// depend on it) is claimed within the sum of the other eligible groups'
+// weights, in claims.
+TEST_P(Groups, ASmallTenantIsClaimedWithinTheOthersWeightsBehindABacklog) {
+  ASSERT_FALSE(group_set(x, q, "big", "weight=5"));
+  add("big", 10000);
+  ASSERT_EQ(claim_one(), "big");  // big's turn is under way
+  add("small", 1);
+  int waited = 0;
+  for (std::string g = claim_one(); g != "small"; g = claim_one()) {
+    ASSERT_EQ(g, "big");
+    ++waited;
+    ASSERT_LE(waited, 5) << "the small tenant waited past big's weight";
+  }
+  std::printf("groups %s: the small tenant waited %d claims behind 10,000 (bound 5)\n", to_string(GetParam()), waited);
+}
+
+// A paused group and a group at its cap never delay the others: each claim
+// goes to a group that may run, and the held ones keep their jobs.
+TEST_P(Groups, APausedOrCappedGroupNeverDelaysTheOthers) {
+  add("held", 50);
+  add("capped", 50);
+  add("free", 20);
+  add("", 20);  // group-less jobs share the rotation as one member
+  // Paused, a group stays in the rotation until a claim meets it there.
+  ASSERT_TRUE(group_set(x, q, "held", "paused=1"));
+  ASSERT_TRUE(group_set(x, q, "capped", "max_active=2"));
+  std::map<std::string, int> got;
+  std::vector<ClaimedJob> running;
+  for (int i = 0; i < 42; ++i) {
+    std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+    ASSERT_EQ(jobs.size(), 1u) << "claim " << i << " came back empty while free and ungrouped work waits";
+    ++got[jobs.front().payload];
+    running.push_back(jobs.front());  // nothing completes: capped stays at its cap
+  }
+  EXPECT_EQ(got["held"], 0);
+  EXPECT_EQ(got["capped"], 2);
+  EXPECT_EQ(got["free"], 20);
+  EXPECT_EQ(got["-"], 20);
+  // Resumed, the held group comes back; a capped job's end lets one more in.
+  EXPECT_TRUE(group_set(x, q, "held", ""));
+  EXPECT_EQ(claim_one(), "held");
+  for (const ClaimedJob& j : running) {
+    if (j.payload == "capped") {
+      ASSERT_EQ(complete(x, q, {j.id, j.lease_epoch}, 0, "ok"), CompleteResult::Completed);
+      break;
+    }
+  }
+  std::map<std::string, int> next;
+  for (int i = 0; i < 4; ++i) ++next[claim_one()];
+  EXPECT_EQ(next["capped"], 1) << "the capped group should rejoin for exactly the one slot its job freed";
+}
+
+// An idle group holds no keys: once its last job is completed, nothing of
+// it is left but the policy an operator wrote.
+TEST_P(Groups, AnIdleGroupHoldsNoKeys) {
+  add("once", 2);
+  const std::vector<std::string> order = claims(2);
+  ASSERT_EQ(order, (std::vector<std::string>{"once", "once"}));
+  Connection raw = Connection::open(server.options());
+  for (const auto& [key, state] : dump_keyspace(raw)) {
+    EXPECT_EQ(key.find(":gq:"), std::string::npos) << key << " is left";
+    EXPECT_EQ(key.find(":grp:"), std::string::npos) << key << " is left";
+    EXPECT_EQ(key.find(":gact:"), std::string::npos) << key << " is left";
+    EXPECT_NE(key, q.gidx) << "gidx is left";
+    EXPECT_NE(key, q.rot) << "the rotation is left";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothExecutors, Groups, ::testing::Values(ExecutorChoice::Scripted, ExecutorChoice::Native),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace echomq::test
