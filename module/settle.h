@@ -59,6 +59,8 @@ typedef struct {
   EmqWord state, counter_field;
   int dies, counted;
   RedisModuleString *uniq_root, *unique, *unique_mode;
+  EmqGroups groups;
+  RedisModuleString *group; /* the row's group, given the block; else NULL */
 } EmqFailure;
 
 /* fail's checks, in its script's order: the call, the id, max_attempts,
@@ -67,8 +69,12 @@ typedef struct {
  * KEYS[1..6] are row, active, delayed, pending, dead and stats. 0 once it
  * has replied; nothing is written. */
 int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqFailure *f);
-/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target. */
+/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target (a
+ * grouped job retried now: no ZADD, emq_failure_group sends it to its
+ * group). */
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f);
+/* A grouped job: retried now, to its group; else out of its count. */
+void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f);
 /* A job that dies frees its unique key (release_key); then the entry of
  * the state written (with the error), the counter (dead or retried), and
  * the reply: 2 dead, 1 will retry. */

@@ -241,6 +241,7 @@ ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, Flow
     call.script = Script::FailFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }
@@ -258,7 +259,9 @@ FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailA
 }
 
 ScriptCall release_call(const QueueKeys& q, const Lease& l) {
-  return {Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  ScriptCall call{Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 ReleaseResult decode_release(const Reply& r) {

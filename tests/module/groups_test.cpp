@@ -146,8 +146,34 @@ TEST_P(Groups, AnIdleGroupHoldsNoKeys) {
   }
 }
 
+// A grouped job retried by fail goes back to its group's zset, not to
+// pending, and its count drops; released, the same; dead, it only leaves
+// its count. The group's turn and caps keep holding it.
+TEST_P(Groups, FailAndReleaseReturnAGroupedJobToItsGroup) {
+  add("A", 1);
+  ASSERT_TRUE(group_set(x, q, "A", "max_active=1"));
+  Connection raw = Connection::open(server.options());
+  std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 1);
+  ASSERT_EQ(fail(x, q, {jobs[0].id, jobs[0].lease_epoch}, {"boom", 5, 0, false}), FailResult::Retry);
+  EXPECT_EQ(raw.command({"ZCARD", q.pending}).integer, 0) << "a retried grouped job does not wait in pending";
+  EXPECT_EQ(raw.command({"ZSCORE", q.gq("A"), jobs[0].id}).str, "0");
+  EXPECT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 0);
+
+  jobs = claim(x, q, {60000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u) << "the retried job is claimed from its group";
+  ASSERT_EQ(release(x, q, {jobs[0].id, jobs[0].lease_epoch}), ReleaseResult::Released);
+  EXPECT_EQ(raw.command({"ZSCORE", q.gq("A"), jobs[0].id}).str, "0");
+
+  jobs = claim(x, q, {60000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_EQ(fail(x, q, {jobs[0].id, jobs[0].lease_epoch}, {"boom", 1, 0, true}), FailResult::Dead);
+  EXPECT_EQ(raw.command({"EXISTS", q.gact("A"), q.gq("A"), q.grp("A")}).integer, 0) << "the idle group holds no keys";
+}
+
 INSTANTIATE_TEST_SUITE_P(BothExecutors, Groups, ::testing::Values(ExecutorChoice::Scripted, ExecutorChoice::Native),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         [](const auto& p) { return std::string(to_string(p.param)); });
 
 }  // namespace
 }  // namespace echomq::test
