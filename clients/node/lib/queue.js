@@ -9,7 +9,7 @@ const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 const { QUEUES_KEY, keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
-const { jobOptions, enqueued } = require('./options');
+const { jobOptions, groupOption, enqueued } = require('./options');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
@@ -100,12 +100,16 @@ class Queue {
   // replace, id and state are the holder's. uniqueMode is 'finished' (the
   // default: held until it completes or dies), 'started' (until first
   // claimed), 'window' (uniqueFor ms, whatever the job does) or 'replace'.
-  async enqueueResult(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
+  // With group: G the job belongs to group G (a tenant): a group-aware
+  // claim (emqd's) serves the queue's groups in turn, by their weights
+  // (docs/protocol.md, "Groups"); this package's own claim serves
+  // ungrouped jobs only, as every emq/1 speaker's.
+  async enqueueResult(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate, group } = {}) {
     const jobId = id == null ? ids.mintJobId() : id;
     ids.checkJobId(jobId);
     checkLane(lane);
     const body = payloadBytes(payload);
-    const options = jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate });
+    const options = [...jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate }), ...groupOption(group)];
     await this.ensure();
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
@@ -118,6 +122,9 @@ class Queue {
         a.push('due_ms', String(due));
       }
       if (unique != null) k.push(this.keys.uniqRoot + unique);
+      if (group != null) {
+        k.push(this.keys.gqRoot + group, this.keys.grpRoot + group, this.keys.gactRoot + group, this.keys.gidx, this.keys.rot, this.keys.groups);
+      }
       reply = await this.run('enqueue', this.name, k, [...a, ...options]);
     } else if (due != null) {
       reply = await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);

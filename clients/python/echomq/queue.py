@@ -9,7 +9,7 @@ from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
 from .events import EventsBook, Waiter
 from .keys import QUEUES_KEY, keys
-from .options import enqueued, job_options
+from .options import enqueued, group_option, job_options
 from .scripts import Scripts
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
@@ -94,7 +94,7 @@ class Queue:
         return None
 
     def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None, unique=None, unique_mode=None,
-                unique_for=None, traceparent=None, tracestate=None):
+                unique_for=None, traceparent=None, tracestate=None, group=None):
         """Enqueues a job; returns its id, an Enqueued (a str).
 
         A duplicate id enqueues nothing and returns the id all the same.
@@ -106,12 +106,16 @@ class Queue:
         a timedelta, whatever the job does) or "replace" (a pending or
         delayed holder takes this payload and due time: .outcome
         "replaced").
+        With group=G the job belongs to group G (a tenant): a group-aware
+        claim (emqd's) serves the queue's groups in turn, by their weights
+        (docs/protocol.md, "Groups"). This package's own claim serves
+        ungrouped jobs only, as every emq/1 speaker's.
         """
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = values.lane(lane)
         body = values.payload(payload)
-        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate)
+        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate) + group_option(group)
         self._ensure()
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
@@ -122,6 +126,9 @@ class Queue:
                 args += ["due_ms", due]
             if unique is not None:
                 keys.append(self.keys["uniq_root"] + unique)
+            if group is not None:
+                keys += [self.keys["gq_root"] + group, self.keys["grp_root"] + group, self.keys["gact_root"] + group,
+                         self.keys["gidx"], self.keys["rot"], self.keys["groups"]]
             reply = self._run("enqueue", self.name, keys, args + options)
         elif due is not None:
             reply = self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])

@@ -68,6 +68,17 @@ class QueueTest(ServerTest):
         self.assertTrue(before + 60000 <= due <= q.server_time_ms() + 60000)
         self.assertEqual(q.inspect(d)["lane"], 3)
 
+    def test_a_grouped_job_waits_in_its_groups_zset_and_its_group_joins_the_rotation(self):
+        q = self.queue()
+        job_id = q.enqueue("x", group="cust.42", lane=2)
+        self.assertEqual(self.r.hget(q.keys["row_root"] + job_id, "group"), b"cust.42")
+        self.assertEqual(self.r.zcard(q.keys["pending"]), 0)
+        self.assertEqual(self.r.zscore(q.keys["gq_root"] + "cust.42", job_id), 2)
+        self.assertEqual(self.r.lrange(q.keys["rot"], 0, -1), [b"cust.42"])
+        self.assertEqual(self.r.zscore(q.keys["gidx"], "cust.42"), 1)
+        with self.assertRaises(InvalidError):
+            q.enqueue("x", group="a b")
+
     def test_a_duplicate_enqueues_nothing(self):
         q = self.queue()
         q.enqueue("first", id="JOB_dup")
