@@ -273,9 +273,11 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval({Script::Reap,
-                    {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox, q.uniq_root},
-                    {num(max_attempts), num(limit)}});
+  ScriptCall call{
+      Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  Reply r = x.eval(call);
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }

@@ -4,6 +4,7 @@
 // (group_set is a script on both).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -170,6 +171,34 @@ TEST_P(Groups, FailAndReleaseReturnAGroupedJobToItsGroup) {
   ASSERT_EQ(jobs.size(), 1u);
   ASSERT_EQ(fail(x, q, {jobs[0].id, jobs[0].lease_epoch}, {"boom", 1, 0, true}), FailResult::Dead);
   EXPECT_EQ(raw.command({"EXISTS", q.gact("A"), q.gq("A"), q.grp("A")}).integer, 0) << "the idle group holds no keys";
+}
+
+// A worker that dies mid-job (its lease runs out) leaves its group's count
+// right after the reap: requeued, the job is back in its group's zset and
+// uncounted; dead at its last attempt, its idle group holds no keys.
+TEST_P(Groups, AReapLeavesTheGroupsCountRight) {
+  add("A", 1);
+  Connection raw = Connection::open(server.options());
+  for (const std::int64_t max_attempts : {5, 1}) {
+    std::vector<ClaimedJob> jobs = claim(x, q, {1, 1, 0});  // a 1 ms lease: its worker is gone
+    ASSERT_EQ(jobs.size(), 1u);
+    ASSERT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 1);
+    ReapResult reaped;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (reaped.requeued + reaped.dead == 0 && std::chrono::steady_clock::now() < deadline) {
+      reaped = reap(x, q, max_attempts, 10);  // the lease's end is the server's clock: asked until it has passed
+    }
+    ASSERT_EQ(reaped.requeued + reaped.dead, 1) << "the lease should have run out within 5 s";
+    EXPECT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 0) << "the reaped job is no longer counted";
+    if (max_attempts == 5) {
+      EXPECT_EQ(reaped.requeued, 1);
+      EXPECT_EQ(raw.command({"ZSCORE", q.gq("A"), jobs[0].id}).str, "0") << "requeued into its group";
+      EXPECT_EQ(raw.command({"ZCARD", q.pending}).integer, 0);
+    } else {
+      EXPECT_EQ(reaped.dead, 1);
+      EXPECT_EQ(raw.command({"EXISTS", q.gact("A"), q.gq("A"), q.grp("A")}).integer, 0);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothExecutors, Groups, ::testing::Values(ExecutorChoice::Scripted, ExecutorChoice::Native),
