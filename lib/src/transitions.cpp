@@ -214,11 +214,8 @@ ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_m
   if (mode == FlowMode::Flow) {
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
-  } else {
-    // complete_flow does not move a job of a group yet: its counted lease
-    // heals as an emq/1 peer's does (docs/protocol.md, "Groups").
-    q.add_group_block(call.keys);
   }
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }

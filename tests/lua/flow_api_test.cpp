@@ -167,8 +167,9 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   Lease l{"JOB_1", 3};
   EXPECT_EQ(complete_call(k, l, 0, "r").script, Script::Complete);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).script, Script::CompleteFlow);
-  // Their KEYS, and the uniq root last (docs/protocol.md, "Release").
-  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 7u);
+  // Their KEYS, the group block, and the uniq root last (docs/protocol.md,
+  // "Release", "Groups").
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 6u + 7u + 1u);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.back(), k.uniq_root);
   FailArgs f;
   EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
