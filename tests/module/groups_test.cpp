@@ -95,6 +95,29 @@ TEST_P(Groups, ASmallTenantIsClaimedWithinTheOthersWeightsBehindABacklog) {
   std::printf("groups %s: the small tenant waited %d claims behind 10,000 (bound 5)\n", to_string(GetParam()), waited);
 }
 
+// Many small tenants behind one large backlog (the 1,000 groups
+// behind 50,000, scaled to 200 behind 5,000 to keep the test short: the
+// bound is in claims and does not depend on either number): each small
+// tenant's job is claimed before the backlog's (groups + 1)th job.
+TEST_P(Groups, ManySmallTenantsAreAllClaimedBeforeTheBacklogsNextTurns) {
+  constexpr int kGroups = 200;
+  add("backlog", 5000);
+  for (int g = 0; g < kGroups; ++g) add("t" + std::to_string(g), 1);
+  int backlog_claims = 0, small_claims = 0;
+  while (small_claims < kGroups) {
+    const std::string g = claim_one();
+    ASSERT_FALSE(g.empty());
+    if (g == "backlog") {
+      ++backlog_claims;
+      ASSERT_LE(backlog_claims, kGroups) << "the backlog got its " << kGroups + 1 << "th job before every small tenant";
+    } else {
+      ++small_claims;
+    }
+  }
+  std::printf("groups %s: %d small tenants all claimed within %d of the backlog's claims (bound %d)\n",
+              to_string(GetParam()), kGroups, backlog_claims, kGroups);
+}
+
 // A paused group and a group at its cap never delay the others: each claim
 // goes to a group that may run, and the held ones keep their jobs.
 TEST_P(Groups, APausedOrCappedGroupNeverDelaysTheOthers) {
