@@ -2,7 +2,7 @@
 measures its figures beside a ceiling or the peer in the same run and adds
 its rows, with the targets they are held to, to the session's report
 (scenario(session))."""
-from emqbench.scenarios import (cluster, enqueue, events, exec_handler, flows, latency, limits, memory, native,
+from emqbench.scenarios import (ceiling, cluster, enqueue, events, exec_handler, flows, latency, limits, memory, native,
                                 noop, pool, search, tls)
 
 # The names --only takes, in the order a run takes them.
@@ -11,6 +11,7 @@ SCENARIOS = {
     "noop": noop.scenario,
     "tls": tls.scenario,
     "native": native.scenario,
+    "ceiling": ceiling.scenario,
     "cluster": cluster.scenario,
     "pool": pool.scenario,
     "exec": exec_handler.scenario,
