@@ -6,11 +6,12 @@
 // several jobs. Two round trips may be on the wire at once, each on a
 // connection and thread of its own (a Channel): while the server works
 // through one batch, the jobs of the last are handed out and the next
-// batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
-// and wakes at once when the wakeup subscriber reports new work. A claim
-// cut short by the queue's limits holds the next claim back
-// (limit_holdback.h); a queue in flows settles and claims as flow_reads.h
-// says; server trouble paces the turns as server_trouble.h says.
+// batch is sent; claim_turn.h builds each round trip and reads it back.
+// Idle, it polls with a growing interval up to poll_max_ms, and wakes at
+// once when the wakeup subscriber reports new work. A claim cut short by
+// the queue's limits holds the next claim back (limit_holdback.h); a queue
+// in flows settles and claims as flow_reads.h says; server trouble paces
+// the turns as server_trouble.h says.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "claim_refusal.h"
+#include "claim_turn.h"
 #include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
@@ -55,6 +58,8 @@ class ClaimLoop {
   // Running, or claimed ahead and not started: what the drain waits for.
   // leased_count() less these are outcomes to record.
   std::size_t in_handlers() const { return static_cast<std::size_t>(runner_.busy()); }
+  // The same, running and claimed ahead apart (the registry's busy and prefetched).
+  JobRunner::Load slot_load() const { return runner_.load(); }
   // Round trips sent and not answered yet: at most one per channel.
   int round_trips_on_wire() const { return on_wire_.load(); }
   // Settle what is left, giving up on the server after `flush_for`, then end.
@@ -69,9 +74,10 @@ class ClaimLoop {
   // Why the loop claims nothing while its handler cannot take jobs, as the
   // handler said at the last claim; "" when it can (for /healthz).
   std::string handler_problem() const;
-  // Why the queue claims nothing because its limits in meta are broken
-  // (claim's EMQARG, naming the field); "" while they hold (for /healthz).
-  std::string limit_problem() const;
+  // Why claim refuses the queue, as "<what kind>: <why>" (claim_refusal.h:
+  // a broken limit or pause end in meta, a key of another type, ...); ""
+  // while claims are answered (for /healthz).
+  std::string claim_problem() const;
   // A lease of the queue ended, here or in another daemon (the active set
   // lost a member): a loop held back by max_active claims again.
   void lease_ended();
@@ -95,15 +101,19 @@ class ClaimLoop {
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
   bool turn_due(std::chrono::steady_clock::time_point now) const;
+  bool drained(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool gathering(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
-  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
-                                const std::vector<Command>& then = {});
-  // Logs and publishes a change of limit_problem().
-  void note_limit_problem(const std::string& why);
+  ClaimTurn::Results round_trip(Channel& ch, const ClaimTurn& turn);
+  void learn(Channel& ch, const ClaimMeta& meta);
+  // How the next claim waits after this one; takes mutex_.
+  void pace_after_claim(const ClaimTurn::Results& r, std::uint64_t changes_before, int asked);
+  // A claim answered (refused: none) or refused: says a change of
+  // claim_problem() once, in the log.
+  void note_claim_refusal(Channel& ch, const std::optional<Error>& refused);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
   // Under mutex_: sets aside room for a claim about to go out (0: none
@@ -143,7 +153,7 @@ class ClaimLoop {
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
   std::string handler_problem_;  // see handler_problem()
   LimitHoldback holdback_;       // under mutex_ but its changes()
-  std::string limit_problem_;    // see limit_problem()
+  ClaimRefusal refusal_;         // see claim_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
   FlowReads flows_;

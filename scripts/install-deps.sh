@@ -118,7 +118,7 @@ test_pkgs=(
   libgtest-dev libgmock-dev googletest
   python3-redis python3-croniter python3-venv python3-wheel
   chromium chromium-driver python3-selenium
-  systemd prometheus openssl clang-format
+  systemd prometheus openssl clang-format help2man
 )
 # The .deb (debhelper: its rules; lintian: Debian's check of it; help2man:
 # its manual pages from --help), the Python wheel (python3-build, offline
@@ -142,7 +142,9 @@ package_test_pkgs=(debootstrap podman systemd python3-venv python3-redis)
 # install as docs/clients.md gives it (tests/e2e/clients_doc_test.cpp runs
 # it), python3-redis: that client's library; clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS
-# tests make their own CA and certificates with it (tests/support/test_pki).
+# tests make their own CA and certificates with it (tests/support/test_pki);
+# help2man: the manual pages, made as the .deb makes them and checked
+# (tests/ops/man_pages_test.cpp).
 
 missing() {
   local p
