@@ -1,6 +1,7 @@
 #include "echomq/executor.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "cluster_router.h"
 #include "echomq/events.h"

@@ -117,7 +117,7 @@ std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std:
       all.push_back({parents[i], ref.str, ""});
       states.push_back({"HGET", cq.row(child->id), "state"});
       outboxes.push_back(cq.outbox);
-      ids.push_back(child->second);
+      ids.push_back(child->id);
     }
   }
   if (all.empty()) return {};
