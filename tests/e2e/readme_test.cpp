@@ -151,7 +151,7 @@ std::set<std::string> packages_for(const std::string& mode) {
 // configured.
 std::string make_would_run(const std::string& target) {
   const fs::path build = fs::temp_directory_path() / ("emqd-make-n-" + std::to_string(::getpid()));
-  RunResult r = run_program({"make", "-n", "-C", EMQ_SOURCE_DIR, target, "BUILD=" + build.string()});
+  RunResult r = run_program({"/usr/bin/env", "make", "-n", "-C", EMQ_SOURCE_DIR, target, "BUILD=" + build.string()});
   EXPECT_EQ(r.code, 0) << "make -n " << target << ": " << r.err;
   return r.out;
 }
