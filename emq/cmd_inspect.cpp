@@ -7,6 +7,7 @@
 
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/unique.h"
 #include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
@@ -104,7 +105,22 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   }
 }
 
-void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+// The row's unique key, its mode and who holds it now; none without a key.
+std::optional<UniqueLock> unique_of(Executor& x, const QueueKeys& q, const JobRow& row) {
+  const std::optional<std::string_view> key = field(row, "unique");
+  if (!key || !valid_unique_key(*key)) return std::nullopt;
+  return read_unique_lock(x, q, *key);
+}
+
+std::string unique_text(const JobRow& row, const UniqueLock& l) {
+  std::string text = l.key + ", mode " + std::string(field(row, "unique_mode").value_or("finished"));
+  if (auto window = field(row, "unique_for_ms")) text += " " + std::string(*window) + " ms";
+  if (l.held && l.points_at == row.id) return text + "; holds the key";
+  return text + "; the key is " + describe(l);
+}
+
+void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique) {
   print_label("queue", q.queue);
   print_label("id", row.id);
   if (auto minted = minted_at_ms(row.id)) print_label("minted", iso_time(static_cast<std::int64_t>(*minted)));
@@ -113,21 +129,30 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) {
     print_label(name, std::to_string(int_field(row, name)));
   }
+  if (unique) print_label("unique", unique_text(row, *unique));
   print_bytes("error", field(row, "error"));
   if (auto progress = field(row, "progress")) print_bytes("progress", progress);
   print_bytes("payload", field(row, "payload"));
   print_bytes("result", field(row, "result"));
 }
 
-void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when) {
+void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique) {
   nlohmann::ordered_json j = {{"queue", q.queue}, {"id", row.id}};
   if (auto minted = minted_at_ms(row.id)) j["minted_ms"] = *minted;
   j["state"] = std::string(field(row, "state").value_or("unknown"));
   if (when) j[when->json_name] = when->ms;
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
+  if (unique) {
+    j["unique"] = {
+        {"key", unique->key},
+        {"mode", std::string(field(row, "unique_mode").value_or("finished"))},
+        {"for_ms", field(row, "unique_for_ms") ? nlohmann::ordered_json(int_field(row, "unique_for_ms")) : nullptr},
+        {"holder", unique->held ? nlohmann::ordered_json(unique->points_at) : nullptr}};
+  }
   for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
-  std::cout << j.dump(2) << '\n';
+  std::cout << json_text(j, 2) << '\n';
 }
 
 int run_inspect(Tool& tool, const InspectArgs& a) {
@@ -140,10 +165,11 @@ int run_inspect(Tool& tool, const InspectArgs& a) {
     return kExitNotFound;
   }
   std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));
+  const std::optional<UniqueLock> unique = unique_of(x, q, *row);
   if (a.json) {
-    print_json(q, *row, when);
+    print_json(q, *row, when, unique);
   } else {
-    print_text(q, *row, when);
+    print_text(q, *row, when, unique);
   }
   return kExitOk;
 }

@@ -115,8 +115,11 @@ TEST_F(HeartbeatTest, JobsClaimedAheadAreCountedApartFromTheBusySlots) {
   loop.start();
   beat->start();
   std::optional<DaemonInfo> d;
+  // A beat between the claim and the first job taking its slot says four
+  // prefetched; the one after it is the picture to check.
   ASSERT_TRUE(test::wait_for(
-      [&] { return gate.arrived().size() == 1 && (d = read(beat->id())) && d->jobs.size() == 4; }, seconds(10)));
+      [&] { return gate.arrived().size() == 1 && (d = read(beat->id())) && d->jobs.size() == 4 && d->busy > 0; },
+      seconds(10)));
   EXPECT_EQ(d->slots, 1);
   EXPECT_EQ(d->busy, 1) << "only the job at the gate runs";
   EXPECT_EQ(d->prefetched, 3);
