@@ -99,11 +99,11 @@ class Session:
             self.running.remove(d)
 
     def on_server(self, server, fn):
-        """fn, run with self.valkey pointing at server."""
-        def run():
+        """fn, run (with the arguments given) with self.valkey pointing at server."""
+        def run(*args):
             saved, self.valkey = self.valkey, server
             try:
-                return fn()
+                return fn(*args)
             finally:
                 self.valkey = saved
         return run
