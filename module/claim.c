@@ -68,7 +68,7 @@ static void send_to_dead(RedisModuleCtx *ctx, const Sets *sets, RedisModuleKey *
   RedisModuleString *values[] = {emq_word(EMQ_WORD_DEAD), RedisModule_CreateString(ctx, error, (size_t)elen)};
   emq_hset(ctx, row, row_name, 2, fields, values);
   emq_zadd(ctx, sets->dead, sets->dead_name, (double)sets->now, id, 0);
-  emq_emit(ctx, sets->events, EMQ_WORD_DEAD, id, attempts, "error", values[1]);
+  emq_emit(ctx, sets->events, EMQ_WORD_DEAD, id, attempts, values[1]);
   const char *r = RedisModule_StringPtrLen(row_name, &rlen);
   size_t dlen;
   const char *d = RedisModule_StringPtrLen(sets->dead_name, &dlen);
@@ -122,7 +122,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, 
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
       emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
       emq_zadd(ctx, sets->pending, pending_name, lane, due[i], 0);
-      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL, NULL);
+      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL);
     }
     RedisModule_CloseKey(row);
   }
@@ -218,7 +218,7 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       if (emq_bytes_equal(job->unique_mode, "started", 7)) {
         emq_release_key(ctx, sets->uniq_root, popped[i], job->unique, job->unique_mode);
       }
-      emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
+      emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL);
     }
   }
   emq_zadd_batch_end(ctx, &leases);
