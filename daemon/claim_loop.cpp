@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "echomq/job_id.h"
-#include "echomq/claim_meta.h"
-#include "echomq/events.h"
 #include "clock.h"
+#include "echomq/events.h"
+#include "echomq/job_id.h"
 #include "logging.h"
 #include "record_settled.h"
 
@@ -21,7 +20,6 @@ using std::chrono::milliseconds;
 constexpr milliseconds kMinIdleDelay{1};
 constexpr milliseconds kHeartbeat{1000};
 constexpr milliseconds kLookForServerBack{100};
-constexpr std::int64_t kPromoteLimit = 100;
 // While the handler cannot take jobs, how often the loop asks it again.
 constexpr milliseconds kNotReadyRecheck{200};
 // On a queue with prefetch, whose slots have jobs waiting, an outcome waits
@@ -204,9 +202,9 @@ std::string ClaimLoop::handler_problem() const {
   return handler_problem_;
 }
 
-std::string ClaimLoop::limit_problem() const {
+std::string ClaimLoop::claim_problem() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return limit_problem_;
+  return refusal_.why.empty() ? std::string() : refusal_.kind + ": " + refusal_.why;
 }
 
 void ClaimLoop::lease_ended() {
@@ -224,21 +222,6 @@ void ClaimLoop::limits_changed() {
     wake_ = true;
   }
   cv_.notify_all();
-}
-
-void ClaimLoop::note_limit_problem(const std::string& why) {
-  std::string was;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (why == limit_problem_) return;
-    was = std::exchange(limit_problem_, why);
-  }
-  if (why.empty()) {
-    spdlog::info("queue={} its limits hold again: claiming resumes", queue_.name);
-  } else {
-    spdlog::error("queue={} claims nothing until its limits are mended (emq limit {}): {}", queue_.name, queue_.name,
-                  why);
-  }
 }
 
 bool ClaimLoop::handler_takes_jobs() {
@@ -330,87 +313,35 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   } reservation{*this, reserved};
   const int free = reserved > 0 && handler_takes_jobs() ? reserved : 0;
   if (batch.empty() && free == 0) return;
-  std::vector<ScriptCall> calls;
-  calls.reserve(batch.size() + 1);
-  const FlowMode mode = flows_.mode();
-  for (auto it = batch.begin(); it != batch.end();) {
-    try {
-      calls.push_back(settler_.call(*it, mode));
-      ++it;
-    } catch (const Error& e) {
-      // Only an id no script would take (a peer wrote it past the wire's
-      // gate) gets here: its lease expires and the reaper decides.
-      spdlog::error("queue={} job={} cannot be settled: {}", queue_.name, it->lease.id, e.what());
-      running_.remove(it->lease);
-      it = batch.erase(it);
-    }
-  }
-  // Read right behind the claim, in its round trip: meta (why it came
-  // back short, and the flows flag) and how much is still pending.
-  std::vector<Command> reads;
-  if (free > 0) {
-    calls.push_back(claim_call(keys_, {queue_.lease_ms, free, kPromoteLimit}));
-    reads = {claim_meta_read(keys_), {"ZCARD", keys_.pending}};
-  }
+  const ClaimTurn turn(queue_, keys_, settler_, flows_.mode(), batch, free);
+  for (const Lease& lease : turn.dropped()) running_.remove(lease);
 
   const std::uint64_t changes_before = holdback_.changes();
-  std::vector<Reply> replies;
+  ClaimTurn::Results r;
   try {
-    replies = round_trip(ch, calls, reads);
+    r = round_trip(ch, turn);
   } catch (const Error& e) {
     on_server_trouble(ch, e, std::move(batch));
     return;
   }
 
   std::deque<Settlement> keep;
-  std::optional<Error> refused = record_settled(queue_.name, batch, replies, keep, running_, qm_);
-  std::vector<ClaimedJob> jobs;
-  std::optional<ClaimMeta> meta;
-  if (free > 0) meta = decode_claim_meta(replies[calls.size()]);
-  // The stream's length the next transitions of the queue pass.
-  if (meta && ch.executor.options().events) ch.executor.options().events->learnt(queue_.name, meta->events);
-  if (meta) flows_.learn(*meta);
-  bool claimed_ok = false;
-  if (free > 0) {
-    try {
-      jobs = decode_claim(std::move(replies[calls.size() - 1]));
-      claimed_ok = true;
-      note_limit_problem("");
-    } catch (const Error& e) {
-      if (e.transient()) {
-        on_server_trouble(ch, e, std::move(keep));
-        return;
-      }
-      // claim's EMQARG for a broken limit names meta, then the field.
-      const std::string what = e.what();
-      const std::string tag = "EMQARG ";
-      const std::size_t at = what.find(tag + keys_.meta + " ");
-      if (e.kind() == ErrorKind::Arg && at != std::string::npos) {
-        note_limit_problem(what.substr(at + tag.size()));
-      } else {
-        spdlog::error("queue={} claim refused: {}", queue_.name, what);
-      }
-    }
+  std::optional<Error> refused = record_settled(queue_.name, batch, r.settled, keep, running_, qm_);
+  if (r.claimed) learn(ch, r.meta);
+  if (r.refused && r.refused->transient()) {
+    on_server_trouble(ch, *r.refused, std::move(keep));
+    return;
   }
+  if (r.claimed) note_claim_refusal(ch, r.refused);
   if (refused) {
     on_server_trouble(ch, *refused, std::move(keep));
   } else {
     on_server_back();
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (free > 0) {
-      // Idle: back off towards poll_max_ms; busy: claim again as soon as
-      // claim_wanted() says so (a full claim means the queue has more).
-      idle_delay_ = jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
-      queue_had_more_ = static_cast<int>(jobs.size()) == free;
-      next_claim_at_ = Clock::now() + (jobs.empty() ? idle_delay_ : milliseconds(0));
-      if (claimed_ok) holdback_.after_claim(changes_before, meta->limits, replies[calls.size() + 1], free, jobs.size());
-    }
-  }
-  FlowReads::Claimed children = flows_.children_of(ch.executor, jobs);
-  std::vector<TraceContext> contexts = trace_contexts(ch, jobs);
-  dispatch(std::move(jobs), std::move(children.children), children.give_back, std::move(contexts));
+  if (r.claimed) pace_after_claim(r, changes_before, free);
+  FlowReads::Claimed children = flows_.children_of(ch.executor, r.jobs);
+  std::vector<TraceContext> contexts = trace_contexts(ch, r.jobs);
+  dispatch(std::move(r.jobs), std::move(children.children), children.give_back, std::move(contexts));
 }
 
 std::vector<TraceContext> ClaimLoop::trace_contexts(Channel& ch, const std::vector<ClaimedJob>& jobs) {
@@ -425,14 +356,47 @@ std::vector<TraceContext> ClaimLoop::trace_contexts(Channel& ch, const std::vect
   }
 }
 
-std::vector<Reply> ClaimLoop::round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
-                                         const std::vector<Command>& then) {
+// What meta said behind a claim: the stream's length the next transitions
+// of the queue pass, and how its jobs settle.
+void ClaimLoop::learn(Channel& ch, const ClaimMeta& meta) {
+  if (ch.executor.options().events) ch.executor.options().events->learnt(queue_.name, meta.events);
+  flows_.learn(meta);
+}
+
+// A refusal is said once, however often the claims meet it (each poll),
+// and once more when claims are answered again.
+void ClaimLoop::note_claim_refusal(Channel& ch, const std::optional<Error>& refused) {
+  const ClaimRefusal now = refused ? claim_refusal(ch.executor, keys_, *refused) : ClaimRefusal{};
+  ClaimRefusal was;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (now == refusal_) return;
+    was = std::exchange(refusal_, now);
+  }
+  if (!now.why.empty()) {
+    spdlog::error("queue={} claims nothing until {}: {}", queue_.name, now.until, now.why);
+  } else {
+    spdlog::info("queue={} {}: claiming resumes", queue_.name, was.mended);
+  }
+}
+
+void ClaimLoop::pace_after_claim(const ClaimTurn::Results& r, std::uint64_t changes_before, int asked) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Idle: back off towards poll_max_ms; busy: claim again as soon as
+  // claim_wanted() says so (a full claim means the queue has more).
+  idle_delay_ = r.jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
+  queue_had_more_ = static_cast<int>(r.jobs.size()) == asked;
+  next_claim_at_ = Clock::now() + (r.jobs.empty() ? idle_delay_ : milliseconds(0));
+  if (!r.refused) holdback_.after_claim(changes_before, r.meta.limits, r.pending, asked, r.jobs.size());
+}
+
+ClaimTurn::Results ClaimLoop::round_trip(Channel& ch, const ClaimTurn& turn) {
   struct Counted {
     std::atomic<int>& n;
     ~Counted() { --n; }
   } counted{on_wire_};
   ++on_wire_;
-  return then.empty() ? ch.executor.eval_batch(calls) : ch.executor.eval_batch(calls, then);
+  return turn.run(ch.executor);
 }
 
 void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children, bool give_back,

@@ -6,13 +6,14 @@
 // several jobs. Two round trips may be on the wire at once, each on a
 // connection and thread of its own (a Channel): while the server works
 // through one batch, the jobs of the last are handed out and the next
-// batch is sent. Idle, it polls with a growing interval up to poll_max_ms,
-// and wakes at once when the wakeup subscriber reports new work. A claim
-// cut short by the queue's limits holds the next claim back
-// (limit_holdback.h); a queue in flows settles and claims as flow_reads.h
-// says; server trouble paces the turns as server_trouble.h says. A daemon
-// that traces reads the claimed rows' trace contexts behind the claim, in
-// a round trip of their own: one HMGET per job, pipelined.
+// batch is sent; claim_turn.h builds each round trip and reads it back.
+// Idle, it polls with a growing interval up to poll_max_ms, and wakes at
+// once when the wakeup subscriber reports new work. A claim cut short by
+// the queue's limits holds the next claim back (limit_holdback.h); a queue
+// in flows settles and claims as flow_reads.h says; server trouble paces
+// the turns as server_trouble.h says. A daemon that traces reads the
+// claimed rows' trace contexts behind the claim, in a round trip of their
+// own: one HMGET per job, pipelined.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "claim_refusal.h"
+#include "claim_turn.h"
 #include "config/config_types.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
@@ -72,9 +75,10 @@ class ClaimLoop {
   // Why the loop claims nothing while its handler cannot take jobs, as the
   // handler said at the last claim; "" when it can (for /healthz).
   std::string handler_problem() const;
-  // Why the queue claims nothing because its limits in meta are broken
-  // (claim's EMQARG, naming the field); "" while they hold (for /healthz).
-  std::string limit_problem() const;
+  // Why claim refuses the queue, as "<what kind>: <why>" (claim_refusal.h:
+  // a broken limit or pause end in meta, a key of another type, ...); ""
+  // while claims are answered (for /healthz).
+  std::string claim_problem() const;
   // A lease of the queue ended, here or in another daemon (the active set
   // lost a member): a loop held back by max_active claims again.
   void lease_ended();
@@ -103,10 +107,13 @@ class ClaimLoop {
   bool gathering(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
   void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
-  std::vector<Reply> round_trip(Channel& ch, const std::vector<ScriptCall>& calls,
-                                const std::vector<Command>& then = {});
-  // Logs and publishes a change of limit_problem().
-  void note_limit_problem(const std::string& why);
+  ClaimTurn::Results round_trip(Channel& ch, const ClaimTurn& turn);
+  void learn(Channel& ch, const ClaimMeta& meta);
+  // How the next claim waits after this one; takes mutex_.
+  void pace_after_claim(const ClaimTurn::Results& r, std::uint64_t changes_before, int asked);
+  // A claim answered (refused: none) or refused: says a change of
+  // claim_problem() once, in the log.
+  void note_claim_refusal(Channel& ch, const std::optional<Error>& refused);
   // Asks the handler whether a claim may go out; logs and publishes a change.
   bool handler_takes_jobs();
   // Under mutex_: sets aside room for a claim about to go out (0: none
@@ -150,7 +157,7 @@ class ClaimLoop {
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
   std::string handler_problem_;  // see handler_problem()
   LimitHoldback holdback_;       // under mutex_ but its changes()
-  std::string limit_problem_;    // see limit_problem()
+  ClaimRefusal refusal_;         // see claim_problem()
   std::atomic<std::int64_t> last_turn_ns_{0};
   std::atomic<int> on_wire_{0};
   FlowReads flows_;

@@ -17,14 +17,13 @@ constexpr int kLeaseEndJitterMs = 20;
 // happens: nothing could be claimed before it. A claim cut short while
 // jobs wait, at max_active, waits for a lease to end (lease_ended) or
 // poll_max_ms; a settlement of this daemon's may claim meanwhile.
-void LimitHoldback::after_claim(std::uint64_t changes_before, const LimitFields& fields, const Reply& pending,
-                                int asked, std::size_t claimed) {
+void LimitHoldback::after_claim(std::uint64_t changes_before, const LimitFields& fields,
+                                std::optional<std::int64_t> pending, int asked, std::size_t claimed) {
   if (changes_before != changes_) return;
   by_ = By::None;
   const std::optional<QueueLimits> limits = fields.limits();
   const std::optional<std::int64_t> token_in = fields.ms_to_next_token();
-  const bool cut_short =
-      static_cast<int>(claimed) < asked && pending.type == Reply::Type::Integer && pending.integer > 0;
+  const bool cut_short = static_cast<int>(claimed) < asked && pending && *pending > 0;
   const Clock::time_point now = Clock::now();
   if (token_in && *token_in > 0) {
     by_ = By::Rate;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <random>
 
 #include "echomq/executor.h"
@@ -29,8 +30,9 @@ class LimitHoldback {
   std::uint64_t changes() const { return changes_.load(); }
   // From meta and the pending set read right after a claim that asked for
   // `asked` jobs and got `claimed`.
-  void after_claim(std::uint64_t changes_before, const LimitFields& fields, const Reply& pending, int asked,
-                   std::size_t claimed);
+  // pending: none when its read failed.
+  void after_claim(std::uint64_t changes_before, const LimitFields& fields, std::optional<std::int64_t> pending,
+                   int asked, std::size_t claimed);
   // The next claim waits (until until()).
   bool holds_back(Clock::time_point now) const { return by_ != By::None && now < until_; }
   // The next claim waits for the rate's next token: no settlement of this

@@ -18,12 +18,19 @@ namespace echomq::cli {
 
 namespace {
 
+// The longest --timeout, as the Python and Node speakers' wait take it:
+// about 31 years, and within what a clock's deadline can hold.
+constexpr double kMaxTimeoutS = 1e9;
+
 struct WaitArgs {
   std::string queue;
   std::string id;
   double timeout_s = 0;
   CLI::Option* timeout_given = nullptr;
 };
+
+// --timeout as typed, for the messages that name it.
+std::string timeout_text(const WaitArgs& a) { return a.timeout_given->results().front().substr(0, 40); }
 
 // The bytes as they are; a newline after them only for a person.
 void print_raw(const std::string& bytes) {
@@ -36,8 +43,11 @@ int run_wait(Tool& tool, const WaitArgs& a) {
   QueueKeys q(a.queue);
   q.row(a.id);  // the wire's gate only: a listed id may be any shape a peer wrote
   const bool bounded = a.timeout_given->count() > 0;
-  if (bounded && !(a.timeout_s > 0 && std::isfinite(a.timeout_s))) {
-    throw Error(ErrorKind::Invalid, "wait", "--timeout must be a number of seconds > 0");
+  if (bounded && !(a.timeout_s > 0 && a.timeout_s <= kMaxTimeoutS)) {
+    throw Error(ErrorKind::Invalid, "wait",
+                "--timeout " + timeout_text(a) +
+                    " is out of range: a number of seconds above 0 and at most 10^9 (about 31 years); leave it "
+                    "out to wait as long as it takes");
   }
   Executor x(tool.options());
   // A daemon publishes its policy in meta; with keep_completed_ms 0 a
@@ -74,7 +84,7 @@ int run_wait(Tool& tool, const WaitArgs& a) {
       return kExitOk;
     case JobEnd::How::NotEnded: break;
   }
-  say(a.id + " is still " + end.state + " after " + std::to_string(a.timeout_s).substr(0, 8) + " s");
+  say(a.id + " is still " + end.state + " after " + timeout_text(a) + " s");
   return kExitTimeout;
 }
 

@@ -66,9 +66,11 @@ if given >= 8 then
 end
 local id = ARGV[1]
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 
 local f = redis.call('HMGET', row, 'state', 'parent', 'attempts')
 local state, child = f[1], outbox and f[2]

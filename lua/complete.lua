@@ -63,9 +63,11 @@ local function is_counter_of(hash, field)
   return not v or is_counter(v)
 end
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 local keep_ms = string.match(keep_arg or '', '^%d+$') and tonumber(keep_arg)
 if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')

@@ -38,17 +38,21 @@ end
 local row, delayed = KEYS[1], KEYS[2]
 local id, payload, due_arg, lane_arg = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 local due = string.match(due_arg or '', '^%d+$') and tonumber(due_arg)
 if not due or due > 1000000000000000 then
   return redis.error_reply('EMQARG due_ms must be an integer in 0..1000000000000000 (epoch ms)')
 end
+-- [shared lane_argument: every copy the same, tests/lua/script_copies_test.cpp]
 local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end
+-- [end shared lane_argument]
 if redis.call('EXISTS', row) == 1 then
   return 0
 end

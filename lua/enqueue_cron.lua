@@ -55,9 +55,11 @@ end
 local row, pending, cron, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, payload, name, fire_arg, lane_arg, overlap = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 if not string.match(name or '', '^[A-Za-z0-9_.%-]+$') or #name > 64 then
   return redis.error_reply('EMQARG name must be 1-64 bytes of [A-Za-z0-9_.-]')
 end
@@ -67,10 +69,12 @@ if not fire_ms or fire_ms > 1000000000000000 then
 end
 -- Written as digits, never as Lua's %.14g (which turns 15 digits into 1e+14).
 local fire_text = string.format('%d', fire_ms)
+-- [shared lane_argument: every copy the same, tests/lua/script_copies_test.cpp]
 local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end
+-- [end shared lane_argument]
 if overlap ~= 'allow' and overlap ~= 'skip' then
   return redis.error_reply('EMQARG overlap must be allow or skip')
 end

@@ -57,13 +57,17 @@ local function is_ref(ref)
   return queue ~= nil and #queue <= 64 and string.sub(job, 1, 3) == 'JOB'
 end
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
+-- [shared lane_argument: every copy the same, tests/lua/script_copies_test.cpp]
 local lane = string.match(lane_arg or '', '^-?%d+$') and tonumber(lane_arg)
 if not lane or lane < -1000 or lane > 1000 then
   return redis.error_reply('EMQARG lane must be an integer in -1000..1000')
 end
+-- [end shared lane_argument]
 if policy ~= 'fail' and policy ~= 'wait' and policy ~= 'ignore' then
   return redis.error_reply('EMQARG on_child_failure must be fail, wait or ignore')
 end

@@ -50,6 +50,7 @@ end
 
 local row, active, delayed, pending, dead, stats =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- [shared fail_helpers: every copy the same, tests/lua/script_copies_test.cpp]
 local id, epoch, err = ARGV[1], ARGV[2], ARGV[3] or ''
 
 -- A set this call adds to must be a zset (or absent) before the first
@@ -86,10 +87,14 @@ end
 local function malformed(field, rule)
   return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
 end
+-- [end shared fail_helpers]
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
+-- [shared fail_arguments: every copy the same, tests/lua/script_copies_test.cpp]
 local max_attempts = string.match(ARGV[4] or '', '^%d+$') and tonumber(ARGV[4])
 if not max_attempts or max_attempts < 1 or max_attempts > 1000000 then
   return redis.error_reply('EMQARG max_attempts must be an integer in 1..1000000')
@@ -102,8 +107,10 @@ local permanent = ARGV[6]
 if permanent ~= '0' and permanent ~= '1' then
   return redis.error_reply('EMQARG permanent must be 0 or 1')
 end
+-- [end shared fail_arguments]
 
 local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'failures', 'lane')
+-- [shared fail_row: every copy the same, tests/lua/script_copies_test.cpp]
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
@@ -119,9 +126,11 @@ if not lane then
 end
 local dies = permanent == '1' or tonumber(fields[3] or '0') >= max_attempts
 local counter = dies and 'dead' or 'retried'
+-- [end shared fail_row]
 if not is_zset(dies and dead or (backoff_ms > 0 and delayed or pending)) then
   return redis.error_reply(WRONGTYPE)
 end
+-- [shared fail_writes: every copy the same, tests/lua/script_copies_test.cpp]
 local counted = is_counter_of(stats, counter)
 
 local t = redis.call('TIME')
@@ -133,6 +142,8 @@ redis.call('HSET', row, 'error', string.sub(err, 1, 4096))
 if dies then
   redis.call('HSET', row, 'state', 'dead')
   redis.call('ZADD', dead, now, id)
+-- [end shared fail_writes]
+-- [shared fail_requeue: every copy the same, tests/lua/script_copies_test.cpp]
 elseif backoff_ms > 0 then
   redis.call('HSET', row, 'state', 'delayed')
   redis.call('ZADD', delayed, now + backoff_ms, id)
@@ -144,6 +155,7 @@ emit(dies and 'dead' or (backoff_ms > 0 and 'delayed' or 'pending'), id, fields[
   string.sub(err, 1, 256))
 if counted then
   redis.call('HINCRBY', stats, counter, 1)
+-- [end shared fail_requeue]
 else
   redis.log(redis.LOG_WARNING, 'emq fail: ' .. stats .. ' ' .. counter .. ' is not an integer counter; ' ..
     'not counted, the field left in place for an operator')

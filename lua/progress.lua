@@ -43,9 +43,11 @@ local id, epoch = ARGV[1] or '', ARGV[2]
 -- Given the stream, the value is ARGV[3] only when N follows it.
 local value = (not stream or #ARGV > 3) and ARGV[3] or ''
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 if #value > 1024 then
   return redis.error_reply('EMQARG progress value must be at most 1024 bytes')
 end

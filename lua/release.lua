@@ -74,9 +74,11 @@ local function malformed(field, rule)
   return redis.error_reply('EMQROW ' .. row .. ' ' .. field .. ' is not ' .. rule .. '; nothing was written')
 end
 
+-- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
+-- [end shared job_id]
 
 local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'lane')
 if fields[1] ~= 'active' or fields[2] ~= epoch then

@@ -6,6 +6,7 @@
   session    what one run holds: the programs built, the server in use, the
              processes to end if it is interrupted
   scenarios  each scenario's rows and the targets they are held to
+  tracing    tracing on against off, with a local OTLP receiver
   report     the table, the JSON file and the versions they name
 
 Python standard library only. What every part needs is here.

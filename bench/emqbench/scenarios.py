@@ -830,6 +830,9 @@ def scenario_search(s):
 
 
 # The names --only takes, in the order a run takes them.
+# Its own module: it starts a receiver besides emqd (tests/support/otlp_receiver.py).
+from emqbench.tracing import scenario_tracing  # noqa: E402
+
 SCENARIOS = {
     "enqueue": scenario_enqueue,
     "noop": scenario_noop,
@@ -842,6 +845,7 @@ SCENARIOS = {
     "flows": scenario_flows,
     "events": scenario_events,
     "search": scenario_search,
+    "tracing": scenario_tracing,
     "latency": scenario_latency,
     "memory": scenario_memory,
 }

@@ -187,7 +187,8 @@ def limits_yaml(limits):
 class Emqd:
     """emqd with a generated configuration, started and stopped by us."""
 
-    def __init__(self, program, directory, valkey, queues, keyspace_events=False, tls=False, executor=None):
+    def __init__(self, program, directory, valkey, queues, keyspace_events=False, tls=False, executor=None,
+                 tracing=None):
         """program: the emqd binary; directory: where its configuration and
         log go; valkey: the server it works against (tls: over its TLS port)."""
         self.program = program
@@ -207,6 +208,8 @@ class Emqd:
             "  level: info",
             "shutdown:",
             "  drain_timeout_s: 10",
+            *(["tracing:"] + [f"  {k}: {yaml_str(v) if isinstance(v, str) else v}" for k, v in tracing.items()]
+              if tracing else []),
             "queues:",
         ]
         for q in queues:

@@ -20,7 +20,7 @@ Health::Loop Health::watch(const ClaimLoop& loop, std::chrono::milliseconds serv
   const ClaimLoop* l = &loop;
   return {loop.queue().name, [l] { return l->last_turn(); },
           kTurnSlack + std::chrono::milliseconds(loop.queue().poll_max_ms) + server_call_limit,
-          [l] { return l->handler_problem(); }, [l] { return l->limit_problem(); }};
+          [l] { return l->handler_problem(); }, [l] { return l->claim_problem(); }};
 }
 
 HealthVerdict Health::loops(Clock::time_point now) const {
@@ -45,7 +45,7 @@ HealthVerdict Health::check(Clock::time_point now) const {
   };
   for (const Loop& l : loops_) {
     problem(l.handler_problem, "queue " + l.queue + " claims nothing, its handler cannot start: ");
-    problem(l.limit_problem, "queue " + l.queue + " claims nothing, its limits are broken: ");
+    problem(l.claim_problem, "queue " + l.queue + " claims nothing, ");
   }
   const std::string trouble = server_trouble_();
   if (trouble.empty()) return v;

@@ -27,7 +27,7 @@ class Health {
     std::function<Clock::time_point()> last_turn;
     std::chrono::milliseconds allowed;             // a turn older than this is a stall
     std::function<std::string()> handler_problem;  // "" while its handler can take jobs
-    std::function<std::string()> limit_problem;    // "" while its limits in meta hold
+    std::function<std::string()> claim_problem;    // "" while its claims are answered
   };
 
   // server_trouble: "" while the server answers and takes writes, else one

@@ -28,13 +28,11 @@ bool Error::transient() const noexcept { return echomq::transient(kind_); }
 
 namespace {
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-}  // namespace
 
-Error error_from_reply(std::string op, std::string_view text) {
-  const std::string message(text);
-  if (starts_with(text, "EMQKIND")) return Error(ErrorKind::Kind, std::move(op), message);
-  if (starts_with(text, "EMQARG")) return Error(ErrorKind::Arg, std::move(op), message);
-  if (starts_with(text, "EMQWIRE")) return Error(ErrorKind::Wire, std::move(op), message);
+ErrorKind kind_of(std::string_view text) {
+  if (starts_with(text, "EMQKIND")) return ErrorKind::Kind;
+  if (starts_with(text, "EMQARG")) return ErrorKind::Arg;
+  if (starts_with(text, "EMQWIRE")) return ErrorKind::Wire;
   // A replica, a server that lost its disk (MISCONF), one still loading
   // its data set, or a primary short of the replicas min-replicas-to-write
   // asks for (NOREPLICAS) will accept the same write later: the caller
@@ -43,13 +41,33 @@ Error error_from_reply(std::string op, std::string_view text) {
   // redirection still standing after the one retry the router gives it.
   if (starts_with(text, "TRYAGAIN") || starts_with(text, "CLUSTERDOWN") || starts_with(text, "MOVED") ||
       starts_with(text, "ASK ")) {
-    return Error(ErrorKind::ReadOnly, std::move(op), message);
+    return ErrorKind::ReadOnly;
   }
   if (starts_with(text, "READONLY") || starts_with(text, "MISCONF") || starts_with(text, "LOADING") ||
       starts_with(text, "MASTERDOWN") || starts_with(text, "BUSY") || starts_with(text, "NOREPLICAS")) {
-    return Error(ErrorKind::ReadOnly, std::move(op), message);
+    return ErrorKind::ReadOnly;
   }
-  return Error(ErrorKind::Reply, std::move(op), message);
+  return ErrorKind::Reply;
+}
+
+ReplyCode code_of(std::string_view word) {
+  if (word == "EMQARG") return ReplyCode::EmqArg;
+  if (word == "EMQKIND") return ReplyCode::EmqKind;
+  if (word == "EMQWIRE") return ReplyCode::EmqWire;
+  if (word == "WRONGTYPE") return ReplyCode::WrongType;
+  return ReplyCode::Other;
+}
+}  // namespace
+
+Error error_from_reply(std::string op, std::string_view text) {
+  Error e(kind_of(text), std::move(op), std::string(text));
+  const std::size_t space = text.find(' ');
+  e.code_ = code_of(text.substr(0, space));
+  if (space == std::string_view::npos) return e;
+  e.detail_ = std::string(text.substr(space + 1));
+  const std::string_view next = std::string_view(e.detail_).substr(0, e.detail_.find(' '));
+  if (next.find('{') != std::string_view::npos && next.find('}') != std::string_view::npos) e.key_ = std::string(next);
+  return e;
 }
 
 }  // namespace echomq

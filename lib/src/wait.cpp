@@ -37,6 +37,17 @@ std::pair<std::uint64_t, std::uint64_t> entry_order(const std::string& id) {
   return out;
 }
 
+// A deadline the clock cannot hold (a timeout of centuries) is none: the
+// wait lasts as long as it takes, rather than ending at once on a
+// deadline that overflowed into the past.
+std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> timeout) {
+  if (!timeout) return std::nullopt;
+  const Clock::time_point now = Clock::now();
+  const milliseconds room = std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - now);
+  if (*timeout >= room) return std::nullopt;
+  return now + std::max(*timeout, milliseconds(0));
+}
+
 std::optional<milliseconds> left(std::optional<Clock::time_point> until) {
   if (!until) return std::nullopt;
   return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(*until - Clock::now()));
@@ -102,9 +113,7 @@ std::vector<JobEnd> Waiter::wait(const QueueKeys& q, const std::vector<std::stri
     q.row(ids[i]);  // the wire's gate, before anything is sent
     p.open.emplace(ids[i], i);
   }
-  std::optional<Clock::time_point> until;
-  if (timeout) until = Clock::now() + *timeout;
-  by_events(q, p, until);
+  by_events(q, p, deadline_after(timeout));
   return std::move(p.ends);
 }
 

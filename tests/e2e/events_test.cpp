@@ -89,6 +89,49 @@ TEST_P(EventsE2E, AJobsEntriesFollowItThroughRetryDeathRetryFromDeadAndCompletio
   EXPECT_EQ(row_field(q, id, "result"), "payload");
 }
 
+// How many lines of the log hold `text`.
+std::size_t lines_with(const std::string& log, const std::string& text) {
+  std::size_t n = 0;
+  for (std::size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
+  return n;
+}
+
+// Issue 48 row 1: a stream key of another type (SET emq:{q}:events oops)
+// makes claim refuse the queue, on either executor, with a WRONGTYPE that
+// names no key. emqd says so once, naming the key and what to do, however
+// often its claims meet it; the jobs wait; and once the key is mended it
+// says so once more and the jobs run.
+TEST_P(EventsE2E, AStreamKeyOfAnotherTypeIsNamedOnceAndOnceMoreWhenMended) {
+  QueueKeys q("typed");
+  EmqdProcess d(head(GetParam()) +
+                "  - name: typed\n    events: 1000\n    keep_completed_s: 60\n    poll_max_ms: 50\n    handler:\n"
+                "      type: exec\n      command: [cat]\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  ASSERT_FALSE(x.command({"SET", q.events, "oops"}).is_error());
+  Executor plain(server.options());  // passes no stream: the enqueues go in
+  for (int i = 0; i < 3; ++i) enqueue(plain, q, mint_job_id(), "held");
+  const std::string said = "claims nothing until " + q.events + " is a stream again or gone";
+  ASSERT_TRUE(d.wait_log(said, seconds(10))) << d.log();
+  // Refused again and again (each poll), and said no more.
+  const long long refusals = server.errors("WRONGTYPE");
+  ASSERT_TRUE(wait_for([&] { return server.errors("WRONGTYPE") >= refusals + 10; }, seconds(20))) << d.log();
+  std::string log = d.log();
+  EXPECT_EQ(lines_with(log, "claims nothing until"), 1u) << log;
+  EXPECT_EQ(lines_with(log, "claim refused"), 0u) << log;
+  EXPECT_NE(log.find(q.events + " holds a string, not a stream"), std::string::npos) << log;
+  EXPECT_NE(log.find("DEL it"), std::string::npos) << "what to do: " << log;
+  QueueStats held = stats(x, q);
+  EXPECT_EQ(held.pending, 3);
+  EXPECT_EQ(held.counters["claimed"], 0);
+
+  ASSERT_EQ(x.command({"DEL", q.events}).integer, 1);
+  ASSERT_TRUE(wait_for([&] { return stats(x, q).counters["completed"] == 3; }, seconds(20))) << d.log();
+  EXPECT_TRUE(d.wait_log(q.events + " is a stream again or gone: claiming resumes", seconds(5))) << d.log();
+  log = d.log();
+  EXPECT_EQ(lines_with(log, "claims nothing until"), 1u) << log;
+  EXPECT_EQ(lines_with(log, "claiming resumes"), 1u) << log;
+}
+
 INSTANTIATE_TEST_SUITE_P(Executors, EventsE2E, ::testing::Values("scripted", "native"));
 
 class Events : public EventsE2E {};

@@ -7,6 +7,7 @@
 
 #include "cli_fixture.h"
 #include "echomq/transitions.h"
+#include "echomq/wait.h"
 #include "wait_for.h"
 
 namespace echomq::test {
@@ -95,7 +96,7 @@ TEST_F(WaitCli, TimeoutIsExitFiveAndNoSuchJobIsExitOne) {
   ASSERT_EQ(enqueue(x(), keys(), "JOB_w5", "p"), EnqueueResult::Enqueued);
   EmqResult r = emq({"wait", queue(), "JOB_w5", "--timeout", "0.3"});
   EXPECT_EQ(r.exit_code, 5) << r.err;
-  EXPECT_NE(r.err.find("JOB_w5 is still pending after"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("JOB_w5 is still pending after 0.3 s"), std::string::npos) << "as typed: " << r.err;
 
   r = emq({"wait", queue(), "JOB_none", "--timeout", "5"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -110,6 +111,43 @@ TEST_F(WaitCli, TimeoutIsExitFiveAndNoSuchJobIsExitOne) {
     r = emq(args);
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
   }
+}
+
+// Issue 48 row 2: a timeout of centuries overflowed the clock's deadline
+// and ended the wait at once (exit 5). Past 10^9 s, as the Python and Node
+// speakers' wait, it is refused naming the range and the value as typed;
+// within it, the wait lasts.
+TEST_F(WaitCli, ATimeoutPastTheRangeIsRefusedAsTypedAndALongOneWaits) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w6", "p"), EnqueueResult::Enqueued);
+  for (const std::string timeout : {"1e10", "9.3e15", "1e308"}) {
+    EmqResult r = emq({"wait", queue(), "JOB_w6", "--timeout", timeout});
+    EXPECT_EQ(r.exit_code, 2) << timeout << ": " << r.err;
+    EXPECT_NE(r.err.find("--timeout " + timeout + " is out of range"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("at most 10^9"), std::string::npos) << r.err;
+  }
+  auto done = wait_in_background({"wait", queue(), "JOB_w6", "--timeout", "1e9"});
+  Lease l = claim_it("JOB_w6");
+  ASSERT_EQ(complete(x(), keys(), l, 60000, "long"), CompleteResult::Completed);
+  EmqResult r = done.get();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "long");
+}
+
+// The library's waiter alike: a timeout past what the clock can hold is
+// as long as it takes, not a deadline already past.
+TEST_F(WaitCli, TheWaiterTakesATimeoutPastTheClockAsNone) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_w7", "p"), EnqueueResult::Enqueued);
+  auto ended = std::async(std::launch::async, [this] {
+    Waiter w(server().options());
+    return w.wait(keys(), {"JOB_w7"}, std::chrono::milliseconds::max()).front();
+  });
+  EXPECT_EQ(ended.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the wait ended before the job did";
+  Lease l = claim_it("JOB_w7");
+  ASSERT_EQ(complete(x(), keys(), l, 60000, "kept"), CompleteResult::Completed);
+  const JobEnd end = ended.get();
+  EXPECT_EQ(end.how, JobEnd::How::Completed);
+  EXPECT_EQ(end.result, "kept");
 }
 
 }  // namespace

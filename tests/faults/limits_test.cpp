@@ -123,6 +123,23 @@ TEST_F(Limits, ABrokenLimitStopsTheQueueSaysSoAndResumesWhenMended) {
   EXPECT_TRUE(wait_for([&] { return http_get(ports[0], "/healthz").status == 200; }, seconds(10)));
 }
 
+// Issue 48 row 1: a broken pause end stops the queue as a broken limit
+// does, and its one line names the command that mends it (emq resume),
+// not emq limit, which leaves paused_until as it is.
+TEST_F(Limits, ABrokenPauseEndNamesEmqResumeWhichMendsIt) {
+  set_meta("stuck", {"paused", "1", "paused_until", "soon"});
+  auto daemons =
+      start_daemons(1, "  - name: stuck\n    concurrency: 2\n    handler: { type: exec, command: [\"/bin/true\"] }\n");
+  put_many("stuck", 3);
+  ASSERT_TRUE(daemons[0]->wait_log("claims nothing until its pause's end is mended (emq resume stuck", seconds(10)))
+      << daemons[0]->log();
+  EXPECT_EQ(daemons[0]->log().find("emq limit"), std::string::npos) << daemons[0]->log();
+  RunResult r = run_program({emq_binary(), "--url", server.url(), "resume", "stuck"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(all_completed(x, "stuck", 3, seconds(20))) << daemons[0]->log();
+  EXPECT_TRUE(daemons[0]->wait_log("its pause is mended: claiming resumes", seconds(5))) << daemons[0]->log();
+}
+
 // Issue 37 row 8: a daemon held back by a rate slept until the old
 // bucket's next token (here an hour) whatever became of the limit. Lifted
 // or loosened with emq limit, the held jobs run within seconds, whether

@@ -8,11 +8,13 @@ the spans exactly as a collector would, and writes one JSON line per span
 to DIR/spans.ndjson. Each request, decoded or not, is a line of
 DIR/requests.ndjson (its path, headers, status and span count).
 
-  otlp_receiver.py --dir DIR [--mode accept|refuse|hang]
+  otlp_receiver.py --dir DIR [--mode accept|refuse|hang] [--count-only]
 
 accept: 200 and an ExportTraceServiceResponse; refuse: 503 (a collector
 shedding load); hang: reads the request and never answers (a collector
-that froze). It listens on a free loopback port and writes the port to
+that froze). --count-only decodes every batch but keeps only each
+request's line (bench/run's receiver: a collector's work, not a test's
+records). It listens on a free loopback port and writes the port to
 DIR/port once it accepts connections. Requests to any other path stand
 for the service a handler calls (a shell handler's curl): they are
 recorded with their headers and body and answered 200 "ok", so a test can
@@ -74,6 +76,7 @@ def spans_of(request: trace_service_pb2.ExportTraceServiceRequest):
 
 class Receiver(BaseHTTPRequestHandler):
     mode = "accept"
+    count_only = False
     out_dir = "."
     lock = threading.Lock()
     never = threading.Event()
@@ -141,7 +144,7 @@ class Receiver(BaseHTTPRequestHandler):
             self.end_headers()
             return
         spans = list(spans_of(request))
-        for span in spans:
+        for span in [] if self.count_only else spans:
             self.record("spans.ndjson", span)
         entry["status"] = 200
         entry["spans"] = len(spans)
@@ -158,8 +161,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--mode", choices=["accept", "refuse", "hang"], default="accept")
+    parser.add_argument("--count-only", action="store_true")
     args = parser.parse_args()
     Receiver.mode = args.mode
+    Receiver.count_only = args.count_only
     Receiver.out_dir = args.dir
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     server.daemon_threads = True

@@ -9,9 +9,9 @@
 const fs = require('node:fs');
 const Redis = require('ioredis');
 const { InvalidError, WireError } = require('./errors');
+const { VERSION_KEY } = require('./keys');
 
 const WIRE = 'emq/1';
-const VERSION_KEY = '{emq}:version';
 
 const redacted = (u) => u.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@');
 

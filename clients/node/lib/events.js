@@ -2,14 +2,10 @@
 // A queue's events (PROTOCOL.md, "Events"): which queues keep a stream, the
 // stream passed to every transition that writes a job's state, and waiting
 // for jobs by the stream (by polling where a queue keeps none).
+const { metaKey, streamKey } = require('./keys');
+const { takesStream } = require('./scripts');
+
 const MAX_LENGTH = 10000000;
-// The transitions that take the stream as their last KEY and its length as
-// their last ARGV.
-const TAKES_STREAM = new Set([
-  'enqueue', 'enqueue_lane', 'enqueue_at', 'claim', 'complete', 'fail', 'release', 'reap', 'retry_dead',
-  'retry_job', 'promote_job', 'cancel', 'trim_dead', 'enqueue_cron', 'enqueue_parent', 'enqueue_child',
-  'complete_flow', 'fail_flow', 'child_done', 'children_done', 'progress',
-]);
 const FINAL_EVENTS = new Set(['completed', 'dead', 'removed']);
 const FRESH_MS = 1000;
 const FIRST_POLL_MS = 5;
@@ -18,7 +14,6 @@ const MAX_POLL_MS = 500;
 // speaker that did not pass the stream strands no waiter for longer.
 const RECHECK_MS = 60000;
 
-const streamKey = (queue) => `emq:{${queue}}:events`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // meta's events as read: its length, 0 when absent or not an integer in 1..10^7.
@@ -39,14 +34,14 @@ class EventsBook {
   async length(queue) {
     const k = this.known.get(queue);
     if (k && Date.now() - k.at < FRESH_MS) return k.length;
-    const length = decodeLength(await this.client.hget(`emq:{${queue}}:meta`, 'events'));
+    const length = decodeLength(await this.client.hget(metaKey(queue), 'events'));
     this.known.set(queue, { length, at: Date.now() });
     return length;
   }
 
   // keys and args, with the stream and its length added when the queue keeps events.
   async passed(script, queue, keys, args) {
-    const n = TAKES_STREAM.has(script) ? await this.length(queue) : 0;
+    const n = takesStream(script) ? await this.length(queue) : 0;
     return n === 0 ? [keys, args] : [[...keys, streamKey(queue)], [...args, String(n)]];
   }
 }
@@ -85,7 +80,7 @@ class Waiter {
   async start(conn, ids) {
     this.commands += ids.length + 4;
     const m = conn.multi();
-    m.hget(`emq:{${this.queue}}:meta`, 'events');
+    m.hget(metaKey(this.queue), 'events');
     m.xrevrange(this.stream, '+', '-', 'COUNT', 1);
     for (const id of ids) m.hmgetBuffer(this.rowRoot + id, 'state', 'result', 'error', 'attempts');
     const r = unwrap(await m.exec());
@@ -146,4 +141,4 @@ class Waiter {
   }
 }
 
-module.exports = { EventsBook, Waiter, TAKES_STREAM, decodeLength, streamKey, MAX_LENGTH };
+module.exports = { EventsBook, Waiter, decodeLength, streamKey, MAX_LENGTH };

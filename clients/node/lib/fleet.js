@@ -3,8 +3,8 @@
 // daemon, its state, how busy it is and, when asked, the jobs it runs now.
 // Read-only: plain commands on the {emq} keys, as `emq daemons` reads them.
 const { clientFromUrl } = require('./connect');
+const { DAEMONS_KEY, daemonKey } = require('./keys');
 
-const DAEMONS_KEY = '{emq}:daemons';
 const NUMBERS = ['pid', 'started_ms', 'beat_ms', 'slots', 'busy'];
 
 function parseJson(text) {
@@ -43,8 +43,8 @@ async function daemons(urlOrClient, { jobs = false, ...options } = {}) {
     const ids = (await client.zrange(DAEMONS_KEY, 0, -1)).sort();
     const p = client.pipeline();
     for (const id of ids) {
-      p.hgetall(`{emq}:daemon:${id}`);
-      if (jobs) p.hgetall(`{emq}:daemon:${id}:work`);
+      p.hgetall(daemonKey(id));
+      if (jobs) p.hgetall(daemonKey(id, ':work'));
     }
     const r = ids.length ? (await p.exec()).map(([err, v]) => { if (err) throw err; return v; }) : [];
     const per = jobs ? 2 : 1;

@@ -4,6 +4,8 @@
 // libechomq's enqueue_flow, docs/decisions.md "Flows checked whole").
 const ids = require('./ids');
 const { EchoMQError, InvalidError, fromReply } = require('./errors');
+const { keys } = require('./keys');
+const { payloadBytes, checkLane } = require('./values');
 
 const POLICIES = ['fail', 'wait', 'ignore'];
 const MAX_DEPTH = 64; // levels, the root's included: libechomq's kMaxFlowDepth
@@ -27,10 +29,10 @@ class FlowIncomplete extends EchoMQError {
 const pathOf = (at) => `root${at.map((i) => `.children[${i}]`).join('')}`;
 const refOf = (n) => `${n.queue}:${n.id}`;
 
-// The tree as it will be sent: each node checked (by check, the queue's
-// payload and lane rules), ids minted, and a job (queue and id) given
+// The tree as it will be sent: each node checked (a job's payload and lane
+// as values.js says), ids minted, and a job (queue and id) given
 // twice anywhere refused. largest: the biggest payload and where it is.
-function planTree(tree, defaultQueue, check) {
+function planTree(tree, defaultQueue) {
   const seen = new Map(); // given ref -> where first
   let largest = { size: 0, at: [] };
   const visit = (node, queue0, at) => {
@@ -50,8 +52,8 @@ function planTree(tree, defaultQueue, check) {
     try {
       ids.checkQueueName(queue);
       ids.checkJobId(id);
-      payload = check.payload(node.payload);
-      lane = check.lane(node.lane || 0);
+      payload = payloadBytes(node.payload);
+      lane = checkLane(node.lane || 0);
     } catch (e) {
       if (e instanceof InvalidError) bad(e.message);
       throw e;
@@ -90,8 +92,8 @@ async function bulkLimit(client) {
 }
 
 // The checked tree with its ids; rejects with InvalidError naming the node.
-async function plan(client, tree, defaultQueue, check) {
-  const { root, largest } = planTree(tree, defaultQueue, check);
+async function plan(client, tree, defaultQueue) {
+  const { root, largest } = planTree(tree, defaultQueue);
   const limit = largest.size > LEAST_BULK ? await bulkLimit(client) : DEFAULT_BULK;
   if (largest.size > limit) {
     throw new InvalidError(`flow: ${pathOf(largest.at)}: the payload of ${largest.size} bytes is over the server's limit of ${limit} bytes (proto-max-bulk-len)`);
@@ -99,7 +101,7 @@ async function plan(client, tree, defaultQueue, check) {
   return root;
 }
 
-function send(run, keys, n, parent) {
+function send(run, n, parent) {
   const k = keys(n.queue);
   const row = k.rowRoot + n.id;
   const lane = String(n.lane);
@@ -127,7 +129,7 @@ function incomplete(cause, failed, waiting) {
 // keys, args) (the queue's events stream added there). A refused node's subtree is
 // left out and the rest goes in; then FlowIncomplete names the parents
 // left waiting.
-async function enqueue(run, keys, root) {
+async function enqueue(run, root) {
   let level = [[root, null]];
   let first = null;
   const waiting = [];
@@ -135,7 +137,7 @@ async function enqueue(run, keys, root) {
     const below = [];
     for (const [n, parent] of level) {
       try {
-        await send(run, keys, n, parent);
+        await send(run, n, parent);
       } catch (e) { // a refusal, or a lost connection: either way this node may be missing
         first = first || [fromReply(e), refOf(n)];
         if (parent && !waiting.includes(refOf(parent))) waiting.push(refOf(parent));

@@ -1,6 +1,7 @@
 'use strict';
 // echomq: a Node speaker of the EchoMQ wire (emq/1) over ioredis.
-const { Queue, keys } = require('./queue');
+const { Queue } = require('./queue');
+const { keys } = require('./keys');
 const { clientFromUrl } = require('./connect');
 const { daemons } = require('./fleet');
 const ids = require('./ids');

@@ -7,26 +7,12 @@ const { InvalidError, JobFailed, JobNotFound, TimeoutError } = require('./errors
 const { Scripts } = require('./scripts');
 const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
+const { QUEUES_KEY, keys } = require('./keys');
+const { payloadBytes, checkLane } = require('./values');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
-
-// Every key of a queue, by the key rules of docs/protocol.md.
-function keys(queue) {
-  ids.checkQueueName(queue);
-  const base = `emq:{${queue}}:`;
-  const out = {};
-  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = base + t;
-  return { ...out, rowRoot: `${base}job:`, depsRoot: `${base}deps:`, resultsRoot: `${base}results:` };
-}
-
-function payloadBytes(p) {
-  if (Buffer.isBuffer(p)) return p;
-  if (typeof p === 'string') return Buffer.from(p, 'utf8');
-  if (p instanceof Uint8Array) return Buffer.from(p);
-  throw new InvalidError(`a payload is a Buffer or a string, not ${typeof p}`);
-}
 
 // A pause's who, why and end, as `emq stats --json` shows them (null when
 // not paused). until is read as claim reads it: the server's integer form.
@@ -40,13 +26,6 @@ function pauseOf(paused, by, reason, until) {
     ended: false,
     broken_until: until != null && untilMs == null ? Buffer.from(until).subarray(0, 40).toString() : null,
   };
-}
-
-function checkLane(lane) {
-  if (!Number.isInteger(lane) || lane < -1000 || lane > 1000) {
-    throw new InvalidError(`lane ${lane} is out of range: use an integer in -1000..1000`);
-  }
-  return lane;
 }
 
 // wait's timeout: milliseconds, as a number (null waits for ever). An
@@ -80,7 +59,7 @@ class Queue {
     if (!this.ready) {
       this.ready = (async () => {
         await handshake(this.client);
-        await this.client.sadd('{emq}:queues', this.name);
+        await this.client.sadd(QUEUES_KEY, this.name);
       })();
       this.ready.catch(() => { this.ready = null; });
     }
@@ -133,14 +112,14 @@ class Queue {
   // naming the node: a job given twice, more than 64 levels, ...); a
   // refusal by the server half-way rejects with FlowIncomplete.
   async enqueueFlow(tree) {
-    const planned = await flows.plan(this.client, tree, this.name, { payload: payloadBytes, lane: checkLane });
+    const planned = await flows.plan(this.client, tree, this.name);
     await this.ensure();
     const others = new Set();
     for (let level = [planned]; level.length; level = level.flatMap((n) => n.children)) {
       for (const n of level) if (n.queue !== this.name) others.add(n.queue);
     }
-    if (others.size) await this.client.sadd('{emq}:queues', ...[...others].sort());
-    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), keys, planned);
+    if (others.size) await this.client.sadd(QUEUES_KEY, ...[...others].sort());
+    await flows.enqueue((script, queue, k, args) => this.run(script, queue, k, args), planned);
     return flows.idsOf(planned);
   }
 
@@ -261,4 +240,4 @@ class Queue {
   async close() { if (this.ownsClient) await this.client.quit(); }
 }
 
-module.exports = { Queue, keys };
+module.exports = { Queue };

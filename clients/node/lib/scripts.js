@@ -8,12 +8,6 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { fromReply } = require('./errors');
 
-const NAMES = [
-  'enqueue', 'enqueue_lane', 'enqueue_at', 'claim', 'extend', 'complete', 'fail', 'release', 'reap',
-  'retry_dead', 'retry_job', 'promote_job', 'cancel', 'trim_dead', 'enqueue_cron', 'enqueue_parent', 'enqueue_child',
-  'complete_flow', 'fail_flow', 'child_done', 'outbox_ack', 'children_done', 'outbox_ack_many', 'progress',
-];
-
 function luaDir() {
   if (process.env.ECHOMQ_LUA_DIR) return process.env.ECHOMQ_LUA_DIR;
   for (const dir of [path.join(__dirname, '..', 'lua'), path.join(__dirname, '..', '..', '..', 'lua')]) {
@@ -23,10 +17,28 @@ function luaDir() {
                   'reinstall echomq from the repository, or set ECHOMQ_LUA_DIR');
 }
 
+// The transitions: one per .lua file of luaDir(), which is the only list of them.
+function names() {
+  return fs.readdirSync(luaDir()).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)).sort();
+}
+
 const sources = new Map();
 function source(name) {
   if (!sources.has(name)) sources.set(name, fs.readFileSync(path.join(luaDir(), `${name}.lua`)));
   return sources.get(name);
+}
+
+// A KEYS line of a script's header that names the queue's events stream.
+const STREAM_KEY_LINE = /^[ \t]*KEYS\[\d+\][ \t]+emq:\{q\}:events\b/m;
+const takesStreamOf = new Map();
+// Whether the transition takes the events stream as its last KEY and its
+// length as its last ARGV: its header (the comment it opens with) declares it.
+function takesStream(name) {
+  if (!takesStreamOf.has(name)) {
+    const text = source(name).toString('latin1');
+    takesStreamOf.set(name, STREAM_KEY_LINE.test(text.slice(0, text.indexOf(']]'))));
+  }
+  return takesStreamOf.get(name);
 }
 
 // Runs transitions by SHA on one client, loading a script on NOSCRIPT.
@@ -64,4 +76,4 @@ class Scripts {
   }
 }
 
-module.exports = { NAMES, luaDir, source, Scripts };
+module.exports = { names, luaDir, source, takesStream, Scripts };

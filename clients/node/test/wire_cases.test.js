@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const { startServer, WIRE_CASES } = require('./server');
 const { loadCases, runCase } = require('./wire_cases');
-const { NAMES } = require('../lib/scripts');
+const { names } = require('../lib/scripts');
 const { handshake } = require('../lib/connect');
 
 test('the shared wire cases', async (t) => {
@@ -13,7 +13,7 @@ test('the shared wire cases', async (t) => {
   t.after(async () => { r.disconnect(); await server.stop(); });
   await handshake(r);
   const all = loadCases(WIRE_CASES);
-  assert.deepStrictEqual(Object.keys(all).sort(), [...NAMES].sort(), 'one case file per script of lua/');
+  assert.deepStrictEqual(Object.keys(all).sort(), names(), 'one case file per script of lua/');
   for (const [script, cases] of Object.entries(all)) {
     for (const c of cases) {
       await t.test(`${script}: ${c.name}`, async () => {

@@ -14,9 +14,9 @@ from urllib.parse import unquote, urlsplit, parse_qs
 import redis
 
 from .errors import InvalidError, WireError
+from .keys import VERSION_KEY
 
 WIRE = b"emq/1"
-VERSION_KEY = "{emq}:version"
 
 
 def _port(parts, url):

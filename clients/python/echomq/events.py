@@ -5,14 +5,10 @@ import time
 
 import redis
 
+from .keys import meta_key, stream_key
+from .scripts import takes_stream
+
 MAX_LENGTH = 10_000_000
-# The transitions that take the stream as their last KEY and its length as
-# their last ARGV.
-TAKES_STREAM = frozenset((
-    "enqueue", "enqueue_lane", "enqueue_at", "claim", "complete", "fail", "release", "reap", "retry_dead",
-    "retry_job", "promote_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
-    "complete_flow", "fail_flow", "child_done", "children_done", "progress",
-))
 FINAL_EVENTS = (b"completed", b"dead", b"removed")
 _FRESH_S = 1.0
 _FIRST_POLL, _MAX_POLL = 0.005, 0.5
@@ -20,10 +16,6 @@ _FIRST_POLL, _MAX_POLL = 0.005, 0.5
 # the rows are read once more (a speaker that did not pass the stream
 # strands no waiter for longer).
 _RECHECK_S = 20.0
-
-
-def stream_key(queue):
-    return "emq:{%s}:events" % queue
 
 
 def decode_length(raw):
@@ -48,13 +40,13 @@ class EventsBook:
         known = self._known.get(queue)
         if known is not None and time.monotonic() - known[1] < _FRESH_S:
             return known[0]
-        n = decode_length(self.client.hget("emq:{%s}:meta" % queue, "events"))
+        n = decode_length(self.client.hget(meta_key(queue), "events"))
         self._known[queue] = (n, time.monotonic())
         return n
 
     def passed(self, script, queue, keys, args):
         """keys and args, with the stream and its length added when the queue keeps events."""
-        n = self.length(queue) if script in TAKES_STREAM else 0
+        n = self.length(queue) if takes_stream(script) else 0
         if n == 0:
             return keys, args
         return list(keys) + [stream_key(queue)], list(args) + [n]
@@ -84,7 +76,7 @@ class Waiter:
     def _start(self, ids):
         """The rows and the stream's last entry id at one instant (the id read first
         where a transaction is not to be had: whatever ends a job after it is later)."""
-        meta = "emq:{%s}:meta" % self.queue
+        meta = meta_key(self.queue)
         self.commands += len(ids) + 2
         transaction = not isinstance(self.client, redis.RedisCluster)
         with self.client.pipeline(transaction=transaction) as p:

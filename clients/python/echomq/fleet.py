@@ -4,8 +4,8 @@ Read-only: plain commands on the {emq} keys, as `emq daemons` reads them."""
 import json
 
 from .connect import client_from_url
+from .keys import DAEMONS_KEY, daemon_key
 
-DAEMONS_KEY = "{emq}:daemons"
 _NUMBERS = ("pid", "started_ms", "beat_ms", "slots", "busy")
 
 
@@ -51,9 +51,9 @@ def daemons(url_or_client, *, jobs=False, **connect):
     ids = sorted(_text(m) for m in client.zrange(DAEMONS_KEY, 0, -1))
     with client.pipeline(transaction=False) as p:
         for did in ids:
-            p.hgetall("{emq}:daemon:" + did)
+            p.hgetall(daemon_key(did))
             if jobs:
-                p.hgetall("{emq}:daemon:" + did + ":work")
+                p.hgetall(daemon_key(did, ":work"))
         r = p.execute()
     per = 2 if jobs else 1
     out = []

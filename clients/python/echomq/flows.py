@@ -1,9 +1,9 @@
 """Flows: a tree of jobs checked whole before anything is sent, then enqueued
 a level at a time, each parent before its children (as libechomq's
 enqueue_flow, docs/decisions.md "Flows checked whole")."""
-from . import ids
+from . import ids, values
 from .errors import EchoMQError, InvalidError, from_reply
-from .queue import _lane, _payload, keys
+from .keys import keys
 
 POLICIES = ("fail", "wait", "ignore")
 MAX_DEPTH = 64  # levels, the root's included: libechomq's kMaxFlowDepth
@@ -54,7 +54,7 @@ class _Plan:
             ids.check_queue_name(queue)
             job_id = node.get("id") or ids.mint_job_id()
             ids.check_job_id(job_id)
-            body, lane = _payload(node["payload"]), _lane(node.get("lane", 0))
+            body, lane = values.payload(node["payload"]), values.lane(node.get("lane", 0))
         except InvalidError as e:
             bad(str(e))
         policy = node.get("on_child_failure", "fail")

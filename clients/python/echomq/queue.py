@@ -4,29 +4,18 @@ import re
 
 import redis
 
-from . import ids
+from . import flows, ids, values
 from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
 from .events import EventsBook, Waiter
+from .keys import QUEUES_KEY, keys
 from .scripts import Scripts
-
-MIN_LANE, MAX_LANE = -1000, 1000
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
 PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
 _SERVER_INTEGER = re.compile(rb"0|[1-9][0-9]{0,15}")
 MAX_PAUSED_UNTIL = 10**15
-
-
-def keys(queue):
-    """Every key of a queue, by the key rules of docs/protocol.md."""
-    ids.check_queue_name(queue)
-    base = "emq:{%s}:" % queue
-    out = {t: base + t for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting", "outbox",
-                                 "events")}
-    out.update(row_root=base + "job:", deps_root=base + "deps:", results_root=base + "results:")
-    return out
 
 
 def _text(v):
@@ -48,14 +37,6 @@ def _pause(paused, by, reason, until, server_time_ms):
             "ended": until_ms is not None and until_ms <= server_time_ms(), "broken_until": broken}
 
 
-def _payload(p):
-    if isinstance(p, str):
-        return p.encode()
-    if isinstance(p, (bytes, bytearray, memoryview)):
-        return bytes(p)
-    raise InvalidError("a payload is bytes or str, not %s" % type(p).__name__)
-
-
 def _seconds(value, what):
     """A span in seconds as delay= and timeout= take it: a number or a timedelta, 0..10^9.
 
@@ -72,12 +53,6 @@ def _counter(v):
     if v is None:
         return 0
     return int(v) if _INTEGER.fullmatch(v) else None
-
-
-def _lane(lane):
-    if isinstance(lane, bool) or not isinstance(lane, int) or not MIN_LANE <= lane <= MAX_LANE:
-        raise InvalidError("lane %r is out of range: use an integer in -1000..1000" % (lane,))
-    return lane
 
 
 class Queue:
@@ -99,7 +74,7 @@ class Queue:
     def _ensure(self):
         if not self._ready:
             handshake(self.client)
-            self.client.sadd("{emq}:queues", self.name)
+            self.client.sadd(QUEUES_KEY, self.name)
             self._ready = True
 
     def _run(self, script, queue, keys, args):
@@ -132,8 +107,8 @@ class Queue:
         """Enqueues a job; returns its id. A duplicate id enqueues nothing and returns the id all the same."""
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
-        lane = _lane(lane)
-        body = _payload(payload)
+        lane = values.lane(lane)
+        body = values.payload(payload)
         self._ensure()
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
@@ -157,8 +132,6 @@ class Queue:
         naming the node: a job given twice, more than 64 levels, ...);
         a refusal by the server half-way raises flows.FlowIncomplete.
         """
-        from . import flows  # flows builds on this module
-
         planned = flows.plan(self.client, tree, self.name)
         self._ensure()
         others, level = set(), [planned]
@@ -166,7 +139,7 @@ class Queue:
             others.update(n["queue"] for n in level if n["queue"] != self.name)
             level = [c for n in level for c in n["children"]]
         if others:
-            self.client.sadd("{emq}:queues", *sorted(others))
+            self.client.sadd(QUEUES_KEY, *sorted(others))
         flows.enqueue(self._run, planned)
         return flows.ids_of(planned)
 

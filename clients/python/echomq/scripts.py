@@ -6,17 +6,11 @@ the repository's lua/ itself; ECHOMQ_LUA_DIR overrides both. A test checks
 the files found are byte for byte the repository's.
 """
 import os
+import re
 
 import redis
 
 from .errors import from_reply
-
-NAMES = (
-    "enqueue", "enqueue_lane", "enqueue_at", "claim", "extend", "complete", "fail", "release", "reap",
-    "retry_dead", "retry_job", "promote_job", "cancel", "trim_dead", "enqueue_cron", "enqueue_parent", "enqueue_child",
-    "complete_flow", "fail_flow", "child_done", "outbox_ack", "children_done", "outbox_ack_many", "progress",
-)
-
 
 def lua_dir():
     """Where the scripts are read from."""
@@ -30,6 +24,11 @@ def lua_dir():
                             "reinstall echomq from the repository, or set ECHOMQ_LUA_DIR")
 
 
+def names():
+    """The transitions: one per .lua file of lua_dir(), which is the only list of them."""
+    return sorted(f[:-4] for f in os.listdir(lua_dir()) if f.endswith(".lua"))
+
+
 _sources = {}
 
 
@@ -38,6 +37,20 @@ def source(name):
         with open(os.path.join(lua_dir(), name + ".lua"), "rb") as f:
             _sources[name] = f.read()
     return _sources[name]
+
+
+# A KEYS line of a script's header that names the queue's events stream.
+_STREAM_KEY_LINE = re.compile(rb"^[ \t]*KEYS\[\d+\][ \t]+emq:\{q\}:events\b", re.MULTILINE)
+_takes_stream = {}
+
+
+def takes_stream(name):
+    """Whether the transition takes the events stream as its last KEY and its
+    length as its last ARGV: its header (the comment it opens with) declares it."""
+    if name not in _takes_stream:
+        header = source(name).split(b"]]", 1)[0]
+        _takes_stream[name] = _STREAM_KEY_LINE.search(header) is not None
+    return _takes_stream[name]
 
 
 class Scripts:

@@ -73,10 +73,14 @@ class WaitTimeouts(ServerTest):
     def test_a_timeout_that_is_not_a_number_of_seconds_is_refused_at_once(self):
         q = Queue(self.server.url, "wait_args")
         job_id = q.enqueue("never claimed")
-        for bad in (float("nan"), float("inf"), -1, "300", b"300", {"timeout": 300}, True, 10**10):
+        # Issue 48 row 2: the values that ended emq wait at once are refused
+        # here, naming the range.
+        for bad in (float("nan"), float("inf"), -1, "300", b"300", {"timeout": 300}, True, 10**10, 1e10, 9.3e15,
+                    1e308):
             got = self.wait_in_thread(q, job_id, bad)
             self.assertIsInstance(got, InvalidError, "timeout=%r: %r" % (bad, got))
             self.assertIn("timeout must be seconds", str(got))
+            self.assertIn("in 0..10^9, not %r" % (bad,), str(got))
 
     def test_a_number_or_a_timedelta_times_out(self):
         q = Queue(self.server.url, "wait_ok")

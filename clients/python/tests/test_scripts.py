@@ -26,7 +26,15 @@ def repo_scripts():
 
 class Scripts(unittest.TestCase):
     def test_the_names_are_the_files_of_lua(self):
-        self.assertEqual(set(scripts.NAMES), set(repo_scripts()))
+        self.assertEqual(set(scripts.names()), set(repo_scripts()))
+
+    def test_a_script_takes_the_stream_when_its_header_says_so_and_its_body_opens_with_the_events_prelude(self):
+        taking = [name for name in scripts.names() if scripts.takes_stream(name)]
+        self.assertGreater(len(taking), 10, "the headers were not read")
+        for name, text in repo_scripts().items():
+            self.assertEqual(scripts.takes_stream(name), b"-- Events (PROTOCOL.md" in text, name)
+        self.assertTrue(scripts.takes_stream("claim"))
+        self.assertFalse(scripts.takes_stream("extend"))
 
     def test_each_script_found_is_its_lua_file_byte_for_byte(self):
         for name, text in repo_scripts().items():

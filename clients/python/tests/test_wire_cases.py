@@ -8,7 +8,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import wire_cases  # noqa: E402
 from echomq.connect import handshake  # noqa: E402
-from echomq.scripts import NAMES  # noqa: E402
+from echomq.scripts import names  # noqa: E402
 from server import WIRE_CASES, Server  # noqa: E402
 
 
@@ -25,7 +25,7 @@ class WireCases(unittest.TestCase):
 
     def test_every_script_has_cases_and_every_file_is_a_script(self):
         files = set(wire_cases.load_cases(WIRE_CASES))
-        self.assertEqual(files, set(NAMES))
+        self.assertEqual(files, set(names()))
 
     def test_every_case_holds(self):
         count = 0

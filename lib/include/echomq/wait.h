@@ -34,8 +34,9 @@ class Waiter {
   explicit Waiter(ConnectionOptions options);
 
   // Each job's end, in the order of ids; NotEnded for those still running
-  // when timeout (none: as long as it takes) passed. A job whose row is
-  // gone when the wait starts is Gone at once.
+  // when timeout (none: as long as it takes; one past what the clock can
+  // hold is none too) passed. A job whose row is gone when the wait starts
+  // is Gone at once.
   std::vector<JobEnd> wait(const QueueKeys& q, const std::vector<std::string>& ids,
                            std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

@@ -34,7 +34,9 @@ Health::Loop loop_at(const std::string& queue, Clock::time_point last, milliseco
 
 TEST(Health, BrokenLimitsMakeItUnhealthyNamingTheQueueAndTheField) {
   Health::Loop partner = loop_at("partner", t0);
-  partner.limit_problem = [] { return std::string("emq:{partner}:meta max_active must be an integer in 1..1000000"); };
+  partner.claim_problem = [] {
+    return std::string("its limits are broken: emq:{partner}:meta max_active must be an integer in 1..1000000");
+  };
   Health h({loop_at("emails", t0), partner}, [] { return std::string(); });
   HealthVerdict v = h.check(t0 + seconds(1));
   EXPECT_FALSE(v.healthy);

@@ -1,0 +1,55 @@
+// One turn of a claim loop on the wire (claim_loop.h): the outcomes to
+// settle and, when the slots have room, a claim with the two reads that
+// ride right behind it in the same round trip: meta (why a claim came back
+// short, the flows flag, the stream's length: claim_meta.h) and the size of
+// the pending set (limit_holdback.h). Built from a batch, sent on one
+// channel's executor, and read back as named results, so that no caller
+// finds a reply by its place. The loop keeps the pacing and the dispatch.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "config/config_types.h"
+#include "echomq/claim_meta.h"
+#include "echomq/errors.h"
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+#include "echomq/transitions.h"
+#include "settle.h"
+
+namespace echomq::daemon {
+
+class ClaimTurn {
+ public:
+  struct Results {
+    std::vector<Reply> settled;  // one per settlement of the batch, in its order
+    bool claimed = false;        // a claim went out, and the fields below are its
+    std::vector<ClaimedJob> jobs;
+    std::optional<Error> refused;  // the claim's error (none: jobs holds what it leased)
+    ClaimMeta meta;
+    std::optional<std::int64_t> pending;  // none: the read failed
+  };
+
+  // Each settlement of `batch` as its transition; one that no script would
+  // take (an id a peer wrote past the wire's gate) is logged and taken out
+  // of the batch into dropped(): its lease expires and the reaper decides.
+  // claim: jobs to ask for, 0 for none.
+  ClaimTurn(const QueueConfig& queue, const QueueKeys& keys, Settler& settler, FlowMode mode,
+            std::deque<Settlement>& batch, int claim);
+
+  const std::vector<Lease>& dropped() const { return dropped_; }
+  // The round trip. Throws what the executor throws (the server's trouble);
+  // a refused settlement or claim comes back in the results.
+  Results run(Executor& x) const;
+
+ private:
+  std::vector<ScriptCall> calls_;
+  std::vector<Command> reads_;  // behind the claim
+  std::vector<Lease> dropped_;
+  std::size_t settles_ = 0;
+};
+
+}  // namespace echomq::daemon
