@@ -146,6 +146,14 @@ bool ClaimLoop::turn_due(Clock::time_point now) const {
   return claim_due(now);
 }
 
+// Stopping with nothing in a slot or waiting for one, and nothing left to
+// settle (or no time left to): the loop is done. Each channel asks alone,
+// so one that may not take a turn ends with the rest instead of waiting
+// out the flush bound, which is for outcomes the server has not taken.
+bool ClaimLoop::drained(Clock::time_point now) const {
+  return stopping_ && runner_.busy() == 0 && (unsettled_.empty() || now >= flush_until_);
+}
+
 // While the queue has more than a claim asks for, the loop refills the
 // jobs claimed ahead in batches of `prefetch`, which keeps round trips, and
 // the server's work per job, down while the jobs still waiting keep the
@@ -269,13 +277,13 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
       if (!claiming_) release_unstarted();
       const bool mine = may_turn(ch);
       if (mine && turn_due(now)) break;
-      if (stopping_ && now >= flush_until_ && runner_.busy() == 0) break;
+      if (drained(now)) break;
       cv_.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
     }
     last_turn_ns_ = now.time_since_epoch().count();
-    if (stopping_ && runner_.busy() == 0 && (unsettled_.empty() || now >= flush_until_)) {
+    if (drained(now)) {
       if (!unsettled_.empty()) {
         spdlog::error(
             "queue={} gave up settling {} jobs: the server did not answer; their leases will expire and "

@@ -61,6 +61,8 @@ class ClaimLoop {
   // Running, or claimed ahead and not started: what the drain waits for.
   // leased_count() less these are outcomes to record.
   std::size_t in_handlers() const { return static_cast<std::size_t>(runner_.busy()); }
+  // The same, running and claimed ahead apart (the registry's busy and prefetched).
+  JobRunner::Load slot_load() const { return runner_.load(); }
   // Round trips sent and not answered yet: at most one per channel.
   int round_trips_on_wire() const { return on_wire_.load(); }
   // Settle what is left, giving up on the server after `flush_for`, then end.
@@ -102,6 +104,7 @@ class ClaimLoop {
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
   bool turn_due(std::chrono::steady_clock::time_point now) const;
+  bool drained(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool gathering(std::chrono::steady_clock::time_point now) const;

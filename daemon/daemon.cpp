@@ -11,8 +11,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/tls.h"
-#include "events_publisher.h"
-#include "limits_publisher.h"
+#include "meta_publisher.h"
 #include "handlers/handler_factory.h"
 #include "signals.h"
 
@@ -145,17 +144,7 @@ void Daemon::check_server(Executor& x) {
     // without it; only emq's default list misses them.
     spdlog::warn("cannot register the queues in {}: {}", kQueuesKey, e.what());
   }
-  // Published for other speakers (and operators) to read.
-  std::vector<Command> publish;
-  for (const QueueConfig& q : config_.queues) {
-    publish.push_back({"HSET", QueueKeys(q.name).meta, "max_attempts", std::to_string(q.max_attempts), "lease_ms",
-                       std::to_string(q.lease_ms), "keep_completed_ms", std::to_string(q.keep_completed_s * 1000)});
-  }
-  for (const Reply& r : x.pipeline(publish)) {
-    if (r.is_error()) spdlog::warn("cannot publish queue policy: {}", r.str);
-  }
-  write_config_limits(x, config_.queues);
-  publish_config_events(x, config_.queues);
+  publish_queue_meta(x, config_.queues);
 }
 
 void Daemon::start_parts() {

@@ -14,7 +14,7 @@
 #include "duties/progress_sender.h"
 #include "duties/lease_renewer.h"
 #include "metrics.h"
-#include "http/metrics_endpoint.h"
+#include "endpoints/metrics_endpoint.h"
 #include "duties/flow_orphans.h"
 #include "duties/history_writer.h"
 #include "duties/outbox_drainer.h"

@@ -54,6 +54,11 @@ int JobRunner::busy() const {
   return running_count_ + static_cast<int>(waiting_.size());
 }
 
+JobRunner::Load JobRunner::load() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {running_count_, static_cast<int>(waiting_.size())};
+}
+
 std::vector<JobRunner::Assignment> JobRunner::take_waiting() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Assignment> taken(std::make_move_iterator(waiting_.begin()), std::make_move_iterator(waiting_.end()));
@@ -131,6 +136,7 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
   job.attempt = a.job.attempt;
   job.children = std::move(a.children);
   job.progress = [this, lease = a.held->lease](std::string_view v) { running_.report_progress(lease, v); };
+  running_.started(a.held->lease);
   metrics_.in_flight->Increment();
   job.deadline_ms =
       queue_.handler.timeout_s > 0 ? epoch_ms() + static_cast<std::int64_t>(queue_.handler.timeout_s * 1000) : 0;

@@ -59,6 +59,13 @@ class JobRunner {
   Capacity capacity() const;
   // Jobs handed over and not ended yet: running, or waiting for a slot.
   int busy() const;
+  // The same two apart, read together: running (at most concurrency) and
+  // waiting for a slot (claimed ahead, prefetch).
+  struct Load {
+    int running;
+    int waiting;
+  };
+  Load load() const;
   // Takes back the jobs no slot has started, for release at the drain.
   std::vector<Assignment> take_waiting();
   // No new jobs; each slot ends once nothing waits.

@@ -18,6 +18,12 @@ void RunningJobs::remove(const Lease& lease) {
   jobs_.erase(lease);
 }
 
+void RunningJobs::started(const Lease& lease) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(lease);
+  if (it != jobs_.end()) it->second->started_at = std::chrono::steady_clock::now();
+}
+
 std::vector<Lease> RunningJobs::leases() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Lease> out;
@@ -34,7 +40,7 @@ std::vector<RunningJobs::Held> RunningJobs::held() const {
   out.reserve(jobs_.size());
   for (const auto& [lease, job] : jobs_) {
     const bool reported = job->progress_unsent || job->progress_sent_at != std::chrono::steady_clock::time_point{};
-    out.push_back({job->lease, job->attempt, job->claimed_at,
+    out.push_back({job->lease, job->attempt, job->claimed_at, job->started_at,
                    reported ? std::optional<std::string>(job->progress) : std::nullopt});
   }
   return out;

@@ -35,6 +35,9 @@ struct RunningJob {
   Lease lease;
   std::int64_t attempt = 0;
   std::chrono::steady_clock::time_point claimed_at;
+  // When a slot started it (guarded by RunningJobs' mutex); unset while it
+  // waits for a slot, claimed ahead (prefetch).
+  std::optional<std::chrono::steady_clock::time_point> started_at;
   StopToken stop;
   StopReason reason = StopReason::None;  // guarded by RunningJobs' mutex
   // The latest progress its handler reported, and whether the server has
@@ -56,6 +59,8 @@ class RunningJobs {
   // remove(lease).
   RunningJob* add(const Lease& lease, std::int64_t attempt = 0);
   void remove(const Lease& lease);
+  // A slot starts the job now: it no longer waits, claimed ahead.
+  void started(const Lease& lease);
 
   std::vector<Lease> leases() const;
   // What the fleet registry shows of each held job (the heartbeat).
@@ -63,7 +68,8 @@ class RunningJobs {
     Lease lease;
     std::int64_t attempt;
     std::chrono::steady_clock::time_point claimed_at;
-    std::optional<std::string> progress;  // the latest its handler reported
+    std::optional<std::chrono::steady_clock::time_point> started_at;  // unset: waits for a slot
+    std::optional<std::string> progress;                              // the latest its handler reported
   };
   std::vector<Held> held() const;
   std::size_t size() const;

@@ -7,7 +7,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
+#include "echomq/whole_number.h"
 #include "process/fd.h"
 
 namespace echomq::daemon {
@@ -16,10 +18,10 @@ SystemdNotify::SystemdNotify() {
   if (const char* s = std::getenv("NOTIFY_SOCKET")) socket_ = s;
   const char* usec = std::getenv("WATCHDOG_USEC");
   const char* pid = std::getenv("WATCHDOG_PID");
-  bool for_us = pid == nullptr || std::atoll(pid) == static_cast<long long>(::getpid());
-  if (usec != nullptr && for_us && std::atoll(usec) > 0) {
-    watchdog_ = std::chrono::milliseconds(std::atoll(usec) / 1000 / 2);
-  }
+  const bool for_us = pid == nullptr || whole_number(pid) == static_cast<std::int64_t>(::getpid());
+  const std::optional<std::int64_t> every_us =
+      usec == nullptr ? std::nullopt : whole_number_in(usec, 1, std::numeric_limits<std::int64_t>::max());
+  if (every_us && for_us) watchdog_ = std::chrono::milliseconds(*every_us / 1000 / 2);
 }
 
 void SystemdNotify::send(const std::string& message) {

@@ -11,21 +11,51 @@ namespace echomq::cli {
 
 namespace {
 
-// Every job of state whose payload or error holds the text, within --scan:
-// no --limit, since the action is on all of them.
+// The search --match TEXT --in WHERE asks for, and its words.
+struct MatchSearch {
+  SearchArgs args;
+  const char* words;
+};
+
+MatchSearch match_search(const MatchOptions& o, JobState state) {
+  MatchSearch m{{}, nullptr};
+  m.args.state = state;
+  if (o.in == "any") {
+    m.args.any_contains = o.text;
+    m.words = "whose payload or error contains the text";
+  } else if (o.in == "payload") {
+    m.args.payload_contains = o.text;
+    m.words = "whose payload contains the text";
+  } else if (o.in == "error") {
+    m.args.error_contains = o.text;
+    m.words = "whose error contains the text";
+  } else if (o.in == "id") {
+    m.args.id_prefix = o.text;
+    m.words = "whose id starts with the text";
+  } else {
+    throw Error(ErrorKind::Invalid, "match", "--in '" + o.in.substr(0, 40) + "' must be payload, error, id or any");
+  }
+  return m;
+}
+
+// Every job of state that matches, within --scan: no --limit, since the
+// action is on all of them. The count is said per field before any
+// question, so a text that is also in errors is seen before it acts.
 std::vector<std::string> found_ids(Executor& x, const QueueKeys& q, JobState state, const MatchOptions& o) {
   if (o.text.empty()) throw Error(ErrorKind::Invalid, "match", "--match needs a text to look for");
   if (o.scan <= 0) throw Error(ErrorKind::Invalid, "match", "--scan " + std::to_string(o.scan) + " must be > 0");
-  SearchArgs args;
-  args.state = state;
-  args.any_contains = o.text;
-  args.scan = o.scan;
-  args.limit = o.scan;
-  args.preview_bytes = 0;
-  const SearchResult r = search_jobs(x, q, args);
-  std::string line = "found " + std::to_string(r.jobs.size()) + " " + to_string(state) + " jobs of queue " + q.queue +
-                     " whose payload or error contains the text (scanned " + std::to_string(r.scanned) + " of " +
-                     std::to_string(r.total) + ")";
+  MatchSearch m = match_search(o, state);
+  m.args.scan = o.scan;
+  m.args.limit = o.scan;
+  m.args.preview_bytes = 0;
+  const SearchResult r = search_jobs(x, q, m.args);
+  std::string line =
+      "found " + std::to_string(r.jobs.size()) + " " + to_string(state) + " jobs of queue " + q.queue + " " + m.words;
+  if (o.in == "any") {
+    line += ": " + std::to_string(r.in_payload) + " in the payload, " + std::to_string(r.in_error) +
+            " in the error (--in payload|error|id narrows it)";
+  }
+  line += " (scanned " + std::to_string(r.scanned) + " of " + std::to_string(r.total) + ")";
   if (r.scanned < r.total) line += "; the rest were not read: --scan N reads more";
   say(line);
   std::vector<std::string> ids;
@@ -42,6 +72,13 @@ int report(const char* verb, const BulkResult& r) {
 }
 
 }  // namespace
+
+void add_match_in_option(CLI::App* cmd, MatchOptions& o) {
+  cmd->add_option("--in", o.in,
+                  "with --match: where to look: any (the payload or the error, default), payload, error, or id "
+                  "(a prefix)")
+      ->type_name("WHERE");
+}
 
 int run_retry_match(Tool& tool, const MatchOptions& o) {
   QueueKeys q(o.queue);

@@ -1,8 +1,68 @@
 #include "bytes_text.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace echomq::cli {
+
+namespace {
+
+void append_escape(std::string& out, char32_t cp, bool a_byte) {
+  switch (cp) {
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+    default: break;
+  }
+  char buf[12];
+  std::snprintf(buf, sizeof buf, a_byte ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+  out += buf;
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  while (!bytes.empty()) {
+    const std::size_t len = utf8_char_length(bytes);
+    if (len == 0) {
+      append_escape(out, static_cast<unsigned char>(bytes[0]), true);
+      bytes.remove_prefix(1);
+      continue;
+    }
+    const char32_t cp = utf8_code_point(bytes);
+    if (!is_terminal_control(cp)) {
+      out.append(bytes.data(), len);
+    } else {
+      append_escape(out, cp, cp < 0x80);
+    }
+    bytes.remove_prefix(len);
+  }
+  return out;
+}
+
+std::string terminal_cell(std::string_view bytes, std::size_t max_chars) {
+  if (max_chars == 0) return terminal_text(bytes);
+  // Every byte shows as at least a quarter of a character: the bytes past
+  // these could not show, and leaving them unread keeps a megabyte cheap.
+  std::string text = terminal_text(bytes.substr(0, std::min(bytes.size(), 4 * max_chars + 4)));
+  if (terminal_width(text) <= max_chars) return text;
+  std::size_t kept = 0;
+  std::size_t end = 0;
+  for (; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) continue;
+    if (kept == max_chars - std::min<std::size_t>(max_chars, 3)) break;
+    ++kept;
+  }
+  text.resize(end);
+  return text + "...";
+}
+
+std::size_t terminal_width(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
 
 bool is_printable_text(std::string_view s) {
   if (!is_utf8(s)) return false;
@@ -18,9 +78,10 @@ std::string text_cell(const std::optional<std::string>& bytes, std::size_t max_b
   if (!is_printable_text(*bytes)) return "(not text, " + std::to_string(bytes->size()) + " bytes)";
   std::string_view line = std::string_view(*bytes).substr(0, bytes->find_first_of("\r\n"));
   std::string cell(utf8_prefix(line, max_bytes));
+  const bool cut = cell.size() < bytes->size();
   std::replace(cell.begin(), cell.end(), '\t', ' ');
-  if (cell.size() < bytes->size()) cell += " ...";
-  return cell;
+  cell = terminal_text(cell);  // printable text may still hold C1 controls and bidi marks
+  return cut ? cell + " ..." : cell;
 }
 
 void put_bytes(nlohmann::ordered_json& obj, const std::string& name, std::string_view bytes) {

@@ -18,6 +18,20 @@ namespace echomq::cli {
 // safe to print on a terminal as it is.
 bool is_printable_text(std::string_view bytes);
 
+// Bytes read from the server, fit to print on a terminal as one line:
+// every control character (C0, DEL, C1), every bidirectional override or
+// isolate, and every byte that is not UTF-8 becomes an escape (\n \r \t,
+// \xHH for a byte, \uHHHH for a character); the rest is kept. Whatever
+// another writer put in a field, it can then neither move the cursor,
+// retitle the window, ring, nor forge a line. Every printer of emq passes
+// server text through this one function (the tables and `say` do it).
+std::string terminal_text(std::string_view bytes);
+// terminal_text of bytes cut to at most max_chars characters, the last
+// three "..." when it was cut (max_chars 0: not cut).
+std::string terminal_cell(std::string_view bytes, std::size_t max_chars);
+// The characters (not bytes) text takes on a terminal, for alignment.
+std::size_t terminal_width(std::string_view text);
+
 // Bytes fit for one table cell: the first line of printable text, cut to
 // max_bytes with " ..." when there was more; "-" for none; a size note for
 // bytes that are not text.

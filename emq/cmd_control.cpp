@@ -8,12 +8,14 @@
 #include <memory>
 #include <optional>
 
-#include "config/duration.h"
+#include "echomq/bytes.h"
+#include "text/duration.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "bulk_match.h"
+#include "bytes_text.h"
 #include "job_table.h"
 #include "output.h"
 #include "pause_view.h"
@@ -58,6 +60,14 @@ PauseRequest pause_request(const ControlArgs& a) {
     throw Error(ErrorKind::Invalid, "pause",
                 "--reason is " + std::to_string(how.reason.size()) + " bytes; at most 256");
   }
+  // Every tool that finds the queue paused prints these.
+  for (const auto& [flag, text] :
+       {std::pair<const char*, const std::string*>{"--by", &how.by}, {"--reason", &how.reason}}) {
+    if (!is_plain_text(*text)) {
+      throw Error(ErrorKind::Invalid, "pause",
+                  std::string(flag) + " holds a control character (or bytes that are not UTF-8): write plain text");
+    }
+  }
   if (!a.for_text.empty()) {
     how.for_ms = daemon::parse_duration_ms(a.for_text);
     if (!how.for_ms || *how.for_ms < 1) {
@@ -81,7 +91,7 @@ int run_pause(Tool& tool, const ControlArgs& a, bool paused) {
   pause(x, q, *how);
   warn_if_unknown(x, q);
   // What was written, read back as every other reader will see it.
-  std::cout << "paused " << q.queue << ' ' << describe_pause(stats(x, q), x.server_time_ms()) << '\n';
+  std::cout << "paused " << q.queue << ' ' << terminal_text(describe_pause(stats(x, q), x.server_time_ms())) << '\n';
   return kExitOk;
 }
 
@@ -95,6 +105,7 @@ int run_cancel(Tool& tool, const ControlArgs& a) {
     return run_cancel_match(tool, m, state_option(a.state.empty() ? "pending" : a.state, "cancel"));
   }
   if (!a.state.empty()) throw Error(ErrorKind::Invalid, "cancel", "--state goes with --match");
+  if (a.match.in != MatchOptions().in) throw Error(ErrorKind::Invalid, "cancel", "--in goes with --match");
   QueueKeys q(a.queue);
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
@@ -151,8 +162,9 @@ void add_control(CLI::App& app, Tool& tool) {
                          "waiting for its children)");
   cancel_cmd->add_option("queue", c->queue, "the queue")->required()->type_name("QUEUE");
   cancel_cmd->add_option("id", c->id, "the job id (JOB_...)")->type_name("ID");
-  cancel_cmd->add_option("--match", c->match.text, "every job of --state whose payload or error contains TEXT")
+  cancel_cmd->add_option("--match", c->match.text, "every job of --state whose payload or error (--in) holds TEXT")
       ->type_name("TEXT");
+  add_match_in_option(cancel_cmd, c->match);
   cancel_cmd->add_option("--state", c->state, "with --match: pending (default) or delayed")->type_name("STATE");
   add_number_option(cancel_cmd, "--scan", c->match.scan, "with --match: read at most N jobs (default 10000)")
       ->type_name("N");

@@ -6,9 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/keyspace.h"
+#include "bytes_text.h"
 #include "daemon_view.h"
 #include "fleet_signal.h"
 #include "output.h"
@@ -43,26 +44,41 @@ std::string joined(const std::vector<std::string>& words) {
   return out.empty() ? "-" : out;
 }
 
+// The widths a daemon writes its fields within (an id of a 64-byte host, a
+// state word, a version); wider is another writer's, and cut.
+constexpr std::size_t kIdChars = 96;
+constexpr std::size_t kHostChars = 64;
+constexpr std::size_t kWordChars = 24;
+constexpr std::size_t kQueueChars = 64;
+
 void print_table(const Fleet& f, bool with_jobs) {
-  Table t({{"ID", false},
-           {"HOST", false},
-           {"STATE", false},
-           {"QUEUES", false},
+  Table t({{"ID", false, kIdChars},
+           {"HOST", false, kHostChars},
+           {"STATE", false, kWordChars},
+           {"QUEUES", false, 2 * kQueueChars},
            {"BUSY", true},
+           {"PREFETCHED", true},
            {"LAST BEAT", true},
            {"UP", true},
-           {"VERSION", false}});
+           {"VERSION", false, kWordChars}});
   for (const DaemonInfo& d : f.daemons) {
     t.add({d.id, d.host, d.state, joined(d.queues), std::to_string(d.busy) + "/" + std::to_string(d.slots),
-           span(f.server_time_ms - d.beat_ms) + " ago", span(f.server_time_ms - d.started_ms), d.version});
+           std::to_string(d.prefetched), span(f.server_time_ms - d.beat_ms) + " ago",
+           span(f.server_time_ms - d.started_ms), d.version});
   }
   t.print(std::cout);
   if (!with_jobs) return;
   std::cout << '\n';
-  Table jobs({{"DAEMON", false}, {"QUEUE", false}, {"JOB", false}, {"ATTEMPT", true}, {"RUNNING", true}});
+  Table jobs({{"DAEMON", false, kIdChars},
+              {"QUEUE", false, kQueueChars},
+              {"JOB", false},
+              {"ATTEMPT", true},
+              {"RUNNING", true}});
   for (const DaemonInfo& d : f.daemons) {
     for (const DaemonJob& j : d.jobs) {
-      jobs.add({d.id, j.queue, j.id, std::to_string(j.attempt), span(f.server_time_ms - j.started_ms)});
+      // One claimed ahead has not started: it waits in the daemon for a slot.
+      jobs.add({d.id, j.queue, j.id, std::to_string(j.attempt),
+                j.prefetched ? "waits for a slot" : span(f.server_time_ms - j.started_ms)});
     }
   }
   jobs.print(std::cout);
@@ -71,6 +87,10 @@ void print_table(const Fleet& f, bool with_jobs) {
 int run_list(Tool& tool, const DaemonsArgs& a) {
   Executor x(tool.options());
   const Fleet f = list_daemons(x, a.jobs);
+  // What could not be read is said, and the rest listed all the same; only
+  // a registry that cannot be read at all fails the command.
+  for (const std::string& p : f.problems) say(p);
+  if (!f.readable) return kExitServer;
   if (a.json) {
     json out = json::array();
     for (const DaemonInfo& d : f.daemons) out.push_back(daemon_json(d, f.server_time_ms, a.jobs));
@@ -117,6 +137,8 @@ int run_signal(Tool& tool, const DaemonsArgs& a, std::string_view signal) {
   }
   Executor x(tool.options());
   const Fleet f = list_daemons(x, false);
+  for (const std::string& p : f.problems) say(p);
+  if (!f.readable) return kExitServer;
   std::vector<DaemonInfo> to;
   for (const std::string& id : a.ids) {
     auto it = std::find_if(f.daemons.begin(), f.daemons.end(), [&](const DaemonInfo& d) { return d.id == id; });
@@ -133,7 +155,7 @@ int run_signal(Tool& tool, const DaemonsArgs& a, std::string_view signal) {
   }
   bool all_answered = true;
   for (const DaemonAnswer& answer : signal_and_wait(x, to, signal, timeout)) {
-    std::cout << answer_line(answer, signal) << '\n';
+    std::cout << terminal_text(answer_line(answer, signal)) << '\n';
     all_answered = all_answered && answer.answered;
   }
   return all_answered ? kExitOk : kExitTimeout;

@@ -108,6 +108,7 @@ int run_retry(Tool& tool, const DeadArgs& a) {
     return run_retry_match(tool, m);
   }
   QueueKeys q(a.queue);
+  if (a.match.in != MatchOptions().in) throw Error(ErrorKind::Invalid, "dead retry", "--in goes with --match");
   check_limit(a);
   check_ids(a);
   if (!a.ids.empty() && a.limit_given->count() > 0) {
@@ -163,8 +164,9 @@ void add_dead(CLI::App& app, Tool& tool) {
   retry->add_option("ids", r->ids, "the dead jobs to retry (default: all, or --limit N)")->type_name("ID...");
   r->limit_given =
       add_number_option(retry, "--limit", r->limit, "move at most N, oldest death first (default all)")->type_name("N");
-  retry->add_option("--match", r->match.text, "every dead job whose payload or error contains TEXT (asks first)")
+  retry->add_option("--match", r->match.text, "every dead job whose payload or error (--in) holds TEXT (asks first)")
       ->type_name("TEXT");
+  add_match_in_option(retry, r->match);
   add_number_option(retry, "--scan", r->match.scan, "with --match: read at most N dead jobs (default 10000)")
       ->type_name("N");
   retry->add_flag("--yes,-y", r->yes, "with --match: do not ask (required when stdin is not a terminal)");

@@ -13,6 +13,7 @@
 #include "echomq/events.h"
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
@@ -33,11 +34,8 @@ struct EventsArgs {
 };
 
 std::int64_t entry_ms(const std::string& entry_id) {
-  try {
-    return std::stoll(entry_id.substr(0, entry_id.find('-')));
-  } catch (const std::exception&) {
-    return 0;
-  }
+  const std::optional<StreamEntryId> id = stream_entry_id(entry_id);
+  return id ? static_cast<std::int64_t>(id->ms) : 0;
 }
 
 // One entry, as a line of text or of JSON. Lines of several threads never mix.

@@ -167,7 +167,7 @@ void print_view(const FlowView& v, int depth, const std::optional<ChildResult>& 
   }
   if (v.cut != FlowCut::None) line += "  " + cut_text(v);
   if (!v.on_child_failure.empty()) line += "  on_child_failure=" + v.on_child_failure;
-  std::cout << line << '\n';
+  std::cout << terminal_text(line) << '\n';
   for (std::size_t i = 0; i < v.children.size(); ++i) {
     print_view(v.children[i], depth + 1, v.recorded[i], v.awaited[i]);
   }

@@ -1,5 +1,4 @@
 // emq inspect QUEUE ID [--json]
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -8,6 +7,7 @@
 
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
@@ -36,7 +36,7 @@ std::optional<std::string_view> field(const JobRow& row, const std::string& name
 // payload, and later transitions add the rest.
 std::int64_t int_field(const JobRow& row, const std::string& name) {
   auto v = field(row, name);
-  return v ? std::strtoll(std::string(*v).c_str(), nullptr, 10) : 0;
+  return v ? whole_number(*v).value_or(0) : 0;
 }
 
 // Where the state's set says the job stands in time: the due time of a
@@ -65,13 +65,15 @@ std::optional<SetTime> set_time(Executor& x, const QueueKeys& q, const std::stri
   Reply r = x.command({"ZSCORE", key, id});
   if (r.is_error()) throw error_from_reply("inspect", r.str);
   if (r.type != Reply::Type::String) return std::nullopt;
-  t.ms = static_cast<std::int64_t>(std::strtod(r.str.c_str(), nullptr));
+  const std::optional<double> score = decimal_number(r.str);
+  if (!score) return std::nullopt;  // inf, put there by another writer
+  t.ms = static_cast<std::int64_t>(*score);
   return t;
 }
 
 void print_label(const std::string& label, const std::string& value) {
   std::string pad(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ');
-  std::cout << label << pad << value << '\n';
+  std::cout << label << pad << terminal_text(value) << '\n';
 }
 
 // Bytes as a header line ("11 bytes, text") and then the bytes themselves,
@@ -97,7 +99,7 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   while (start < shown.size()) {
     std::size_t nl = shown.find('\n', start);
     std::size_t end = nl == std::string::npos ? shown.size() : nl;
-    std::cout << "  " << std::string_view(shown).substr(start, end - start) << '\n';
+    std::cout << "  " << terminal_text(std::string_view(shown).substr(start, end - start)) << '\n';
     start = end + 1;
   }
 }

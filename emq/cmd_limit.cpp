@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "echomq/limits.h"
+#include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "limit_change.h"
 #include "output.h"
@@ -25,7 +26,8 @@ void show(Executor& x, const QueueKeys& q) {
   const LimitStatus s = limit_status(f, r[1].integer, x.server_time_ms());
   std::cout << "queue       " << q.queue << '\n';
   if (!s.limits) {
-    std::cout << "limits      broken: " << s.broken << " (claims stop until mended: set them again here)\n";
+    std::cout << "limits      broken: " << terminal_text(s.broken)
+              << " (claims stop until mended: set them again here)\n";
     return;
   }
   std::cout << "max_active  " << (s.limits->max_active ? std::to_string(*s.limits->max_active) : "off")
@@ -38,11 +40,12 @@ void show(Executor& x, const QueueKeys& q) {
     if (!f.rate_credit || !f.rate_at) {
       std::cout << "bucket      full (" << rate.max << " tokens)\n";
     } else {
-      std::cout << "bucket      " << *s.tokens << " whole tokens now (" << std::stoll(*f.rate_credit) / rate.window_ms
-                << " at the last claim, " << iso_time(std::stoll(*f.rate_at)) << ")\n";
+      std::cout << "bucket      " << *s.tokens << " whole tokens now ("
+                << whole_number(*f.rate_credit).value_or(0) / rate.window_ms << " at the last claim, "
+                << iso_time(whole_number(*f.rate_at).value_or(0)) << ")\n";
     }
   }
-  if (!s.held_back.empty()) std::cout << "held back   " << s.held_back << '\n';
+  if (!s.held_back.empty()) std::cout << "held back   " << terminal_text(s.held_back) << '\n';
 }
 
 int run_limit(Tool& tool, const LimitArgs& a) {

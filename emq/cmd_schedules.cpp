@@ -33,12 +33,19 @@ struct FireArgs {
 };
 
 void print_table(const std::vector<ScheduleView>& all) {
-  std::cout << "QUEUE\tNAME\tDEFINITION\tLAST FIRE\tJOB\tNEXT FIRE\tMISSED\n";
+  Table t({{"QUEUE", false},
+           {"NAME", false},
+           {"DEFINITION", false},
+           {"LAST FIRE", false},
+           {"JOB", false},
+           {"NEXT FIRE", false},
+           {"MISSED", true}});
   for (const ScheduleView& v : all) {
-    std::cout << v.queue << '\t' << v.name << '\t' << describe_definition(v) << '\t'
-              << (v.last_fire_ms ? iso_time(*v.last_fire_ms) : "-") << '\t' << (v.last_job.empty() ? "-" : v.last_job)
-              << '\t' << (v.next_fire_ms ? iso_time(*v.next_fire_ms) : "-") << '\t' << v.missed << '\n';
+    t.add({v.queue, v.name, describe_definition(v), v.last_fire_ms ? iso_time(*v.last_fire_ms) : "-",
+           v.last_job.empty() ? "-" : v.last_job, v.next_fire_ms ? iso_time(*v.next_fire_ms) : "-",
+           std::to_string(v.missed)});
   }
+  t.print(std::cout);
 }
 
 void print_json(const std::vector<ScheduleView>& all) {

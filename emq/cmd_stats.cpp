@@ -7,6 +7,7 @@
 
 #include "echomq/limits.h"
 #include "echomq/stats.h"
+#include "bytes_text.h"
 #include "output.h"
 #include "pause_view.h"
 #include "tool.h"
@@ -94,12 +95,13 @@ void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   t.print(std::cout);
   // Below the table, only for queues that have them: the usual shape stays.
   for (const QueueStats& s : all) {
-    if (s.paused) std::cout << "paused " << s.queue << " " << describe_pause(s, now_ms) << '\n';
+    if (s.paused) std::cout << "paused " << s.queue << " " << terminal_text(describe_pause(s, now_ms)) << '\n';
   }
   for (const QueueStats& s : all) {
     if (s.limits.empty()) continue;
     const std::string why = held_back(s, now_ms);
-    std::cout << "limits of " << s.queue << ": " << s.limits << (why.empty() ? "" : "; held back: " + why) << '\n';
+    std::cout << "limits of " << s.queue << ": " << terminal_text(s.limits + (why.empty() ? "" : "; held back: " + why))
+              << '\n';
   }
 }
 

@@ -72,7 +72,9 @@ int run_wait(Tool& tool, const WaitArgs& a) {
   switch (end.how) {
     case JobEnd::How::Completed: print_raw(end.result); return kExitOk;
     case JobEnd::How::Dead:
-      say(a.id + " died after " + end.attempts + " attempts; its last error:");
+      // Whole on stdout, where a script reads it; this line says so.
+      say(a.id + " died after " + end.attempts + (end.attempts == "1" ? " attempt" : " attempts") +
+          (end.error.empty() ? "; it left no error" : "; its last error is on stdout"));
       print_raw(end.error);
       return kExitNotFound;
     case JobEnd::How::Gone:

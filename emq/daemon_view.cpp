@@ -16,6 +16,7 @@ json daemon_json(const DaemonInfo& d, std::int64_t now_ms, bool with_jobs) {
             {"queues", d.queues},
             {"slots", d.slots},
             {"busy", d.busy},
+            {"prefetched", d.prefetched},
             {"executor", d.executor},
             {"started_ms", d.started_ms},
             {"beat_ms", d.beat_ms},
@@ -28,7 +29,8 @@ json daemon_json(const DaemonInfo& d, std::int64_t now_ms, bool with_jobs) {
                       {"id", j.id},
                       {"attempt", j.attempt},
                       {"started_ms", j.started_ms},
-                      {"progress", j.progress ? json(*j.progress) : json(nullptr)}});
+                      {"progress", j.progress ? json(*j.progress) : json(nullptr)},
+                      {"prefetched", j.prefetched}});
     }
     o["jobs"] = std::move(jobs);
   }

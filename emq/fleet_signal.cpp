@@ -47,19 +47,22 @@ std::vector<DaemonAnswer> signal_and_wait(Executor& x, const std::vector<DaemonI
     }
     if (waiting.empty()) break;
     std::this_thread::sleep_for(kReadEvery);
-    const std::vector<std::optional<DaemonInfo>> now = read_daemons(x, waiting, false);
+    const std::vector<DaemonRead> now = read_daemons(x, waiting, false);
     for (std::size_t w = 0; w < waiting.size(); ++w) {
       auto a = std::find_if(out.begin(), out.end(), [&](const DaemonAnswer& e) { return e.id == waiting[w]; });
       a->waited_ms = since_ms(sent_at);
-      if (!now[w]) {
+      // A hash another writer broke meanwhile has no ack to read: the
+      // daemon may still answer once it is mended, until the deadline.
+      if (!now[w].problem.empty()) continue;
+      if (!now[w].daemon) {
         // Gone: a stop that drained and left before we looked again is its
         // answer; for a quiet, the daemon ended some other way.
         a->left = true;
         a->answered = signal == kSignalStop;
         continue;
       }
-      a->last = now[w];
-      a->answered = answers(now[w]->ack, signal, sent_ms);
+      a->last = now[w].daemon;
+      a->answered = answers(now[w].daemon->ack, signal, sent_ms);
     }
   }
   return out;

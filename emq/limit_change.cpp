@@ -1,6 +1,6 @@
 #include "limit_change.h"
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/errors.h"
 #include "echomq/whole_number.h"
 #include "bytes_text.h"

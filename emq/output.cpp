@@ -3,9 +3,11 @@
 #include <ctime>
 #include <iostream>
 
+#include "bytes_text.h"
+
 namespace echomq::cli {
 
-void say(const std::string& message) { std::cerr << "emq: " << message << '\n'; }
+void say(const std::string& message) { std::cerr << "emq: " << terminal_text(message) << '\n'; }
 
 void say_no_job(const std::string& queue, const std::string& id) {
   say("no job " + id + " in queue " + queue +
@@ -35,6 +37,7 @@ Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
 void Table::add(std::vector<std::string> cells) {
   cells.resize(columns_.size());
+  for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = terminal_cell(cells[c], columns_[c].max_chars);
   rows_.push_back(std::move(cells));
 }
 
@@ -42,13 +45,13 @@ void Table::print(std::ostream& out) const {
   std::vector<std::size_t> width(columns_.size());
   for (std::size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].name.size();
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], terminal_width(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const bool last = c + 1 == cells.size();
-      std::string pad(width[c] - cells[c].size(), ' ');
+      std::string pad(width[c] - terminal_width(cells[c]), ' ');
       if (columns_[c].right_aligned) {
         text += pad + cells[c];
       } else {

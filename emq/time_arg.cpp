@@ -1,23 +1,22 @@
 #include "time_arg.h"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
+
+#include "echomq/whole_number.h"
 
 namespace echomq::cli {
 
 namespace {
 
-// Reads exactly n digits at text[pos], advancing pos.
+// Reads exactly n digits (n <= 4) at text[pos], advancing pos.
 std::optional<int> digits(std::string_view text, std::size_t& pos, std::size_t n) {
   if (pos + n > text.size()) return std::nullopt;
-  int v = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = text[pos + i];
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
+  const std::optional<std::int64_t> v = whole_number_in(text.substr(pos, n), 0, 9999);
+  if (!v) return std::nullopt;
   pos += n;
-  return v;
+  return static_cast<int>(*v);
 }
 
 bool expect(std::string_view text, std::size_t& pos, std::string_view any_of) {
@@ -27,13 +26,7 @@ bool expect(std::string_view text, std::size_t& pos, std::string_view any_of) {
 }
 
 std::optional<std::int64_t> epoch_ms(std::string_view text) {
-  if (text.empty() || text.size() > 15) return std::nullopt;  // up to the year 33658
-  std::int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
+  return whole_number_in(text, 0, 999999999999999);  // up to the year 33658
 }
 
 std::optional<std::int64_t> rfc3339_ms(std::string_view t) {
@@ -53,13 +46,13 @@ std::optional<std::int64_t> rfc3339_ms(std::string_view t) {
   int ms = 0;
   if (p < t.size() && t[p] == '.') {
     ++p;
-    std::size_t start = p;
-    while (p < t.size() && t[p] >= '0' && t[p] <= '9') {
-      if (p - start < 3) ms = ms * 10 + (t[p] - '0');
-      ++p;
-    }
+    const std::size_t start = p;
+    while (p < t.size() && t[p] >= '0' && t[p] <= '9') ++p;
     if (p == start) return std::nullopt;
-    for (std::size_t n = p - start; n < 3; ++n) ms *= 10;
+    // Milliseconds: the first three digits, padded ("5" is 500); the rest cut.
+    std::string first3(t.substr(start, std::min<std::size_t>(p - start, 3)));
+    first3.resize(3, '0');
+    ms = static_cast<int>(whole_number_in(first3, 0, 999).value_or(0));
   }
   int offset_min = 0;
   if (expect(t, p, "Zz")) {

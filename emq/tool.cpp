@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include "echomq/errors.h"
 #include "echomq/events.h"
 #include "echomq/executor.h"
+#include "echomq/whole_number.h"
 #include "output.h"
 
 namespace echomq::cli {
@@ -59,18 +58,13 @@ ConnectionOptions Tool::options() const {
 }
 
 namespace {
-// The whole text, by from_chars, which says when a number is past the type
-// rather than clamping it.
+// The number read (echomq/whole_number.h), or what is wrong with the text.
 template <typename T>
-T number_arg(const std::string& option, const std::string& text, const std::string& range) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+T number_arg(const std::string& option, const std::string& text, std::optional<T> value, bool past_range,
+             const std::string& range) {
+  if (value) return *value;
   const std::string shown = option + " " + text.substr(0, 40);
-  if (ec == std::errc::result_out_of_range) throw CLI::ValidationError(shown + " is out of range: " + range);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    throw CLI::ValidationError(shown + " is not " + range);
-  }
-  return value;
+  throw CLI::ValidationError(shown + (past_range ? " is out of range: " : " is not ") + range);
 }
 }  // namespace
 
@@ -79,7 +73,10 @@ CLI::Option* add_number_option(CLI::App* app, const std::string& name, std::int6
   const std::string range = "a whole number from " + std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
                             std::to_string(std::numeric_limits<std::int64_t>::max());
   return app->add_option_function<std::string>(
-      name, [&value, name, range](const std::string& text) { value = number_arg<std::int64_t>(name, text, range); },
+      name,
+      [&value, name, range](const std::string& text) {
+        value = number_arg(name, text, whole_number(text), past_whole_number(text), range);
+      },
       description);
 }
 
@@ -88,9 +85,7 @@ CLI::Option* add_number_option(CLI::App* app, const std::string& name, double& v
   return app->add_option_function<std::string>(
       name,
       [&value, name, range](const std::string& text) {
-        value = number_arg<double>(name, text, range);
-        // from_chars reads "inf" and "nan" as numbers.
-        if (!std::isfinite(value)) throw CLI::ValidationError(name + " " + text.substr(0, 40) + " is not " + range);
+        value = number_arg(name, text, decimal_number(text), past_decimal_number(text), range);
       },
       description);
 }
@@ -123,7 +118,8 @@ void add_server_options(CLI::App& app, Tool& tool) {
             return parse_executor_choice(text) ? std::string()
                                                : text.substr(0, 40) + " is not auto, scripted or native";
           },
-          "MODE"))
+          // No description: CLI11 prints one after the type, `MODE:MODE`.
+          ""))
       ->type_name("MODE");
   tool.tls.settings = {"--tls-ca (or EMQ_TLS_CA)", "--tls-cert (or EMQ_TLS_CERT)", "--tls-key (or EMQ_TLS_KEY)",
                        "--tls-server-name (or EMQ_TLS_SERVER_NAME)"};

@@ -94,10 +94,11 @@ add_backports() {
 # this list against the built binaries. emqd speaks the systemd notify
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
 # opentelemetry-cpp (emqd's spans; to build, its -dev and libabsl-dev for
-# its headers) comes from bookworm-backports, as valkey-server does.
+# its headers) comes from bookworm-backports, as valkey-server does; its
+# headers, built with Abseil, have emqd link libabsl20220623 by name.
 runtime_pkgs=(
   libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2 libssl3
-  libdate-tz3 tzdata ca-certificates opentelemetry-cpp
+  libdate-tz3 tzdata ca-certificates opentelemetry-cpp libabsl20220623
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
@@ -109,7 +110,7 @@ test_pkgs=(
   libgtest-dev libgmock-dev googletest
   python3 python3-redis python3-croniter python3-venv python3-wheel
   chromium chromium-driver python3-selenium
-  systemd prometheus openssl clang-format
+  systemd prometheus openssl clang-format help2man
   python3-opentelemetry-proto python3-protobuf curl
 )
 # The .deb (debhelper: its rules; lintian: Debian's check of it; help2man:
@@ -135,7 +136,9 @@ package_pkgs=(
 # install as docs/clients.md gives it (tests/e2e/clients_doc_test.cpp runs
 # it), python3-redis: that client's library; clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS
-# tests make their own CA and certificates with it (tests/support/test_pki).
+# tests make their own CA and certificates with it (tests/support/test_pki);
+# help2man: the manual pages, made as the .deb makes them and checked
+# (tests/ops/man_pages_test.cpp).
 
 missing() {
   local p

@@ -9,7 +9,7 @@
 #include "config/config_schedules.h"
 #include "config/config_schema.h"
 #include "config/config_sections.h"
-#include "http/listen_address.h"
+#include "text/listen_address.h"
 
 namespace echomq::daemon {
 

@@ -1,11 +1,9 @@
 // A plugin's `config` mapping, handed to it as a JSON object.
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
 #include "config/config_sections.h"
+#include "echomq/whole_number.h"
 
 namespace echomq::daemon {
 
@@ -18,13 +16,10 @@ nlohmann::json scalar_json(const YAML::Node& n) {
   if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return s;
   if (s == "true" || s == "false") return s == "true";
   if (is_integer_text(s)) {
-    errno = 0;
-    const long long v = std::strtoll(s.c_str(), nullptr, 10);
-    if (errno != ERANGE) return v;
+    if (const std::optional<std::int64_t> v = whole_number(without_plus(s))) return *v;
   }
   if (is_number_text(s)) {
-    const double v = std::strtod(s.c_str(), nullptr);
-    if (std::isfinite(v)) return v;
+    if (const std::optional<double> v = decimal_number(without_plus(s))) return *v;
   }
   return s;
 }

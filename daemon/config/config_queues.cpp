@@ -7,7 +7,7 @@
 
 #include "config/config_paths.h"
 #include "config/config_sections.h"
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/keyspace.h"
 
 namespace echomq::daemon {

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 
-#include "http/lower_case.h"
+#include "echomq/whole_number.h"
+#include "text/lower_case.h"
 
 namespace echomq::daemon {
 
@@ -73,6 +73,10 @@ std::string join(const std::vector<std::string>& words, const char* sep) {
 }
 
 }  // namespace
+
+std::string_view without_plus(const std::string& s) {
+  return !s.empty() && s[0] == '+' ? std::string_view(s).substr(1) : std::string_view(s);
+}
 
 bool is_integer_text(const std::string& s) {
   std::size_t i = after_sign(s);
@@ -217,13 +221,12 @@ bool ConfigReader::integer(const Field& f, std::int64_t lo, std::int64_t hi, std
     error(f, with_why(expected + describe_value(f.value) + hint, why));
     return false;
   }
-  errno = 0;
-  const long long v = std::strtoll(f.value.Scalar().c_str(), nullptr, 10);
-  if (errno == ERANGE || v < lo || v > hi) {
+  const std::optional<std::int64_t> v = whole_number(without_plus(f.value.Scalar()));
+  if (!v || *v < lo || *v > hi) {
     error(f, with_why(expected + shorten(f.value.Scalar()), why));
     return false;
   }
-  out = v;
+  out = *v;
   return true;
 }
 
@@ -241,12 +244,12 @@ bool ConfigReader::number(const Field& f, double lo, double hi, double& out, con
     error(f, with_why(expected + describe_value(f.value) + hint, why));
     return false;
   }
-  const double v = std::strtod(f.value.Scalar().c_str(), nullptr);
-  if (!std::isfinite(v) || v < lo || v > hi) {
+  const std::optional<double> v = decimal_number(without_plus(f.value.Scalar()));
+  if (!v || *v < lo || *v > hi) {
     error(f, with_why(expected + shorten(f.value.Scalar()), why));
     return false;
   }
-  out = v;
+  out = *v;
   return true;
 }
 

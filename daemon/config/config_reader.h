@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,9 @@ std::string nearest_key(const std::string& name, const std::vector<std::string>&
 // overflowed the stack on a value of 200,000 digits.
 bool is_integer_text(const std::string& s);
 bool is_number_text(const std::string& s);
+// Either, as the number readers take it (echomq/whole_number.h): YAML's
+// leading '+' dropped.
+std::string_view without_plus(const std::string& s);
 // Whether s is not empty and holds only ASCII letters, digits and the bytes
 // of `extra` (names, schemes; by hand for the same reason).
 bool is_ascii_word(const std::string& s, const char* extra);

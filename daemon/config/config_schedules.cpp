@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/keyspace.h"
 #include "schedule/next_tick.h"
 

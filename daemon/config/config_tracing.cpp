@@ -10,7 +10,8 @@
 
 #include "config/config_paths.h"
 #include "config/config_sections.h"
-#include "http/lower_case.h"
+#include "echomq/whole_number.h"
+#include "text/lower_case.h"
 
 namespace echomq::daemon {
 
@@ -74,8 +75,7 @@ std::string traces_url(const std::string& endpoint, bool append, std::string& wh
   }
   if (has_port) {
     const std::string port = authority.substr(colon + 1);
-    if (!is_integer_text(port) || port[0] == '+' || port[0] == '-' || port.size() > 5 || std::stol(port) < 1 ||
-        std::stol(port) > 65535) {
+    if (!port_number(port)) {
       why = std::string(form) + ", but the port is not 1..65535";
       return "";
     }
@@ -207,11 +207,12 @@ class TracingReader {
     } else if (root == "traceidratio") {
       const std::string arg = env("OTEL_TRACES_SAMPLER_ARG");
       t_.sample_ratio = 1;  // the specification's default
-      if (!arg.empty() &&
-          (!is_number_text(arg) || std::strtod(arg.c_str(), nullptr) < 0 || std::strtod(arg.c_str(), nullptr) > 1)) {
+      if (arg.empty()) return;
+      const std::optional<double> ratio = decimal_number(arg);
+      if (!ratio || *ratio < 0 || *ratio > 1) {
         env_error("OTEL_TRACES_SAMPLER_ARG", "is \"" + arg + "\": expected a number in 0..1");
-      } else if (!arg.empty()) {
-        t_.sample_ratio = std::strtod(arg.c_str(), nullptr);
+      } else {
+        t_.sample_ratio = *ratio;
       }
     } else {
       env_error(
@@ -223,12 +224,13 @@ class TracingReader {
   void whole(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
     const std::string value = env(name);
     if (value.empty()) return;
-    if (!is_integer_text(value) || value.size() > 10 || std::stoll(value) < lo || std::stoll(value) > hi) {
+    const std::optional<std::int64_t> n = whole_number_in(value, lo, hi);
+    if (!n) {
       env_error(name,
                 "is \"" + value + "\": expected a whole number in " + std::to_string(lo) + ".." + std::to_string(hi));
       return;
     }
-    out = std::stoll(value);
+    out = *n;
   }
 
   ConfigReader& r_;

@@ -149,10 +149,14 @@ DaemonInfo Heartbeat::read_self(std::int64_t now_ms) {
   for (ClaimLoop* loop : loops_) {
     b.queues.push_back(loop->queue().name);
     b.slots += loop->queue().concurrency;
-    b.busy += static_cast<std::int64_t>(loop->in_handlers());
+    const JobRunner::Load load = loop->slot_load();
+    b.busy += load.running;
+    b.prefetched += load.waiting;
     for (const RunningJobs::Held& h : loop->leased_jobs().held()) {
-      const auto ran = std::chrono::duration_cast<milliseconds>(steady_now - h.claimed_at).count();
-      b.jobs.push_back({loop->queue().name, h.lease.id, h.attempt, now_ms - ran, h.progress});
+      // A job claimed ahead shows since its claim, one running since its start.
+      const auto since = std::chrono::duration_cast<milliseconds>(steady_now - h.started_at.value_or(h.claimed_at));
+      b.jobs.push_back(
+          {loop->queue().name, h.lease.id, h.attempt, now_ms - since.count(), h.progress, !h.started_at.has_value()});
     }
   }
   return b;

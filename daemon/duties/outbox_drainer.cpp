@@ -26,10 +26,10 @@ constexpr std::chrono::milliseconds kIdleMax{50};
 struct OutboxDrainer::Finished {
   std::size_t queue;  // index into config_.queues
   std::string id;
-  std::optional<std::int64_t> score;                                         // as read, for outbox_ack to compare
-  std::optional<std::pair<std::string, std::string>> parent = std::nullopt;  // its queue and id
-  ChildOutcome outcome = ChildOutcome::Dead;                                 // as child_done is told it
-  std::string text = "";  // the result (completed) or the error (dead)
+  std::optional<std::int64_t> score;  // as read, for outbox_ack to compare
+  std::optional<JobRef> parent = std::nullopt;
+  ChildOutcome outcome = ChildOutcome::Dead;  // as child_done is told it
+  std::string text = "";                      // the result (completed) or the error (dead)
 };
 
 OutboxDrainer::OutboxDrainer(const Config& config, const ConnectionOptions& server, Metrics& metrics,
@@ -117,7 +117,7 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const Finished& f = batch[k];
     if (!f.parent) continue;
-    news.push_back({f.parent->first, f.parent->second, keys_[f.queue].ref(f.id), f.outcome, f.text});
+    news.push_back({f.parent->queue, f.parent->id, keys_[f.queue].ref(f.id), f.outcome, f.text});
     asked.push_back(k);
   }
   parent_queues_.mark(executor_, news);
@@ -136,32 +136,31 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
       // The parent's row or deps are not what child_done can read: its
       // outbox entry stays, said once and retried less and less often
       // until an operator mends or cancels the parent.
-      const std::string parent_ref = f.parent->first + ":" + f.parent->second;
+      const std::string parent_ref = f.parent->queue + ":" + f.parent->id;
       if (stuck_.refused(f.queue, f.id, parent_ref, StuckNews::Clock::now())) {
         spdlog::error(
             "queue={} job={} cannot tell its parent {}:{}: {}. The news of its children stays in the outbox, "
             "retried every {} s to {} s and not logged again until told: mend the parent's row, or cancel the "
             "parent (emq cancel {} {})",
-            keys_[f.queue].queue, f.id, f.parent->first, f.parent->second, e.what(),
-            StuckNews::kFirstRetry.count() / 1000, StuckNews::kLastRetry.count() / 1000, f.parent->first,
-            f.parent->second);
+            keys_[f.queue].queue, f.id, f.parent->queue, f.parent->id, e.what(), StuckNews::kFirstRetry.count() / 1000,
+            StuckNews::kLastRetry.count() / 1000, f.parent->queue, f.parent->id);
       }
       continue;
     }
     told[asked[c]] = true;
     if (stuck_.told(f.queue, f.id)) {
-      spdlog::info("queue={} job={} told its parent {}:{} at last: {}", keys_[f.queue].queue, f.id, f.parent->first,
-                   f.parent->second, to_string(r));
+      spdlog::info("queue={} job={} told its parent {}:{} at last: {}", keys_[f.queue].queue, f.id, f.parent->queue,
+                   f.parent->id, to_string(r));
     }
     QueueMetrics& m = metrics_.queue(config_.queues[f.queue].name);
     if (r == ChildDoneResult::NotInDeps) {
-      parents_left.push_back({"EXISTS", QueueKeys(f.parent->first).row(f.parent->second)});
+      parents_left.push_back({"EXISTS", QueueKeys(f.parent->queue).row(f.parent->id)});
       zero.push_back(asked[c]);
       continue;
     }
     (f.outcome == ChildOutcome::Completed ? m.children_done_completed : m.children_done_dead)->Increment();
-    spdlog::debug("queue={} job={} told its parent {}:{}: {}", keys_[f.queue].queue, f.id, f.parent->first,
-                  f.parent->second, to_string(r));
+    spdlog::debug("queue={} job={} told its parent {}:{}: {}", keys_[f.queue].queue, f.id, f.parent->queue,
+                  f.parent->id, to_string(r));
   }
   if (!parents_left.empty()) {
     std::vector<Reply> exists = executor_.pipeline(parents_left);
@@ -169,7 +168,7 @@ std::size_t OutboxDrainer::tell(const std::vector<Finished>& batch) {
       const Finished& f = batch[zero[z]];
       if (exists[z].type == Reply::Type::Integer && exists[z].integer == 0) {
         spdlog::warn("queue={} job={} finished but its parent {}:{} is gone; acknowledged", keys_[f.queue].queue, f.id,
-                     f.parent->first, f.parent->second);
+                     f.parent->queue, f.parent->id);
       }
     }
   }

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "http/listen_address.h"
-#include "http/lower_case.h"
+#include "text/listen_address.h"
+#include "text/lower_case.h"
 
 namespace echomq::daemon {
 

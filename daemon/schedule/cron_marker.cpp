@@ -1,5 +1,7 @@
 #include "schedule/cron_marker.h"
 
+#include "echomq/whole_number.h"
+
 namespace echomq::daemon {
 
 namespace {
@@ -10,13 +12,9 @@ constexpr std::size_t kExcerptBytes = 80;
 std::optional<CronMarker> parse_cron_marker(std::string_view text) {
   const std::size_t colon = text.find(':');
   if (colon == 0 || colon == std::string_view::npos || colon + 1 == text.size()) return std::nullopt;
-  std::int64_t ms = 0;
-  for (char c : text.substr(0, colon)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    ms = ms * 10 + (c - '0');
-    if (ms > kMaxFireMs) return std::nullopt;
-  }
-  return CronMarker{ms, std::string(text.substr(colon + 1)), std::string(text)};
+  const std::optional<std::int64_t> ms = whole_number_in(text.substr(0, colon), 0, kMaxFireMs);
+  if (!ms) return std::nullopt;
+  return CronMarker{*ms, std::string(text.substr(colon + 1)), std::string(text)};
 }
 
 std::string marker_excerpt(std::string_view text) {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "config/duration.h"
+#include "text/duration.h"
 #include "echomq/daemons.h"
 #include "echomq/errors.h"
 #include "echomq/events.h"
@@ -19,6 +19,8 @@
 #include "daemon_view.h"
 #include "pause_view.h"
 #include "schedule_view.h"
+#include "web/lists_api.h"
+#include "web/story_api.h"
 #include "web/tree_api.h"
 
 namespace echomq::cli {
@@ -54,7 +56,26 @@ json limits_json(const QueueStats& s, std::int64_t now_ms) {
   return o;
 }
 
-json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
+// The fleet, as far as the queues' pages need it (which queues a live
+// daemon serves). The queues never depend on it: when the registry cannot
+// be read, `fleet` is nullopt and served_by is unknown (null).
+struct FleetForQueues {
+  std::optional<Fleet> fleet;
+  std::vector<std::string> problems;
+};
+FleetForQueues fleet_for_queues(Executor& x) {
+  FleetForQueues out;
+  try {
+    Fleet f = list_daemons(x, false);
+    out.problems = f.problems;
+    if (f.readable) out.fleet = std::move(f);
+  } catch (const Error& e) {
+    out.problems.push_back(std::string("the fleet registry cannot be read: ") + e.what());
+  }
+  return out;
+}
+
+json queue_json(const QueueStats& s, std::int64_t now_ms, const std::optional<Fleet>& fleet) {
   json counters = json::object();
   for (const char* name : kCounters) {
     auto it = s.counters.find(name);
@@ -69,7 +90,8 @@ json queue_json(const QueueStats& s, std::int64_t now_ms, const Fleet& fleet) {
   q["pause"] = pause_json(s, now_ms);
   q["pause_text"] = describe_pause(s, now_ms);
   // 0: no live daemon claims from it; its jobs wait for one that does.
-  q["served_by"] = served_by(fleet, s.queue);
+  // null: the registry could not be read, so nobody knows.
+  q["served_by"] = fleet ? json(served_by(*fleet, s.queue)) : json(nullptr);
   return q;
 }
 
@@ -142,10 +164,10 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
   auto parent = row.fields.find("parent");
   if (parent != row.fields.end()) {
     if (auto ref = parse_ref(parent->second)) {
-      Reply state = x.command({"HGET", QueueKeys(ref->first).row(ref->second), "state"});
+      Reply state = x.command({"HGET", QueueKeys(ref->queue).row(ref->id), "state"});
       if (state.is_error()) throw error_from_reply("parent", state.str);
       out["parent"] =
-          ref_json(ref->first, ref->second, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
+          ref_json(ref->queue, ref->id, state.is_nil() ? std::nullopt : std::optional<std::string>(state.str));
     }
   }
   if (row.fields.count("children") == 0) return;
@@ -175,6 +197,13 @@ std::optional<std::int64_t> page_number(const std::string& text) {
   return n && *n >= 1 && *n <= kMaxPage ? n : std::nullopt;
 }
 
+// "" -> the default; one of the sizes the page offers; else nullopt.
+std::optional<std::int64_t> page_size(const std::string& text) {
+  if (text.empty()) return WebApi::kPageSize;
+  const std::optional<std::int64_t> n = whole_number(text);
+  return n && (*n == 50 || *n == 100 || *n == 500) ? n : std::nullopt;
+}
+
 }  // namespace
 
 ApiAnswer api_error(int status, const std::string& message) {
@@ -200,71 +229,69 @@ ApiAnswer guarded_api(const std::function<ApiAnswer()>& f) {
 
 ApiAnswer WebApi::queues() {
   Overview o = overview(x_);
-  const Fleet fleet = list_daemons(x_, false);
+  const FleetForQueues fleet = fleet_for_queues(x_);
   // Read after the stats, so no oldest-pending age comes out negative.
   const std::int64_t now = x_.server_time_ms();
   json list = json::array();
-  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now, fleet));
+  for (const QueueStats& s : o.queues) list.push_back(queue_json(s, now, fleet.fleet));
   return {200,
-          {{"server_time_ms", now}, {"read_only", read_only_}, {"queues", std::move(list)}, {"skipped", o.skipped}}};
+          {{"server_time_ms", now},
+           {"read_only", read_only_},
+           {"queues", std::move(list)},
+           {"skipped", o.skipped},
+           {"registry_problems", fleet.problems}}};
 }
 
-ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text) {
+ApiAnswer WebApi::queue(const std::string& name, const std::string& state_text, const std::string& page_text,
+                        const std::string& size_text) {
   QueueKeys q(name);
-  const std::optional<JobState> state = job_state_from(state_text.empty() ? "pending" : state_text);
-  if (!state)
-    return api_error(400, "state '" + state_text + "' is not a state: use pending, active, delayed, dead or waiting");
+  // "retries": the delayed jobs that failed before (lists_api.h).
+  const bool retries = state_text == "retries";
+  const std::optional<JobState> state =
+      retries ? JobState::Delayed : job_state_from(state_text.empty() ? "pending" : state_text);
+  if (!state) {
+    return api_error(
+        400, "state '" + state_text + "' is not a state: use pending, active, delayed, retries, dead or waiting");
+  }
   const std::optional<std::int64_t> page = page_number(page_text);
   if (!page) return api_error(400, "page '" + page_text + "' is not a page number: use 1, 2, ...");
+  const std::optional<std::int64_t> size = page_size(size_text);
+  if (!size) return api_error(400, "size '" + size_text.substr(0, 40) + "' is not a page size: use 50, 100 or 500");
 
   ListArgs args;
   args.state = *state;
-  args.offset = (*page - 1) * kPageSize;
-  args.limit = kPageSize;
+  args.offset = (*page - 1) * *size;
+  args.limit = *size;
   args.order = default_order(*state);
   args.preview_bytes = kListPayloadBytes;
-  const JobPage listed = list_jobs(x_, q, args);
+  json out = {{"server_time_ms", nullptr}, {"read_only", read_only_}, {"queue", nullptr}};
+  JobPage listed;
+  if (retries) {
+    RetriesPage r = retries_page(x_, q, args.offset, args.limit, args.preview_bytes);
+    listed = std::move(r.page);
+    out["scanned"] = r.scanned;
+    out["delayed"] = r.delayed;
+  } else {
+    listed = list_jobs(x_, q, args);
+  }
   const QueueStats s = stats(x_, q);
-  const Fleet fleet = list_daemons(x_, false);
+  const FleetForQueues fleet = fleet_for_queues(x_);
   const std::int64_t now = x_.server_time_ms();
 
   json jobs = json::array();
   for (const JobSummary& j : listed.jobs) jobs.push_back(summary_json(j, *state));
-  return {200,
-          {{"server_time_ms", now},
-           {"read_only", read_only_},
-           {"queue", queue_json(s, now, fleet)},
-           {"state", to_string(*state)},
-           {"order", args.order == ListOrder::Ascending ? "ascending" : "descending"},
-           {"page", *page},
-           {"page_size", kPageSize},
-           {"total", listed.total},
-           {"pages", std::max<std::int64_t>(1, (listed.total + kPageSize - 1) / kPageSize)},
-           {"jobs", std::move(jobs)},
-           {"schedules", schedules_json(x_, q, now)}}};
+  out["server_time_ms"] = now;
+  out["queue"] = queue_json(s, now, fleet.fleet);
+  out["state"] = retries ? "retries" : to_string(*state);
+  out["order"] = args.order == ListOrder::Ascending ? "ascending" : "descending";
+  out["page"] = *page;
+  out["page_size"] = *size;
+  out["total"] = listed.total;
+  out["pages"] = std::max<std::int64_t>(1, (listed.total + *size - 1) / *size);
+  out["jobs"] = std::move(jobs);
+  out["schedules"] = schedules_json(x_, q, now);
+  return {200, std::move(out)};
 }
-
-namespace {
-
-// The job's entries among the latest kEventsLooked at of its queue's
-// stream, oldest first, and whether the queue keeps events at all.
-void put_events(Executor& x, const QueueKeys& q, const std::string& id, json& out) {
-  constexpr const char* kEventsLooked = "2000";
-  const std::vector<Reply> r = x.pipeline({events_read(q), {"XREVRANGE", q.events, "+", "-", "COUNT", kEventsLooked}});
-  out["keeps_events"] = decode_events(r[0]) > 0;
-  json events = json::array();
-  std::vector<EventEntry> entries = decode_entries(r[1]);
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->job_id != id) continue;
-    json e = {{"entry", it->entry_id}, {"event", it->event}, {"attempt", it->attempt}};
-    if (!it->error.empty()) e["error"] = shown_bytes(it->error, 256);
-    if (!it->progress.empty()) e["progress"] = shown_bytes(it->progress, 1024);
-    events.push_back(std::move(e));
-  }
-  out["events"] = std::move(events);
-}
-
-}  // namespace
 
 ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   QueueKeys q(name);
@@ -291,7 +318,11 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   for (auto& [field, value] : big.items()) out[field] = value;
   put_flow(x_, q, *row, out);
   out["tree"] = row->fields.count("children") ? flow_tree_json(x_, q, id) : json(nullptr);
-  put_events(x_, q, id, out);
+  StoryRow story{state == row->fields.end() ? "" : state->second, 0};
+  if (auto failures = row->fields.find("failures"); failures != row->fields.end()) {
+    story.failures = whole_number(failures->second).value_or(0);
+  }
+  put_story(x_, q, id, story, out);
   return {200, std::move(out)};
 }
 
@@ -331,18 +362,20 @@ ApiAnswer WebApi::daemons() {
           {{"server_time_ms", f.server_time_ms},
            {"read_only", read_only_},
            {"daemons", std::move(list)},
-           {"ghosts", f.ghosts}}};
+           {"ghosts", f.ghosts},
+           {"problems", f.problems}}};
 }
 
 ApiAnswer WebApi::signal_daemon(const std::string& id, const std::string& signal) {
   if (!valid_daemon_id(id))
     return api_error(400, "'" + id.substr(0, 100) + "' is not a daemon id (<host>-<pid>-<6 hex>)");
-  std::vector<std::optional<DaemonInfo>> found = read_daemons(x_, {id}, false);
+  const DaemonRead found = read_daemons(x_, {id}, false).front();
+  if (!found.problem.empty()) return api_error(502, found.problem + "; nothing was sent");
   const std::int64_t sent = x_.server_time_ms();
-  if (!found.front() || !send_signal(x_, *found.front(), signal)) {
+  if (!found.daemon || !send_signal(x_, *found.daemon, signal)) {
     return api_error(404, "no live daemon " + id.substr(0, 100) + " (it stopped beating, or left); nothing was sent");
   }
-  const std::optional<std::int64_t> every = found.front()->beat_every_ms(sent);
+  const std::optional<std::int64_t> every = found.daemon->beat_every_ms(sent);
   return {200,
           {{"id", id}, {"signal", signal}, {"sent_ms", sent}, {"beat_every_ms", every ? json(*every) : json(nullptr)}}};
 }

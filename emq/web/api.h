@@ -2,7 +2,7 @@
 // the actions its buttons take, each one call of the library (stats.h,
 // jobs.h, job_actions.h) through one Executor, so the page and the CLI
 // read and act alike. Knows nothing of HTTP beyond a status per answer:
-// web_http.cpp routes to it, checks who asks, and writes the answer.
+// http.cpp routes to it, checks who asks, and writes the answer.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ struct RawField {
 
 class WebApi {
  public:
-  // Jobs per page of a queue's listing.
+  // Jobs per page of a queue's listing unless the query asks for 100 or 500.
   static constexpr std::int64_t kPageSize = 50;
 
   WebApi(Executor& x, bool read_only) : x_(x), read_only_(read_only) {}
@@ -41,9 +41,11 @@ class WebApi {
 
   // GET /api/queues
   ApiAnswer queues();
-  // GET /api/queues/Q?state=S&page=N (N from 1): state and page as given
-  // in the query, "" when absent.
-  ApiAnswer queue(const std::string& name, const std::string& state, const std::string& page);
+  // GET /api/queues/Q?state=S&page=N&size=50|100|500 (N from 1): state,
+  // page and size as given in the query, "" when absent; state "retries"
+  // lists the delayed jobs that failed before.
+  ApiAnswer queue(const std::string& name, const std::string& state, const std::string& page,
+                  const std::string& size = "");
   // GET /api/queues/Q/jobs/ID
   ApiAnswer job(const std::string& name, const std::string& id);
   // GET /api/queues/Q/jobs/ID/{payload,result,error}

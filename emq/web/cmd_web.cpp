@@ -15,7 +15,7 @@
 #include "web/http.h"
 #include "web/origin.h"
 #include "http/http_server.h"
-#include "http/listen_address.h"
+#include "text/listen_address.h"
 
 namespace echomq::cli {
 

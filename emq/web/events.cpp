@@ -32,9 +32,26 @@ constexpr std::chrono::seconds kSendTimeout{10};
 
 std::atomic<int> open_streams{0};
 
-struct Counted {
-  Counted() { ++open_streams; }
-  ~Counted() { --open_streams; }
+// One of the kMaxEventStreams, taken at the check that admits the request
+// and held by its stream until the stream ends (or the server drops it
+// unsent). The check and the count are one step: counted only once the
+// stream's thread ran, a burst of requests all passed the check first.
+class StreamSlot {
+ public:
+  // nullptr when every slot is taken.
+  static std::shared_ptr<StreamSlot> take() {
+    int open = open_streams.load();
+    do {
+      if (open >= kMaxEventStreams) return nullptr;
+    } while (!open_streams.compare_exchange_weak(open, open + 1));
+    return std::shared_ptr<StreamSlot>(new StreamSlot());
+  }
+  ~StreamSlot() { --open_streams; }
+  StreamSlot(const StreamSlot&) = delete;
+  StreamSlot& operator=(const StreamSlot&) = delete;
+
+ private:
+  StreamSlot() = default;
 };
 
 // The whole text, or false when the page went away.
@@ -168,14 +185,12 @@ void follow(ConnectionOptions server, const std::string& queue, SharedSocket& ou
 }
 
 void serve(const ConnectionOptions& server, const std::string& queue, daemon::Fd fd) {
-  const Counted counted;
   blocking_sends(fd.get());
   SharedSocket out(fd.get());
   follow(server, queue, out, false);
 }
 
 void serve_overview(ConnectionOptions server, const std::vector<std::string>& queues, daemon::Fd fd) {
-  const Counted counted;
   blocking_sends(fd.get());
   SharedSocket out(fd.get());
   if (!out.send("retry: 2000\n\n")) return;
@@ -222,13 +237,14 @@ daemon::HttpResponse events_response(const ConnectionOptions& server, const std:
     r.body = "queue: expected ?queue= and a queue name (1-64 bytes of A-Z a-z 0-9 _ . -)\n";
     return r;
   }
-  if (open_streams.load() >= kMaxEventStreams) {
+  std::shared_ptr<StreamSlot> slot = StreamSlot::take();
+  if (!slot) {
     r.status = 503;
     r.body = "too many event streams open: the page polls instead\n";
     return r;
   }
   r.content_type = "text/event-stream";
-  r.stream = [server, queue](daemon::Fd fd) { serve(server, queue, std::move(fd)); };
+  r.stream = [server, queue, slot](daemon::Fd fd) { serve(server, queue, std::move(fd)); };
   return r;
 }
 
@@ -250,15 +266,15 @@ daemon::HttpResponse overview_events_response(const ConnectionOptions& server, c
     }
   }
   const int n = static_cast<int>(queues.size());
-  if (open_streams.load() >= kMaxEventStreams)
-    return refuse(503, "too many event streams open: the page polls instead\n");
-  // Held by the stream until it ends, or until the server drops it unsent.
+  // Both held by the stream until it ends, or until the server drops it unsent.
+  std::shared_ptr<StreamSlot> slot = StreamSlot::take();
+  if (!slot) return refuse(503, "too many event streams open: the page polls instead\n");
   auto held = std::make_shared<Reserved>(n);
   if (overview_readers.load() > kMaxOverviewReaders) {
     return refuse(503, "too many queues followed at once: the page polls instead\n");
   }
   r.content_type = "text/event-stream";
-  r.stream = [server, queues, held](daemon::Fd fd) { serve_overview(server, queues, std::move(fd)); };
+  r.stream = [server, queues, slot, held](daemon::Fd fd) { serve_overview(server, queues, std::move(fd)); };
   return r;
 }
 

@@ -48,6 +48,28 @@ void add(HistoryCounts& to, const HistoryCounts& c) {
   to.dead += c.dead;
 }
 
+nlohmann::ordered_json point_json(std::int64_t interval, std::int64_t every, const HistoryCounts& c) {
+  return {{"t", interval * every},
+          {"claimed", c.claimed},
+          {"completed", c.completed},
+          {"failed", c.retried},
+          {"dead", c.dead}};
+}
+
+// Each queue's counts per interval of first..last, the interval now under
+// way (last) closed by the counters as they stand, so today shows today.
+std::vector<std::vector<HistoryPoint>> points_of(Executor& x, const std::vector<std::string>& queues,
+                                                 HistoryGrain grain, std::int64_t first, std::int64_t last) {
+  std::vector<std::map<std::int64_t, HistoryCounts>> samples = read_history(x, queues, grain, first, last);
+  const std::vector<std::optional<HistoryCounts>> live = read_counters(x, queues);
+  std::vector<std::vector<HistoryPoint>> out;
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    if (live[q]) samples[q][last + 1] = *live[q];
+    out.push_back(history_deltas(samples[q]));
+  }
+  return out;
+}
+
 }  // namespace
 
 ApiAnswer history_answer(Executor& x, const std::string& queue, const std::string& range_text) {
@@ -59,23 +81,12 @@ ApiAnswer history_answer(Executor& x, const std::string& queue, const std::strin
   const std::int64_t last = now / every;
   const std::int64_t first = last - range->intervals + 1;
 
-  std::vector<std::map<std::int64_t, HistoryCounts>> samples = read_history(x, queues, range->grain, first, last);
-  // The counters now close the interval under way, so today shows today.
-  const std::vector<std::optional<HistoryCounts>> live = read_counters(x, queues);
   std::map<std::int64_t, HistoryCounts> sum;  // interval -> every queue's counts
-  for (std::size_t q = 0; q < queues.size(); ++q) {
-    if (live[q]) samples[q][last + 1] = *live[q];
-    for (const HistoryPoint& p : history_deltas(samples[q])) add(sum[p.interval], p.counts);
+  for (const std::vector<HistoryPoint>& points : points_of(x, queues, range->grain, first, last)) {
+    for (const HistoryPoint& p : points) add(sum[p.interval], p.counts);
   }
-
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const auto& [interval, c] : sum) {
-    points.push_back({{"t", interval * every},
-                      {"claimed", c.claimed},
-                      {"completed", c.completed},
-                      {"failed", c.retried},
-                      {"dead", c.dead}});
-  }
+  for (const auto& [interval, c] : sum) points.push_back(point_json(interval, every, c));
   ApiAnswer a;
   a.body = {{"queue", queue.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(queue)},
             {"range", range->name},
@@ -85,6 +96,27 @@ ApiAnswer history_answer(Executor& x, const std::string& queue, const std::strin
             {"now_ms", now},
             {"queues", queues.size()},
             {"points", std::move(points)}};
+  return a;
+}
+
+ApiAnswer recent_history_answer(Executor& x) {
+  const std::vector<std::string> queues = queues_asked(x, "");
+  const std::int64_t now = x.server_time_ms();
+  const std::int64_t last = now / kHistoryMinuteMs;
+  const std::int64_t first = last - kRecentMinutes + 1;
+  const std::vector<std::vector<HistoryPoint>> per_queue = points_of(x, queues, HistoryGrain::Minute, first, last);
+  nlohmann::ordered_json by_queue = nlohmann::ordered_json::object();
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (const HistoryPoint& p : per_queue[q]) points.push_back(point_json(p.interval, kHistoryMinuteMs, p.counts));
+    by_queue[queues[q]] = std::move(points);
+  }
+  ApiAnswer a;
+  a.body = {{"interval_ms", kHistoryMinuteMs},
+            {"from_ms", first * kHistoryMinuteMs},
+            {"to_ms", (last + 1) * kHistoryMinuteMs},
+            {"now_ms", now},
+            {"queues", std::move(by_queue)}};
   return a;
 }
 

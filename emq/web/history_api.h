@@ -14,4 +14,12 @@ namespace echomq::cli {
 // queue "" sums every queue of {emq}:queues; range "" is 24h.
 ApiAnswer history_answer(Executor& x, const std::string& queue, const std::string& range);
 
+// Minutes the overview's per-queue chart shows, the one under way included.
+inline constexpr std::int64_t kRecentMinutes = 10;
+
+// GET /api/history/recent: every queue's last kRecentMinutes minutes, each
+// queue apart (the overview's charts and its completed/min), one pipeline
+// for every queue as /api/history's.
+ApiAnswer recent_history_answer(Executor& x);
+
 }  // namespace echomq::cli

@@ -15,6 +15,8 @@
 #include "web/history_api.h"
 #include "web/lists_api.h"
 #include "web/origin.h"
+#include "web/selection_api.h"
+#include "web/server_api.h"
 
 namespace echomq::cli {
 
@@ -298,6 +300,12 @@ HttpResponse WebSite::get(const HttpRequest& request) {
       return history_answer(api_.executor(), query_param(request.query, "queue"), query_param(request.query, "range"));
     }));
   }
+  if (n == 2 && s[0] == "api" && s[1] == "server") {
+    return json_response(guarded_api([&] { return server_answer(api_.executor()); }));
+  }
+  if (n == 3 && s[0] == "api" && s[1] == "history" && s[2] == "recent") {
+    return json_response(guarded_api([&] { return recent_history_answer(api_.executor()); }));
+  }
   if (n == 2 && s[0] == "assets" && s[1] != "index.html") {
     if (const WebAsset* a = find_asset(s[1])) {
       HttpResponse r;
@@ -313,8 +321,10 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   if (n >= 2 && s[0] == "api" && s[1] == "queues") {
     if (n == 2) return json_response(guarded_api([&] { return api_.queues(); }));
     if (n == 3) {
-      return json_response(guarded_api(
-          [&] { return api_.queue(s[2], query_param(request.query, "state"), query_param(request.query, "page")); }));
+      return json_response(guarded_api([&] {
+        return api_.queue(s[2], query_param(request.query, "state"), query_param(request.query, "page"),
+                          query_param(request.query, "size"));
+      }));
     }
     if (n == 4 && s[3] == "completed") {
       return json_response(
@@ -372,6 +382,12 @@ HttpResponse WebSite::post(const HttpRequest& request) {
       const WebApi::PauseQuery how{query_param(request.query, "by"), query_param(request.query, "reason"),
                                    query_param(request.query, "for")};
       return json_response(guarded_api([&] { return api_.pause(s[2], s[3] == "pause", how); }));
+    }
+    if (n == 5 && s[3] == "selection") {
+      return json_response(guarded_api([&] {
+        return act_on_selection(api_.executor(), s[2], s[4], query_param(request.query, "state"),
+                                query_params(request.query, "id"));
+      }));
     }
     if (n == 5 && s[3] == "bulk" && (s[4] == "retry" || s[4] == "cancel")) {
       return json_response(guarded_api([&] { return search_.bulk(s[2], s[4], search_query(request, "match")); }));

@@ -2,7 +2,7 @@
 // set, wrong ones slowed per client; else only a loopback Host naming the
 // port served), what an action needs (POST, the process's token, an Origin
 // the server serves, not --read-only), the paths of
-// docs/web.md routed to the page or to the JSON API (web_api.h), and the
+// docs/web.md routed to the page or to the JSON API (api.h), and the
 // headers every answer carries (a strict CSP, nosniff, no framing).
 #pragma once
 
@@ -27,7 +27,7 @@ struct WebSecurity {
   // it (any user name). Never logged, never echoed.
   std::optional<std::string> password;
   // The port the page is served on (the Host check) and its origins, from
-  // the address bound (web_origin.h): an action's Origin must be one.
+  // the address bound (origin.h): an action's Origin must be one.
   int port = 0;
   std::vector<std::string> origins;
 };

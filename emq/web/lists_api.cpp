@@ -1,10 +1,13 @@
 #include "web/lists_api.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "echomq/errors.h"
 #include "echomq/events.h"
 #include "echomq/keyspace.h"
+#include "echomq/search.h"
 #include "echomq/whole_number.h"
 #include "bytes_text.h"
 
@@ -97,6 +100,27 @@ ApiAnswer completed_answer(Executor& x, const std::string& queue, const std::str
   out["completed"] = std::move(rows);
   out["next"] = s.next.empty() ? json(nullptr) : json(s.next);
   return {200, std::move(out)};
+}
+
+RetriesPage retries_page(Executor& x, const QueueKeys& q, std::int64_t offset, std::int64_t limit,
+                         std::size_t preview_bytes) {
+  SearchArgs a;
+  a.state = JobState::Delayed;
+  a.failed_only = true;
+  a.scan = kRetriesScanEntries;
+  a.limit = kRetriesScanEntries;  // every retry scanned is counted
+  a.detail = 0;                   // rows are read for the page's slice only
+  SearchResult found = search_jobs(x, q, a);
+  RetriesPage out;
+  out.scanned = found.scanned;
+  out.delayed = found.total;
+  out.page.total = static_cast<std::int64_t>(found.jobs.size());
+  const auto from = static_cast<std::size_t>(std::min(offset, out.page.total));
+  const auto to = static_cast<std::size_t>(std::min(offset + limit, out.page.total));
+  out.page.jobs.assign(std::make_move_iterator(found.jobs.begin() + static_cast<std::ptrdiff_t>(from)),
+                       std::make_move_iterator(found.jobs.begin() + static_cast<std::ptrdiff_t>(to)));
+  read_rows(x, q, out.page.jobs, preview_bytes);
+  return out;
 }
 
 }  // namespace echomq::cli

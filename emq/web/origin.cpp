@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "http/lower_case.h"
+#include "echomq/whole_number.h"
+#include "text/lower_case.h"
 
 namespace echomq::cli {
 
@@ -19,10 +20,6 @@ bool is_loopback_name(const std::string& host) {
   }
   in_addr v4{};
   return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // "HOST[:PORT]" split at the port's colon, an IPv6 address keeping its
@@ -49,7 +46,7 @@ bool is_loopback_host_header(const std::string& value, int port) {
   std::string host;
   std::string port_text = "80";
   if (!split_host_port(value, host, port_text) || !is_loopback_name(daemon::lower(host))) return false;
-  return all_digits(port_text) && port_text.size() <= 5 && std::stoi(port_text) == port;
+  return port_number(port_text) == port;
 }
 
 std::vector<std::string> served_origins(const std::string& listen_host, const std::string& bound_host, int port,

@@ -59,6 +59,32 @@ bool is_utf8(std::string_view bytes) {
   return true;
 }
 
+char32_t utf8_code_point(std::string_view bytes) {
+  const std::size_t len = utf8_char_length(bytes);
+  const auto byte = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(bytes[i])); };
+  if (len <= 1) return len == 0 ? 0 : byte(0);
+  char32_t cp = byte(0) & (0x7Fu >> len);
+  for (std::size_t i = 1; i < len; ++i) cp = (cp << 6) | (byte(i) & 0x3F);
+  return cp;
+}
+
+bool is_terminal_control(char32_t cp) {
+  // The bidirectional marks: ALM, LRM and RLM, the embeddings and
+  // overrides, the isolates (a forged "txt.exe" shown as "exe.txt").
+  const bool bidi =
+      cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || bidi;
+}
+
+bool is_plain_text(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const std::size_t len = utf8_char_length(bytes);
+    if (len == 0 || is_terminal_control(utf8_code_point(bytes))) return false;
+    bytes.remove_prefix(len);
+  }
+  return true;
+}
+
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   std::size_t end = max_bytes;

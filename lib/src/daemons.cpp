@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "echomq/errors.h"
 #include "echomq/keyspace.h"
 #include "echomq/whole_number.h"
 
@@ -50,6 +51,7 @@ DaemonInfo daemon_of(const std::string& id, const Reply& hash) {
   read_number(h, "beat_ms", d.beat_ms, d.problems);
   read_number(h, "slots", d.slots, d.problems);
   read_number(h, "busy", d.busy, d.problems);
+  read_number(h, "prefetched", d.prefetched, d.problems);
   if (h.count("ack") != 0) {
     d.ack = parse_ack(h["ack"]);
     if (!d.ack) d.problems.push_back("ack holds '" + h["ack"].substr(0, 40) + "', not <signal>:<ms>");
@@ -63,6 +65,21 @@ DaemonInfo daemon_of(const std::string& id, const Reply& hash) {
     d.problems.push_back("queues is not a JSON array");
   }
   return d;
+}
+
+// A registry key the server would not read, as a problem that names it
+// and says what to do; a transient refusal (the server loading) is the
+// server's state, not the key's, and is thrown.
+std::string unreadable(const std::string& key, const Reply& r) {
+  Error e = error_from_reply("daemons", r.str);
+  if (e.transient()) throw e;
+  const std::string named = key.substr(0, 120);
+  std::string text = named + " cannot be read: " + r.str.substr(0, 200);
+  if (r.str.rfind("WRONGTYPE", 0) == 0) {
+    text += "; another writer put a key of another type there: delete it (DEL " + named +
+            "), and a live daemon writes it again at its next beat";
+  }
+  return text;
 }
 
 // One entry of a work hash: "<queue>:<id>" -> JSON.
@@ -79,6 +96,7 @@ std::optional<DaemonJob> job_of(const std::string& ref, const std::string& text)
   }
   if (j.contains("progress"))
     job.progress = j["progress"].is_string() ? j["progress"].get<std::string>() : j["progress"].dump();
+  job.prefetched = j.contains("prefetched") && j["prefetched"] == true;
   return job;
 }
 
@@ -138,7 +156,7 @@ std::optional<std::int64_t> DaemonInfo::beat_every_ms(std::int64_t now_ms) const
   return every > 0 ? std::optional<std::int64_t>(every) : std::nullopt;
 }
 
-std::vector<std::optional<DaemonInfo>> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs) {
+std::vector<DaemonRead> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs) {
   std::vector<Command> reads;
   for (const std::string& id : ids) {
     const DaemonKeys k(id);
@@ -148,16 +166,20 @@ std::vector<std::optional<DaemonInfo>> read_daemons(Executor& x, const std::vect
   }
   const std::size_t per = with_jobs ? 3 : 2;
   const std::vector<Reply> r = reads.empty() ? std::vector<Reply>{} : x.pipeline(reads);
-  std::vector<std::optional<DaemonInfo>> out;
+  std::vector<DaemonRead> out;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Reply* at = &r[i * per];
-    if (at[0].is_error()) throw error_from_reply("daemons", at[0].str);
+    if (at[0].is_error()) {
+      out.push_back({std::nullopt, unreadable(DaemonKeys(ids[i]).hash, at[0])});
+      continue;
+    }
     if (at[0].elements.empty()) {
       out.emplace_back();  // its hash expired, or it said farewell
       continue;
     }
     DaemonInfo d = daemon_of(ids[i], at[0]);
     d.ttl_ms = at[1].type == Reply::Type::Integer ? at[1].integer : -1;
+    if (with_jobs && at[2].is_error()) d.problems.push_back(unreadable(DaemonKeys(ids[i]).work, at[2]));
     if (with_jobs) {
       for (std::size_t f = 0; f + 1 < at[2].elements.size(); f += 2) {
         if (auto job = job_of(at[2].elements[f].str, at[2].elements[f + 1].str)) {
@@ -169,7 +191,7 @@ std::vector<std::optional<DaemonInfo>> read_daemons(Executor& x, const std::vect
       std::sort(d.jobs.begin(), d.jobs.end(),
                 [](const DaemonJob& a, const DaemonJob& b) { return a.started_ms < b.started_ms; });
     }
-    out.emplace_back(std::move(d));
+    out.push_back({std::move(d), ""});
   }
   return out;
 }
@@ -179,18 +201,26 @@ Fleet list_daemons(Executor& x, bool with_jobs) {
   fleet.server_time_ms = x.server_time_ms();
   const std::string key(kDaemonsKey);
   Reply members = x.command({"ZRANGE", key, "0", "-1", "WITHSCORES"});
-  if (members.is_error()) throw error_from_reply("daemons", members.str);
+  if (members.is_error()) {
+    fleet.problems.push_back(unreadable(key, members));
+    fleet.readable = false;
+    return fleet;
+  }
   std::vector<std::string> ids;
   std::vector<std::int64_t> beats;
   for (std::size_t i = 0; i + 1 < members.elements.size(); i += 2) {
     ids.push_back(members.elements[i].str);
     beats.push_back(whole_number(members.elements[i + 1].str).value_or(0));
   }
-  std::vector<std::optional<DaemonInfo>> read = read_daemons(x, ids, with_jobs);
+  std::vector<DaemonRead> read = read_daemons(x, ids, with_jobs);
   Command forget{"ZREM", key};
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (read[i]) {
-      fleet.daemons.push_back(std::move(*read[i]));
+    if (read[i].daemon) {
+      fleet.daemons.push_back(std::move(*read[i].daemon));
+      continue;
+    }
+    if (!read[i].problem.empty()) {
+      fleet.problems.push_back(std::move(read[i].problem));
       continue;
     }
     // A ghost: it stopped beating without a farewell (killed, or cut off).
@@ -236,6 +266,7 @@ std::vector<Command> beat_commands(const DaemonInfo& b, std::int64_t now_ms, std
                "queues",     json(b.queues).dump(),
                "slots",      std::to_string(b.slots),
                "busy",       std::to_string(b.busy),
+               "prefetched", std::to_string(b.prefetched),
                "executor",   b.executor};
   if (b.ack) hash.insert(hash.end(), {"ack", format_ack(*b.ack)});
   std::vector<Command> out = {{"MULTI"}, std::move(hash), {"PEXPIRE", k.hash, ttl}, {"DEL", k.work}};
@@ -246,6 +277,7 @@ std::vector<Command> beat_commands(const DaemonInfo& b, std::int64_t now_ms, std
       nlohmann::ordered_json o = {
           {"queue", j.queue}, {"id", j.id}, {"attempt", j.attempt}, {"started_ms", j.started_ms}};
       if (j.progress) o["progress"] = *j.progress;
+      if (j.prefetched) o["prefetched"] = true;
       work.push_back(j.queue + ":" + j.id);
       // Ids read back from the server may hold any bytes: replaced, not thrown.
       work.push_back(o.dump(-1, ' ', false, json::error_handler_t::replace));

@@ -1,18 +1,15 @@
 #include "echomq/events.h"
 
-#include <charconv>
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
 Command events_read(const QueueKeys& q) { return {"HGET", q.meta, "events"}; }
 
 std::int64_t decode_events(const Reply& r) {
-  if (r.type != Reply::Type::String || r.str.empty() || r.str.size() > 8) return 0;
-  std::int64_t n = 0;
-  const char* end = r.str.data() + r.str.size();
-  auto [at, ec] = std::from_chars(r.str.data(), end, n);
-  if (ec != std::errc() || at != end || n < 1 || n > kMaxEventsLength) return 0;
-  return n;
+  // At most 8 digits, as every speaker reads the field (leading zeros too).
+  if (r.type != Reply::Type::String || r.str.size() > 8) return 0;
+  return whole_number_in(r.str, 1, kMaxEventsLength).value_or(0);
 }
 
 Command events_write(const QueueKeys& q, std::int64_t length) {

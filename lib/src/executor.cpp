@@ -6,6 +6,7 @@
 #include "cluster_router.h"
 #include "echomq/events.h"
 #include "echomq/keyspace.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -250,12 +251,18 @@ std::vector<Reply> Executor::transaction(const std::vector<Command>& commands) {
   return std::move(exec.elements);
 }
 
+// TIME's seconds, at most: whatever keeps seconds x 1000 within int64.
+constexpr std::int64_t kMaxTimeS = 9000000000000000;
+
 std::int64_t Executor::server_time_ms() {
   Reply r = command({"TIME"});
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "time", "TIME answered something other than [seconds, microseconds]");
   }
-  return std::stoll(r.elements[0].str) * 1000 + std::stoll(r.elements[1].str) / 1000;
+  const std::optional<std::int64_t> s = whole_number_in(r.elements[0].str, 0, kMaxTimeS);
+  const std::optional<std::int64_t> us = whole_number_in(r.elements[1].str, 0, 999999);
+  if (!s || !us) throw Error(ErrorKind::Protocol, "time", "TIME answered something other than [seconds, microseconds]");
+  return *s * 1000 + *us / 1000;
 }
 
 }  // namespace echomq

@@ -2,11 +2,13 @@
 // for everything the server would refuse, before anything is sent; then
 // enqueued a level at a time, parents first.
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "echomq/errors.h"
 #include "echomq/flow_enqueue.h"
 #include "echomq/job_id.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -75,10 +77,9 @@ class TreeCheck {
 std::size_t server_bulk_limit(Executor& x) {
   const Reply r = x.command({"CONFIG", "GET", "proto-max-bulk-len"});
   if (r.type == Reply::Type::Array && r.elements.size() == 2) {
-    const std::string& v = r.elements[1].str;
-    if (!v.empty() && v.size() < 19 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return static_cast<std::size_t>(std::stoull(v));
-    }
+    const std::optional<std::int64_t> v =
+        whole_number_in(r.elements[1].str, 0, std::numeric_limits<std::int64_t>::max());
+    if (v) return static_cast<std::size_t>(*v);
   }
   return kDefaultBulkLimit;
 }

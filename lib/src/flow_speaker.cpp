@@ -15,13 +15,13 @@ namespace {
 std::string num(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
-std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view ref) {
+std::optional<JobRef> parse_ref(std::string_view ref) {
   const std::size_t colon = ref.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
   std::string_view queue = ref.substr(0, colon);
   std::string_view id = ref.substr(colon + 1);
   if (!valid_queue_name(queue) || !passes_wire_gate(id)) return std::nullopt;
-  return std::make_pair(std::string(queue), std::string(id));
+  return JobRef{std::string(queue), std::string(id)};
 }
 
 const char* to_string(ChildOutcome o) { return o == ChildOutcome::Completed ? "completed" : "dead"; }
@@ -73,7 +73,7 @@ std::vector<ChildResult> decode_results(const Reply& r) {
     const std::string& v = r.elements[i + 1].str;
     // A field another writer put there is no child of ours.
     if (!ref || v.size() < 2 || (v[0] != 'c' && v[0] != 'd') || v[1] != ':') continue;
-    out.push_back({std::move(ref->first), std::move(ref->second),
+    out.push_back({std::move(ref->queue), std::move(ref->id),
                    v[0] == 'c' ? ChildOutcome::Completed : ChildOutcome::Dead, v.substr(2)});
   }
   std::sort(out.begin(), out.end(), [](const ChildResult& a, const ChildResult& b) {

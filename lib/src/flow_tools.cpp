@@ -8,6 +8,7 @@
 
 #include "echomq/errors.h"
 #include "echomq/job_id.h"
+#include "echomq/whole_number.h"
 #include "script_replies.h"
 
 namespace echomq {
@@ -24,7 +25,7 @@ void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& re
     if (!row.elements[2].is_nil()) v.error = row.elements[2].str;
     v.parent = row.elements[3].str;
     v.on_child_failure = row.elements[4].str;
-    if (!row.elements[5].is_nil()) v.children_enqueued = std::atoll(row.elements[5].str.c_str());
+    if (!row.elements[5].is_nil()) v.children_enqueued = whole_number(row.elements[5].str).value_or(0);
   }
   std::map<std::string, ChildResult> recorded;  // by ref
   for (ChildResult& c : decode_results(results)) recorded.emplace(c.queue + ":" + c.id, std::move(c));
@@ -36,8 +37,8 @@ void fill_view(FlowView& v, const Reply& row, const Reply& deps, const Reply& re
     auto parsed = parse_ref(ref);
     if (!parsed) continue;
     FlowView child;
-    child.queue = parsed->first;
-    child.id = parsed->second;
+    child.queue = parsed->queue;
+    child.id = parsed->id;
     auto mine = recorded.find(ref);
     v.children.push_back(std::move(child));
     v.recorded.push_back(mine == recorded.end() ? std::nullopt : std::optional<ChildResult>(mine->second));
@@ -112,11 +113,11 @@ std::vector<FlowOrphan> find_orphans(Executor& x, const QueueKeys& q, const std:
     for (const Reply& ref : refs[i].elements) {
       auto child = parse_ref(ref.str);
       if (!child) continue;
-      QueueKeys cq(child->first);
+      QueueKeys cq(child->queue);
       all.push_back({parents[i], ref.str, ""});
-      states.push_back({"HGET", cq.row(child->second), "state"});
+      states.push_back({"HGET", cq.row(child->id), "state"});
       outboxes.push_back(cq.outbox);
-      ids.push_back(child->second);
+      ids.push_back(child->id);
     }
   }
   if (all.empty()) return {};

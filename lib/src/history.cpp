@@ -1,6 +1,6 @@
 #include "echomq/history.h"
 
-#include <charconv>
+#include <limits>
 
 #include "echomq/errors.h"
 #include "echomq/keyspace.h"
@@ -15,10 +15,7 @@ std::string stats_key(std::string_view queue) { return queue_key(queue, "stats")
 // An interval's number as a field, and back; nullopt for a field another
 // writer put there that names no interval.
 std::optional<std::int64_t> interval_of(std::string_view field) {
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), n);
-  if (ec != std::errc() || end != field.data() + field.size() || n < 0) return std::nullopt;
-  return n;
+  return whole_number_in(field, 0, std::numeric_limits<std::int64_t>::max());
 }
 
 std::optional<std::int64_t> counter_of(const Reply& r) {
@@ -60,19 +57,17 @@ std::string history_value(const HistoryCounts& c) {
 }
 
 std::optional<HistoryCounts> parse_history_value(std::string_view text) {
+  // Four counts, one space between each.
   std::int64_t v[4];
-  const char* p = text.data();
-  const char* const end = text.data() + text.size();
   for (int i = 0; i < 4; ++i) {
-    if (i > 0) {
-      if (p == end || *p != ' ') return std::nullopt;
-      ++p;
-    }
-    auto [next, ec] = std::from_chars(p, end, v[i]);
-    if (ec != std::errc() || next == p || v[i] < 0) return std::nullopt;
-    p = next;
+    const std::size_t space = i < 3 ? text.find(' ') : text.size();
+    if (space == std::string_view::npos) return std::nullopt;
+    const std::optional<std::int64_t> n =
+        whole_number_in(text.substr(0, space), 0, std::numeric_limits<std::int64_t>::max());
+    if (!n) return std::nullopt;
+    v[i] = *n;
+    text.remove_prefix(i < 3 ? space + 1 : space);
   }
-  if (p != end) return std::nullopt;
   return HistoryCounts{v[0], v[1], v[2], v[3]};
 }
 

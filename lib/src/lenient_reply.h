@@ -5,19 +5,19 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "echomq/reply.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
 inline std::int64_t number_of(const Reply& r) {
   if (r.type == Reply::Type::Integer) return r.integer;
   if (r.type != Reply::Type::String) return 0;
-  const double v = std::strtod(r.str.c_str(), nullptr);
-  return std::isfinite(v) ? std::llround(v) : 0;
+  const std::optional<double> v = decimal_number(r.str);
+  return v ? std::llround(*v) : 0;
 }
 
 inline std::optional<std::string> string_of(Reply& r) {

@@ -1,5 +1,6 @@
 // Reading a transition's reply, for the typed API's decoders
-// (transitions.cpp, flows.cpp): one rule for errors and integers.
+// (transitions.cpp, flow_speaker.cpp, flow_batches.cpp, flow_tools.cpp,
+// parent_results.cpp): one rule for errors and integers.
 #pragma once
 
 #include <cstdint>

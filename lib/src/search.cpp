@@ -42,27 +42,42 @@ std::vector<JobSummary> ids_of(Reply& range) {
 }
 
 bool reads_rows(const SearchArgs& a) {
-  return !a.payload_contains.empty() || !a.error_contains.empty() || !a.any_contains.empty();
+  return !a.payload_contains.empty() || !a.error_contains.empty() || !a.any_contains.empty() || a.failed_only;
 }
 
 // The row fields a match is decided on: the payload only when it is asked
 // about, so an error search does not pay for payload bytes.
 Command row_read(const QueueKeys& q, const SearchArgs& a, const std::string& id) {
-  Command c{"HMGET", q.row_root + id, "error"};
+  Command c{"HMGET", q.row_root + id, "error", "failures"};
   if (!a.payload_contains.empty() || !a.any_contains.empty()) c.push_back("payload");
   return c;
 }
 
-bool row_matches(Reply& fields, const SearchArgs& a) {
+// Where a matching row holds the texts asked for.
+struct Hits {
+  bool payload = false;
+  bool error = false;
+};
+
+// nullopt when the row does not match.
+std::optional<Hits> row_matches(Reply& fields, const SearchArgs& a) {
   // A row gone since the set was read (settled, cancelled) matches nothing.
-  if (fields.is_error() || fields.elements.empty()) return false;
+  if (fields.is_error() || fields.elements.empty()) return std::nullopt;
   std::optional<std::string> error = string_of(fields.elements[0]);
+  if (a.failed_only && number_of(fields.elements[1]) <= 0) return std::nullopt;
   std::optional<std::string> payload =
-      fields.elements.size() > 1 ? string_of(fields.elements[1]) : std::optional<std::string>();
-  if (!a.error_contains.empty() && !contains(error, a.error_contains)) return false;
-  if (!a.payload_contains.empty() && !contains(payload, a.payload_contains)) return false;
-  if (!a.any_contains.empty() && !contains(error, a.any_contains) && !contains(payload, a.any_contains)) return false;
-  return true;
+      fields.elements.size() > 2 ? string_of(fields.elements[2]) : std::optional<std::string>();
+  if (!a.error_contains.empty() && !contains(error, a.error_contains)) return std::nullopt;
+  if (!a.payload_contains.empty() && !contains(payload, a.payload_contains)) return std::nullopt;
+  Hits hits{!a.payload_contains.empty(), !a.error_contains.empty()};
+  if (!a.any_contains.empty()) {
+    const bool in_payload = contains(payload, a.any_contains);
+    const bool in_error = contains(error, a.any_contains);
+    if (!in_payload && !in_error) return std::nullopt;
+    hits.payload = hits.payload || in_payload;
+    hits.error = hits.error || in_error;
+  }
+  return hits;
 }
 
 bool has_prefix(const std::string& id, const std::string& prefix) { return id.compare(0, prefix.size(), prefix) == 0; }
@@ -98,7 +113,12 @@ SearchResult search_jobs(Executor& x, const QueueKeys& q, const SearchArgs& a) {
 
     std::size_t scanned_here = page.size();
     for (std::size_t c = 0; c < candidates.size(); ++c) {
-      if (reads_rows(a) && !row_matches(replies[c], a)) continue;
+      if (reads_rows(a)) {
+        const std::optional<Hits> hits = row_matches(replies[c], a);
+        if (!hits) continue;
+        out.in_payload += hits->payload;
+        out.in_error += hits->error;
+      }
       out.jobs.push_back(std::move(page[candidates[c]]));
       if (static_cast<std::int64_t>(out.jobs.size()) == a.limit) {
         out.limit_reached = true;

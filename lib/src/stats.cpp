@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "echomq/bytes.h"
 #include "echomq/job_id.h"
 #include "echomq/limits.h"
 #include "echomq/whole_number.h"
@@ -122,6 +123,15 @@ void pause(Executor& x, const QueueKeys& q, const PauseRequest& how) {
         ErrorKind::Invalid, "pause",
         "the reason is " + std::to_string(how.reason.size()) + " bytes; at most " + std::to_string(kPausedReasonMax));
   }
+  // Shown by every tool that finds the queue paused: a control character
+  // there would act on the reader's terminal.
+  const auto plain = [](const std::string& text, const char* what) {
+    if (is_plain_text(text)) return;
+    throw Error(ErrorKind::Invalid, "pause",
+                std::string(what) + " holds a control character or bytes that are not UTF-8: write plain text");
+  };
+  plain(how.by, "who paused");
+  plain(how.reason, "the reason");
   Command set{"HSET", q.meta, "paused", "1"};
   Command clear{"HDEL", q.meta};
   const auto put = [&](const char* field, const std::string& value) {
@@ -174,7 +184,9 @@ std::vector<std::pair<std::string, std::int64_t>> list_dead(Executor& x, const Q
   if (r.is_error()) throw error_from_reply("dead list", r.str);
   std::vector<std::pair<std::string, std::int64_t>> out;
   for (std::size_t k = 0; k + 1 < r.elements.size(); k += 2) {
-    out.emplace_back(r.elements[k].str, static_cast<std::int64_t>(std::stod(r.elements[k + 1].str)));
+    // A score another writer made inf (or no number) reads as 0.
+    const std::optional<double> score = decimal_number(r.elements[k + 1].str);
+    out.emplace_back(r.elements[k].str, score ? static_cast<std::int64_t>(*score) : 0);
   }
   return out;
 }

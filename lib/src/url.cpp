@@ -1,8 +1,9 @@
 #include "echomq/url.h"
 
-#include <cctype>
+#include <limits>
 
 #include "echomq/errors.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -39,16 +40,12 @@ std::string percent_decode(std::string_view url, std::string_view s) {
 }
 
 int parse_number(std::string_view url, std::string_view s, const char* what, int lo, int hi) {
-  if (s.empty() || s.size() > 9) bad(url, std::string(what) + " must be a number");
-  int value = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) bad(url, std::string(what) + " must be a number");
-    value = value * 10 + (c - '0');
-  }
-  if (value < lo || value > hi) {
+  const std::optional<std::int64_t> value = whole_number_in(s, 0, std::numeric_limits<int>::max());
+  if (!value) bad(url, std::string(what) + " must be a number");
+  if (*value < lo || *value > hi) {
     bad(url, std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
   }
-  return value;
+  return static_cast<int>(*value);
 }
 
 // Refuses a host no resolver could take: a space or control byte, one of

@@ -1,12 +1,12 @@
 #include "echomq/wait.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <thread>
 #include <utility>
 
 #include "echomq/events.h"
+#include "echomq/whole_number.h"
 
 namespace echomq {
 
@@ -27,15 +27,8 @@ ConnectionOptions blocking(ConnectionOptions o) {
   return o;
 }
 
-// An entry id as two numbers, "<ms>-<seq>"; {0, 0} for anything else.
-std::pair<std::uint64_t, std::uint64_t> entry_order(const std::string& id) {
-  std::pair<std::uint64_t, std::uint64_t> out{0, 0};
-  const std::size_t dash = id.find('-');
-  if (dash == std::string::npos) return out;
-  std::from_chars(id.data(), id.data() + dash, out.first);
-  std::from_chars(id.data() + dash + 1, id.data() + id.size(), out.second);
-  return out;
-}
+// An entry id in the stream's order; 0-0 for anything else.
+StreamEntryId entry_order(const std::string& id) { return stream_entry_id(id).value_or(StreamEntryId{}); }
 
 // A deadline the clock cannot hold (a timeout of centuries) is none: the
 // wait lasts as long as it takes, rather than ending at once on a

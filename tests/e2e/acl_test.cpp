@@ -5,6 +5,10 @@
 // pauses, retries and waits), on the scripts and on the emq module, and
 // the server's ACL LOG must record no refusal. A command
 // either program starts to use without the page granting it fails here.
+// The user is made three ways: the page's valkey-cli lines on a server
+// with the module and on one without, and the page's access string (what a
+// managed service's API takes) applied as that API would, with the
+// password apart.
 #include <cctype>
 #include <sstream>
 
@@ -26,19 +30,58 @@ std::vector<std::string> acl_lines() {
   return lines;
 }
 
-class Acl : public ::testing::TestWithParam<bool> {
+// The page's access string, for a service that makes users through its API.
+std::vector<std::string> access_string() {
+  std::istringstream block(fenced_block(std::string(EMQ_SOURCE_DIR) + "/docs/production.md",
+                                        "## A Valkey user with least privilege", "text"));
+  std::vector<std::string> rules;
+  for (std::string rule; block >> rule;) rules.push_back(rule);
+  return rules;
+}
+
+// The base line's rules as a server reads them: bash's quotes and
+// backslashes gone, without `reset` and the password.
+std::vector<std::string> base_line_rules() {
+  std::istringstream line(acl_lines().at(0).substr(std::string("valkey-cli ACL SETUSER emq ").size()));
+  std::vector<std::string> rules;
+  for (std::string word; line >> word;) {
+    std::string rule;
+    for (char c : word) {
+      if (c != '\'' && c != '\\') rule += c;
+    }
+    if (rule != "reset" && rule != ">" + kPassword) rules.push_back(rule);
+  }
+  return rules;
+}
+
+TEST(AclAccessString, IsTheBaseLinesRulesWithoutResetOrThePassword) {
+  ASSERT_FALSE(acl_lines().empty()) << "docs/production.md has no valkey-cli ACL SETUSER line";
+  EXPECT_EQ(access_string(), base_line_rules());
+}
+
+enum class MadeBy { Scripts, Module, AccessString };
+
+class Acl : public ::testing::TestWithParam<MadeBy> {
  protected:
   Acl() : server(options()) {}
   static ValkeyServer::Options options() {
     ValkeyServer::Options o;
-    o.load_module = GetParam();
+    o.load_module = GetParam() == MadeBy::Module;
     return o;
   }
-  bool native() const { return GetParam(); }
+  bool native() const { return GetParam() == MadeBy::Module; }
 
   // Creates the user: each line through bash as the page has it, the only
-  // change being valkey-cli's address (the suite's server, not 6379).
+  // change being valkey-cli's address (the suite's server, not 6379); or
+  // the access string's rules, then the password, as an API sets them.
   void create_user() {
+    if (GetParam() == MadeBy::AccessString) {
+      std::vector<std::string> args = {"ACL", "SETUSER", "emq"};
+      for (const std::string& rule : access_string()) args.push_back(rule);
+      args.push_back(">" + kPassword);
+      ASSERT_EQ(server.cli(args), "OK\n");
+      return;
+    }
     const std::vector<std::string> lines = acl_lines();
     ASSERT_EQ(lines.size(), 2u) << "docs/production.md: the base line and the module's line";
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -147,8 +190,15 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
   EXPECT_NE(acl_log(), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Executors, Acl, ::testing::Values(false, true),
-                         [](const auto& p) { return std::string(p.param ? "Native" : "Scripted"); });
+INSTANTIATE_TEST_SUITE_P(Executors, Acl, ::testing::Values(MadeBy::Scripts, MadeBy::Module, MadeBy::AccessString),
+                         [](const auto& p) {
+                           switch (p.param) {
+                             case MadeBy::Module: return std::string("Native");
+                             case MadeBy::AccessString: return std::string("FromTheAccessString");
+                             case MadeBy::Scripts: break;
+                           }
+                           return std::string("Scripted");
+                         });
 
 }  // namespace
 }  // namespace echomq::test

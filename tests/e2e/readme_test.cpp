@@ -63,7 +63,29 @@ TEST(Readme, TheQuickStartRunsAsWrittenAndPrintsTheResult) {
   EXPECT_NE(r.out.find(promised), std::string::npos) << "expected " << promised << " in:\n" << r.out;
   EXPECT_NE(r.out.find("emails"), std::string::npos) << "emq stats emails:\n" << r.out;
   EXPECT_NE(log.find("stopped cleanly"), std::string::npos) << log;
+  // The server it started has no password: it must listen on loopback only.
+  RunResult bind = run_program({"/bin/sh", "-c", "valkey-cli -p " + std::to_string(port) + " CONFIG GET bind"});
+  EXPECT_EQ(bind.out, "bind\n127.0.0.1\n") << "the block's valkey-server must listen on loopback only";
   fs::remove_all(dir);
+}
+
+// The files the block writes (`> FILE`, `2> FILE`), written in the
+// checkout as the README says to run it, are ignored there: a newcomer's
+// `git status` stays clean.
+TEST(Readme, TheFilesTheQuickStartWritesAreIgnoredByTheCheckout) {
+  const std::string block = quick_start_block();
+  std::set<std::string> ignored;
+  std::istringstream gitignore(read_doc((fs::path(EMQ_SOURCE_DIR) / ".gitignore").string()));
+  for (std::string line; std::getline(gitignore, line);) ignored.insert(line);
+  const std::regex written(R"(\d?> ([A-Za-z0-9_.-]+))");
+  int files = 0;
+  for (std::sregex_iterator it(block.begin(), block.end(), written), end; it != end; ++it) {
+    const std::string file = (*it)[1];
+    ++files;
+    EXPECT_TRUE(ignored.count("/" + file) || ignored.count(file))
+        << "README's first queue writes " << file << " in the checkout; add /" << file << " to .gitignore";
+  }
+  EXPECT_EQ(files, 2) << "emqd.yaml and emqd.log; the block now writes:\n" << block;
 }
 
 // The packages of README.md's table, "Debian 12 package" column: every

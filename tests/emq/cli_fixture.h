@@ -56,6 +56,24 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// The first byte (or UTF-8 control or bidi mark) of emq's output that a
+// terminal would act on, described; "" when there is none. Newlines end
+// lines and are allowed.
+inline std::string terminal_control_in(const std::string& out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    const auto next = i + 1 < out.size() ? static_cast<unsigned char>(out[i + 1]) : 0;
+    const auto third = i + 2 < out.size() ? static_cast<unsigned char>(out[i + 2]) : 0;
+    const bool c0 = (c < 0x20 && c != '\n') || c == 0x7F;
+    const bool c1 = c == 0xC2 && next >= 0x80 && next <= 0x9F;
+    const bool bidi = c == 0xE2 && next == 0x80 && (third == 0x8E || third == 0x8F || (third >= 0xAA && third <= 0xAE));
+    if (c0 || c1 || bidi) {
+      return "byte " + std::to_string(c) + " at " + std::to_string(i) + " in: " + out.substr(i < 40 ? 0 : i - 40, 80);
+    }
+  }
+  return "";
+}
+
 // Splits a line on runs of blanks: the cells of an aligned table row.
 inline std::vector<std::string> cells_of(const std::string& line) {
   std::vector<std::string> out;

@@ -37,8 +37,8 @@ class FlowCli : public CliTest {
                 CompleteResult::Completed);
       auto parent = parse_ref(x().command({"HGET", k.row(j.id), "parent"}).str);
       ASSERT_TRUE(parent);
-      x().eval(child_done_call(QueueKeys(parent->first), parent->second, k.ref(j.id), ChildOutcome::Completed,
-                               j.payload + "!"));
+      x().eval(
+          child_done_call(QueueKeys(parent->queue), parent->id, k.ref(j.id), ChildOutcome::Completed, j.payload + "!"));
       x().eval(outbox_ack_call(k, j.id, 60000));
     }
   }

@@ -100,5 +100,80 @@ TEST_F(SearchCli, BulkCancelTakesPendingOrDelayedMatchesOnly) {
   EXPECT_EQ(count_jobs(x(), keys(), JobState::Pending), 15);
 }
 
+// A text in the payload of some jobs and in the error of others: the count
+// is said per field before the question, and --in narrows where to look.
+TEST_F(SearchCli, BulkCancelCountsPerFieldBeforeItAsksAndInNarrowsIt) {
+  const std::int64_t later = x().server_time_ms() + 3600 * 1000;
+  for (const std::string& id : numbered_ids(40, "l")) {
+    ASSERT_EQ(enqueue(x(), keys(), id, "send later", {0, later}), EnqueueResult::Enqueued);
+  }
+  // Jobs that failed and wait for their retry, whose error says "later".
+  seed_pending(x(), keys(), numbered_ids(21, "r"), [](std::size_t) { return "{}"; });
+  for (const ClaimedJob& j : claim(x(), keys(), {30000, 21, 0})) {
+    ASSERT_EQ(fail(x(), keys(), {j.id, j.lease_epoch}, {"upstream: try again later", 5, 3600000, false}),
+              FailResult::Retry);
+  }
+  ASSERT_EQ(count_jobs(x(), keys(), JobState::Delayed), 61);
+
+  // Off a terminal, without --yes: the count, per field, and nothing done.
+  EmqResult r = emq({"cancel", queue(), "--match", "later", "--state", "delayed"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("found 61 delayed jobs of queue " + queue() +
+                       " whose payload or error contains the text: 40 in the payload, 21 in the error"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Delayed), 61);
+
+  r = emq({"cancel", queue(), "--match", "later", "--in", "payload", "--state", "delayed", "--yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "40\n");
+  EXPECT_NE(r.err.find("found 40 delayed jobs of queue " + queue() + " whose payload contains the text"),
+            std::string::npos)
+      << r.err;
+  ListArgs delayed;
+  delayed.state = JobState::Delayed;
+  const JobPage left = list_jobs(x(), keys(), delayed);
+  ASSERT_EQ(left.total, 21);
+  for (const JobSummary& j : left.jobs) EXPECT_EQ(j.id.rfind("JOB_r", 0), 0u) << j.id << ": not a retrying job";
+
+  r = emq({"cancel", queue(), "--match", "JOB_r10001", "--in", "id", "--state", "delayed", "--yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "10\n") << "JOB_r100010 to JOB_r100019: " << r.err;
+  EXPECT_NE(r.err.find("whose id starts with the text"), std::string::npos) << r.err;
+
+  r = emq({"cancel", queue(), "--match", "later", "--in", "error", "--state", "delayed", "--yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "11\n");
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Delayed), 0);
+
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"cancel", queue(), "--match", "later", "--in", "result", "--yes"},
+           {"dead", "retry", queue(), "--match", "later", "--in", "somewhere", "--yes"},
+           {"cancel", queue(), "JOB_l100000", "--in", "error"},
+           {"dead", "retry", queue(), "JOB_l100000", "--in", "error"}}) {
+    r = emq(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad[4] << ": " << r.err;
+    EXPECT_NE(r.err.find("--in"), std::string::npos) << r.err;
+  }
+}
+
+// dead retry --match takes --in as cancel does.
+TEST_F(SearchCli, BulkRetryLooksOnlyWhereInSays) {
+  seed_dead(
+      x(), keys(), numbered_ids(30, "d"), [](std::size_t i) { return i < 10 ? "timeout=30" : "{}"; },
+      [](std::size_t i) { return i < 10 ? "bad input" : "upstream timeout"; });
+  EmqResult r = emq({"dead", "retry", queue(), "--match", "timeout", "--in", "error", "--yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "20\n");
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Dead), 10);
+  r = emq({"dead", "retry", queue(), "--match", "timeout"});
+  EXPECT_EQ(r.exit_code, 2) << "off a terminal without --yes: " << r.err;
+  EXPECT_NE(r.err.find("found 10 dead jobs of queue " + queue() +
+                       " whose payload or error contains the text: 10 in the payload, 0 in the error"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(count_jobs(x(), keys(), JobState::Dead), 10);
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -114,6 +114,51 @@ TEST_F(StatsCli, APauseShowsWhoWhyAndItsEnd) {
   EXPECT_EQ(x().command({"HGETALL", keys().meta}).elements.size(), 0u) << "resume leaves no pause field";
 }
 
+// Who paused and why, as another writer may have put them: an escape that
+// retitles the window, a bell, a forged line, an 8-bit CSI, a right-to-left
+// override. emq prints each escaped, on the lines it meant to print.
+TEST_F(StatsCli, ControlBytesInThePauseReachNoTerminal) {
+  const std::string by = "eve\x1b]0;owned\x07";
+  const std::string reason =
+      "deploy\r\npaused other-queue by root\x1b[2J \xc2\x9b"
+      "31m \xe2\x80\xae"
+      "gpj.exe";
+  x().command({"HSET", keys().meta, "paused", "1", "paused_by", by, "paused_reason", reason});
+  EmqResult r = emq({"stats", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(terminal_control_in(r.out), "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << "the table's two lines and the pause's one: " << r.out;
+  EXPECT_EQ(lines[2], "paused " + queue() +
+                          " by eve\\x1b]0;owned\\x07 (deploy\\r\\npaused other-queue by root\\x1b[2J \\u009b31m "
+                          "\\u202egpj.exe), until resumed")
+      << r.out;
+  r = emq({"stats", queue(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["pause"]["reason"], reason) << "JSON keeps the bytes, escaped its way";
+}
+
+// emq pause takes who and why as plain text only: every tool prints them.
+TEST_F(StatsCli, PauseRefusesControlCharactersInWhoAndWhy) {
+  for (const auto& [flag, text] : std::vector<std::pair<std::string, std::string>>{{"--reason", "red\x1b[31m"},
+                                                                                   {"--reason", "two\nlines"},
+                                                                                   {"--reason", "bell\x07"},
+                                                                                   {"--reason", "csi \xc2\x9b"},
+                                                                                   {"--by",
+                                                                                    "\xe2\x80\xae"
+                                                                                    "eve"},
+                                                                                   {"--by", "not utf-8 \xff"}}) {
+    EmqResult r = emq({"pause", queue(), flag, text});
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(flag + " holds a control character"), std::string::npos) << r.err;
+    EXPECT_EQ(terminal_control_in(r.err), "") << "the refusal quotes nothing raw";
+  }
+  EXPECT_FALSE(stats(x(), keys()).paused) << "a refused pause wrote nothing";
+  EmqResult r = emq({"pause", queue(), "--reason", "caf\xc3\xa9 \xe2\x98\x95 migration", "--by", "ann"});
+  ASSERT_EQ(r.exit_code, 0) << "plain text beyond ASCII is welcome: " << r.err;
+  EXPECT_EQ(stats(x(), keys()).pause.reason, "caf\xc3\xa9 \xe2\x98\x95 migration");
+}
+
 TEST_F(StatsCli, PauseWithoutByIsSignedUserAtHost) {
   // The test's own USER comes first in emq's environment when it has one.
   const char* own = std::getenv("USER");

@@ -143,7 +143,9 @@ TEST_F(Limits, ABrokenPauseEndNamesEmqResumeWhichMendsIt) {
 // Issue 37 row 8: a daemon held back by a rate slept until the old
 // bucket's next token (here an hour) whatever became of the limit. Lifted
 // or loosened with emq limit, the held jobs run within seconds, whether
-// or not the server publishes keyspace events.
+// or not the server publishes keyspace events. Held first, as a user
+// would see it: the two jobs pending, the daemon's claim cut short by the
+// rate (its metric), and `emq limit` saying a claim now takes nothing.
 class HeldByARate : public Limits {
  protected:
   // One daemon of four slots on "held", whose rate of 1 an hour is spent
@@ -154,15 +156,37 @@ class HeldByARate : public Limits {
       EXPECT_FALSE(x.command({"CONFIG", "SET", "notify-keyspace-events", ""}).is_error());
     }
     set_meta("held", {"rate_max", "1", "rate_window_ms", "3600000"});
-    std::string head = fault_config_head(server.url(), FaultSettings{});
+    FaultSettings f;
+    f.metrics_port = metrics_port_ = free_loopback_port();
+    std::string head = fault_config_head(server.url(), f);
     if (!keyspace_events) head.replace(head.find("keyspace_events: true"), 21, "keyspace_events: false");
     auto d = start_ready(head +
                          "  - name: held\n    concurrency: 4\n"
                          "    handler: { type: exec, command: [\"/bin/true\"] }\n");
     put_many("held", 3);
     EXPECT_TRUE(wait_for([&] { return completed("held") == 1; }, seconds(20))) << d->log();
+    EXPECT_TRUE(wait_for([&] { return limited_by_rate() >= 1; }, seconds(10)))
+        << "the daemon's claim was never cut short by the rate:\n"
+        << http_get(metrics_port_, "/metrics").body;
+    const QueueStats held = stats_of("held");
+    EXPECT_EQ(held.pending, 2) << "the rate of 1 an hour must hold the other two";
+    EXPECT_EQ(held.counters.at("claimed"), 1);
+    RunResult shown = run_program({emq_binary(), "--url", server.url(), "limit", "held"});
+    EXPECT_NE(shown.out.find("held back   rate: no token left"), std::string::npos) << shown.out << shown.err;
     return d;
   }
+  // emq_queue_limited_total{by="rate",queue="held"} as the daemon serves it.
+  double limited_by_rate() {
+    std::istringstream scrape(http_get(metrics_port_, "/metrics").body);
+    for (std::string line; std::getline(scrape, line);) {
+      if (line.rfind("emq_queue_limited_total{", 0) == 0 && line.find("by=\"rate\"") != std::string::npos &&
+          line.find("queue=\"held\"") != std::string::npos) {
+        return std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return 0;
+  }
+  int metrics_port_ = 0;
   // Sets the rate with emq limit; the two held jobs must then run soon.
   void expect_held_jobs_run_after(const std::string& rate, const std::string& scenario, EmqdProcess& d) {
     const auto set_at = std::chrono::steady_clock::now();

@@ -1,7 +1,9 @@
 // SIGTERM in the middle of a run: the daemon stops claiming, lets short jobs
 // finish, releases the ones that outlast the drain, and exits 0. The stop is
 // nobody's failure: no job is counted retried or dead because of it, and a
-// second daemon then finishes everything.
+// second daemon then finishes everything. The drain lasts as long as the
+// running jobs, not as long as its bounds: an idle daemon stops at once.
+#include "echomq/daemons.h"
 #include "fault_fixture.h"
 
 namespace echomq::test {
@@ -75,6 +77,51 @@ TEST_F(Sigterm, MidRunEveryJobIsDrainedOrReleasedAndNoneCountsAsFailed) {
                      " (concurrency) retried=0 dead=0 exit=0 stop_took_s=" + std::to_string(took));
   b.signal(SIGTERM);
   EXPECT_EQ(b.wait_exit(seconds(15)), 0) << b.log();
+}
+
+// The drain waits for running jobs, and only for them: a daemon with
+// nothing in flight stops at once, far within both bounds (the drain's 30 s
+// here, and the 5 s the last outcomes may take to reach a slow server).
+TEST_F(Sigterm, ADaemonWithNothingInFlightStopsAtOnce) {
+  FaultSettings f;
+  f.drain_timeout_s = 30;
+  EmqdProcess d(fault_config_head(server.url(), f) +
+                ledger_queue("idle", 4, 30000, ledger_path(), "a", "true", "    poll_max_ms: 1000\n") +
+                "daemon:\n  beat_s: 0.2\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  // Idle as a daemon mostly is: up a while, its claims polling at their
+  // slowest (right after start they poll every few ms).
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const Fleet fleet = list_daemons(x, false);
+        return !fleet.daemons.empty() && fleet.daemons[0].beat_ms - fleet.daemons[0].started_ms > 2000;
+      },
+      seconds(20)))
+      << d.log();
+  const auto began = std::chrono::steady_clock::now();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(20)), 0) << d.log();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  report_figures("SIGTERM idle", "stop_took_s=" + std::to_string(took) + " drain_bound_s=30 flush_bound_s=5");
+  EXPECT_LT(took, 3.0) << "an idle daemon waited for a bound meant for jobs in flight\n" << d.log();
+}
+
+// A running job is waited for, then the daemon stops: the job's end, not a
+// bound, says when.
+TEST_F(Sigterm, TheDrainEndsWhenTheLastRunningJobDoes) {
+  FaultSettings f;
+  f.drain_timeout_s = 30;
+  EmqdProcess d(fault_config_head(server.url(), f) + ledger_queue("one", 2, 30000, ledger_path(), "a", "sleep 1"));
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  const std::string id = put_many("one", 1).front();
+  ASSERT_TRUE(wait_for([&] { return row("one", id)["state"] == "active"; }, seconds(20))) << d.log();
+  const auto began = std::chrono::steady_clock::now();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(seconds(40)), 0) << d.log();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  report_figures("SIGTERM with a 1 s job running", "stop_took_s=" + std::to_string(took) + " drain_bound_s=30");
+  EXPECT_EQ(stats_of("one").counters["completed"], 1) << "the running job finished within the drain";
+  EXPECT_LT(took, 4.0) << "the job took 1 s; the daemon waited for more\n" << d.log();
 }
 
 }  // namespace

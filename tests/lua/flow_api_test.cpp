@@ -34,7 +34,7 @@ class FlowApi : public FlowTest {
       if (!parent) continue;
       const bool done = child["state"] == "completed";
       told.push_back(decode_child_done(x.eval(echomq::child_done_call(
-          QueueKeys(parent->first), parent->second, in.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
+          QueueKeys(parent->queue), parent->id, in.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
           done ? child["result"] : child["error"]))));
       EXPECT_TRUE(decode_outbox_ack(x.eval(echomq::outbox_ack_call(in, id, 0))));
     }

@@ -49,9 +49,16 @@ TEST_F(Progress, GivenTheStreamTheReportIsAppendedAsAProgressEntry) {
 
 TEST_F(Progress, TheStreamIsTrimmedToAboutN) {
   Lease l = make_active();
-  for (int i = 0; i < 300; ++i) ASSERT_EQ(with_stream(l, std::to_string(i), "10").integer, 1);
-  // MAXLEN ~ trims whole macro nodes: about N, never the whole history.
-  EXPECT_LT(cmd({"XLEN", events()}).integer, 300);
+  constexpr int kN = 10;
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(with_stream(l, std::to_string(i), std::to_string(kN)).integer, 1);
+  // MAXLEN ~ N trims whole macro nodes, never below N: at least N entries
+  // stay, and fewer than N and one node more (the server's
+  // stream-node-max-entries, 100 by default) are kept of the 300.
+  const std::vector<std::string> node = {"CONFIG", "GET", "stream-node-max-entries"};
+  const std::int64_t per_node = std::stoll(cmd(node).elements.at(1).str);
+  const std::int64_t kept = cmd({"XLEN", events()}).integer;
+  EXPECT_GE(kept, kN);
+  EXPECT_LE(kept, kN + per_node) << "the stream keeps about N = " << kN << " entries, not " << kept;
   EXPECT_EQ(row(l.id).at("progress"), "299");
 }
 

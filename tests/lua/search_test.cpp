@@ -75,6 +75,24 @@ TEST_F(Search, ErrorAndIdPrefixAndPayloadAllMustMatch) {
   EXPECT_TRUE(search_jobs(x, q, any).jobs.empty()) << "case-sensitive";
 }
 
+TEST_F(Search, FailedOnlyKeepsTheRetriesAmongDelayedJobs) {
+  const std::int64_t later = x.server_time_ms() + 3600000;
+  ASSERT_EQ(enqueue(x, q, "JOB_scheduled", "p", {0, later}), EnqueueResult::Enqueued);
+  ASSERT_EQ(enqueue(x, q, "JOB_retry", "p"), EnqueueResult::Enqueued);
+  const std::vector<ClaimedJob> got = claim(x, q, {30000, 1, 0});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(fail(x, q, {got[0].id, got[0].lease_epoch}, {"timeout", 5, 3600000, false}), FailResult::Retry);
+  SearchArgs a;
+  a.state = JobState::Delayed;
+  a.failed_only = true;
+  const SearchResult r = search_jobs(x, q, a);
+  EXPECT_EQ(found_ids(r), (std::vector<std::string>{"JOB_retry"}));
+  EXPECT_EQ(r.scanned, 2);
+  EXPECT_EQ(r.jobs[0].failures, 1);
+  a.error_contains = "nothing like it";
+  EXPECT_TRUE(search_jobs(x, q, a).jobs.empty()) << "with a text, both must hold";
+}
+
 TEST_F(Search, HostileBytesAreMatchedAsBytes) {
   const std::string nul_payload = std::string("a\0b<script>\xff", 12);
   std::string id = enqueue_new(nul_payload);

@@ -224,9 +224,9 @@ class FlowDraws {
     const std::string& state = f.elements[1].str;
     if (state != "completed" && state != "dead") return std::nullopt;
     auto ref = parse_ref(f.elements[0].str);
-    if (!ref || ref->first != q_.queue) return std::nullopt;
+    if (!ref || ref->queue != q_.queue) return std::nullopt;
     const bool done = state == "completed";
-    return ChildNews{ref->first, ref->second, q_.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
+    return ChildNews{ref->queue, ref->id, q_.ref(id), done ? ChildOutcome::Completed : ChildOutcome::Dead,
                      f.elements[done ? 2 : 3].str};
   }
 

@@ -14,9 +14,7 @@ std::string rules_from_the_page() {
   return fenced_block((source_dir() / "docs" / "operations.md").string(), "### What to alert on", "yaml");
 }
 
-#define REQUIRE_PROMTOOL()                       \
-  ASSERT_FALSE(find_program("promtool").empty()) \
-      << "promtool is not installed: run scripts/install-deps.sh (prometheus)"
+#define REQUIRE_PROMTOOL() ASSERT_TOOL_INSTALLED("promtool", "prometheus")
 
 TEST(AlertRules, TheyLoadInPrometheus) {
   REQUIRE_PROMTOOL();

@@ -89,11 +89,10 @@ TEST(EmqdLive, ScrapedAndWatchedThroughARun) {
   // entry per job, appended by this daemon.
   EXPECT_TRUE(scrape_has(port, "emq_events_written_total{queue=\"live\"} 10")) << http_get(port, "/metrics").body;
 
-  if (!find_program("promtool").empty()) {
-    RunResult lint = run_tool("promtool", {"check", "metrics"}, http_get(port, "/metrics").body);
-    EXPECT_EQ(lint.code, 0) << lint.out << lint.err;
-    EXPECT_EQ(lint.out + lint.err, "");
-  }
+  ASSERT_TOOL_INSTALLED("promtool", "prometheus");
+  RunResult lint = run_tool("promtool", {"check", "metrics"}, http_get(port, "/metrics").body);
+  EXPECT_EQ(lint.code, 0) << lint.out << lint.err;
+  EXPECT_EQ(lint.out + lint.err, "");
 
   // The server goes away: /healthz says so, the watchdog keeps being fed
   // (an outage is ridden out, not a reason for systemd to kill us).

@@ -30,6 +30,11 @@ for d in copyright changelog.gz operations.md production.md emqd.example.yaml; d
   want_mode "/usr/share/doc/emqd/$d" 644
 done
 for m in emqd emq; do want_mode "/usr/share/man/man1/$m.1.gz" 644; done
+# Every picture a page shows ships beside it, as it is (not compressed).
+for png in $(grep -oh '([a-z0-9-]*\.png)' docs/*.md | tr -d '()' | sort -u); do
+  want_mode "/usr/share/doc/emqd/$png" 644
+  cmp -s "docs/$png" "$root/usr/share/doc/emqd/$png" || fail "/usr/share/doc/emqd/$png differs from docs/$png"
+done
 # Nothing of the package's writable by others, setuid or owned by a user.
 odd=$(in_root dpkg-query -L emqd | while read -r f; do
   [ -e "$root$f" ] && [ ! -L "$root$f" ] && stat -c '%a %U:%G %n' "$root$f"

@@ -53,8 +53,15 @@ class TempDir {
   fs::path path_;
 };
 
-// Runs a tool from PATH; throws when it is not installed (callers that can
-// do without it check find_program first and skip, saying so).
+// A tool the suite's dependencies install (scripts/install-deps.sh): a
+// test that needs one fails without it, naming the package; never a skip,
+// which would pass where the check never ran.
+#define ASSERT_TOOL_INSTALLED(name, package)                        \
+  ASSERT_FALSE(::echomq::test::find_program(name).empty())          \
+      << name << " is not installed: run scripts/install-deps.sh (" \
+      << "package " << package << ")"
+
+// Runs a tool from PATH; throws when it is not installed.
 inline RunResult run_tool(const std::string& name, std::vector<std::string> args, const std::string& stdin_data = "",
                           std::vector<std::string> env = {}) {
   const std::string path = find_program(name);

@@ -14,7 +14,7 @@ class WireError extends EchoMQError {}    // EMQWIRE: {emq}:version names anothe
 class JobNotFound extends EchoMQError {}  // no such job
 class JobFailed extends EchoMQError {     // the job died: .error (Buffer) is its last error
   constructor(id, error, attempts) {
-    super(`${id} died after ${attempts} attempts: ${error.toString('utf8')}`);
+    super(`${id} died after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}: ${error.toString('utf8')}`);
     this.jobId = id;
     this.error = error;
     this.attempts = attempts;

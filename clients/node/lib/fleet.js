@@ -5,7 +5,9 @@
 const { clientFromUrl } = require('./connect');
 const { DAEMONS_KEY, daemonKey } = require('./keys');
 
-const NUMBERS = ['pid', 'started_ms', 'beat_ms', 'slots', 'busy'];
+// busy: jobs its slots run now (at most slots); prefetched: jobs claimed
+// ahead, waiting in the daemon for a slot.
+const NUMBERS = ['pid', 'started_ms', 'beat_ms', 'slots', 'busy', 'prefetched'];
 
 function parseJson(text) {
   try {
@@ -29,12 +31,14 @@ function jobOf(ref, text) {
   const job = parseJson(text);
   if (!job || typeof job !== 'object' || Array.isArray(job)) return null;
   const colon = ref.indexOf(':');
-  return { queue: ref.slice(0, colon), id: ref.slice(colon + 1), ...job };
+  // Claimed ahead and not started: started_ms is when it was claimed.
+  return { queue: ref.slice(0, colon), id: ref.slice(colon + 1), ...job, prefetched: job.prefetched === true };
 }
 
 // Every live daemon of {emq}:daemons, by id: id, host, pid, version, state,
-// queues, slots, busy, executor, started_ms, beat_ms, ack; and jobs, oldest
-// first, with { jobs: true }. A member whose hash has expired (it stopped
+// queues, slots, busy, prefetched, executor, started_ms, beat_ms, ack; and
+// jobs, oldest first, with { jobs: true }, each with prefetched true when it
+// waits in the daemon for a slot. A member whose hash has expired (it stopped
 // beating) is left out.
 async function daemons(urlOrClient, { jobs = false, ...options } = {}) {
   const owns = typeof urlOrClient === 'string';

@@ -94,7 +94,10 @@ test('Queue', async (t) => {
     const w = worker(r, q.name);
     const j = await w.claim();
     await w.failForGood(id, j.epoch, 'bad input');
-    await assert.rejects(q.wait(id, 5000), (e) => e instanceof JobFailed && e.error.toString() === 'bad input' && e.attempts === 1);
+    await assert.rejects(
+      q.wait(id, 5000),
+      (e) => e instanceof JobFailed && e.error.toString() === 'bad input' && e.attempts === 1 && e.message === `${id} died after 1 attempt: bad input`,
+    );
     await assert.rejects(q.wait('JOB_none', 1000), JobNotFound);
   });
 

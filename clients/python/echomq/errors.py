@@ -29,7 +29,8 @@ class JobFailed(EchoMQError):
     """The job died; .error is its last error text (bytes), .attempts its claims."""
 
     def __init__(self, job_id, error, attempts):
-        super().__init__("%s died after %s attempts: %s" % (job_id, attempts, error.decode("utf-8", "replace")))
+        noun = "attempt" if attempts == 1 else "attempts"
+        super().__init__("%s died after %s %s: %s" % (job_id, attempts, noun, error.decode("utf-8", "replace")))
         self.job_id = job_id
         self.error = error
         self.attempts = attempts

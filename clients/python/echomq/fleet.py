@@ -6,7 +6,9 @@ import json
 from .connect import client_from_url
 from .keys import DAEMONS_KEY, daemon_key
 
-_NUMBERS = ("pid", "started_ms", "beat_ms", "slots", "busy")
+# busy: jobs its slots run now (at most slots); prefetched: jobs claimed
+# ahead, waiting in the daemon for a slot.
+_NUMBERS = ("pid", "started_ms", "beat_ms", "slots", "busy", "prefetched")
 
 
 def _text(v):
@@ -39,13 +41,16 @@ def _job(ref, text):
     queue, _, job_id = _text(ref).partition(":")
     job.setdefault("queue", queue)
     job.setdefault("id", job_id)
+    # Claimed ahead and not started: started_ms is when it was claimed.
+    job["prefetched"] = job.get("prefetched") is True
     return job
 
 
 def daemons(url_or_client, *, jobs=False, **connect):
     """Every live daemon of {emq}:daemons, by id, as a list of dicts (id, host,
-    pid, version, state, queues, slots, busy, executor, started_ms, beat_ms,
-    ack; and jobs, oldest first, when jobs=True). A member whose hash has
+    pid, version, state, queues, slots, busy, prefetched, executor, started_ms,
+    beat_ms, ack; and jobs, oldest first, when jobs=True, each with prefetched
+    True when it waits in the daemon for a slot). A member whose hash has
     expired (it stopped beating) is left out."""
     client = client_from_url(url_or_client, **connect) if isinstance(url_or_client, str) else url_or_client
     ids = sorted(_text(m) for m in client.zrange(DAEMONS_KEY, 0, -1))

@@ -32,6 +32,7 @@ class FleetTest(ServerTest):
         return now
 
     def test_lists_the_live_with_their_jobs_and_leaves_ghosts_out(self):
+        self.r.flushall()
         now = self.beat("py-host-77-0a1b2c", [("thumbs", "JOB_t1", 3)])
         self.r.zadd("{emq}:daemons", {"gone-1-ffffff": now})  # its hash expired: a ghost
         (d,) = echomq.daemons(self.server.url, jobs=True)
@@ -40,6 +41,18 @@ class FleetTest(ServerTest):
         self.assertEqual(d["ack"], {"signal": "quiet", "at_ms": now})
         self.assertEqual([(j["queue"], j["id"], j["attempt"]) for j in d["jobs"]], [("thumbs", "JOB_t1", 3)])
         self.assertNotIn("jobs", echomq.daemons(self.r)[0])
+        self.assertEqual((d["prefetched"], d["jobs"][0]["prefetched"]), (0, False), "a beat without the field")
+
+    def test_jobs_claimed_ahead_are_apart_from_busy(self):
+        now = self.beat("py-host-77-0d0e0f", [("thumbs", "JOB_run", 1)])
+        self.r.hset("{emq}:daemon:py-host-77-0d0e0f", mapping={"slots": "1", "busy": "1", "prefetched": "2"})
+        for job_id in ("JOB_ahead1", "JOB_ahead2"):
+            self.r.hset("{emq}:daemon:py-host-77-0d0e0f:work", "thumbs:" + job_id, json.dumps(
+                {"queue": "thumbs", "id": job_id, "attempt": 1, "started_ms": now - 900, "prefetched": True}))
+        (d,) = [d for d in echomq.daemons(self.server.url, jobs=True) if d["id"] == "py-host-77-0d0e0f"]
+        self.assertEqual((d["slots"], d["busy"], d["prefetched"]), (1, 1, 2))
+        self.assertEqual(sorted((j["id"], j["prefetched"]) for j in d["jobs"]),
+                         [("JOB_ahead1", True), ("JOB_ahead2", True), ("JOB_run", False)])
 
 
 if __name__ == "__main__":

@@ -128,6 +128,7 @@ class QueueTest(ServerTest):
         with self.assertRaises(JobFailed) as e:
             q.wait(job_id, timeout=5)
         self.assertEqual((e.exception.error, e.exception.attempts), (b"bad input", 1))
+        self.assertEqual(str(e.exception), "%s died after 1 attempt: bad input" % job_id)
         with self.assertRaises(JobNotFound):
             q.wait("JOB_none", timeout=1)
 

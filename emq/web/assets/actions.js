@@ -6,11 +6,38 @@
 'use strict';
 
 window.emqActions = (function () {
-  // Every time on the page, by the server's clock in UTC and saying so:
-  // schedules, the wire and `emq` all speak UTC (docs/decisions.md).
-  function when(ms) {
-    if (ms === null || ms === undefined || !Number.isFinite(Number(ms))) return '–';
+  // Every time on the page: local time, or UTC when the reader chose it
+  // (prefs.js); a time element carries both on hover (docs/decisions.md).
+  const pad = (n) => String(n).padStart(2, '0');
+
+  function utcText(ms) {
     return new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+  }
+
+  function localText(ms) {
+    const d = new Date(Number(ms));
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' +
+      pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  }
+
+  function valid(ms) {
+    return ms !== null && ms !== undefined && Number.isFinite(Number(ms));
+  }
+
+  function when(ms) {
+    if (!valid(ms)) return '–';
+    return window.emqPrefs.utc() ? utcText(ms) : localText(ms);
+  }
+
+  // A time as an element: shown as when() says, both zones on hover.
+  function at(ms) {
+    const node = document.createElement('time');
+    node.textContent = when(ms);
+    if (valid(ms)) {
+      node.setAttribute('datetime', new Date(Number(ms)).toISOString());
+      node.setAttribute('title', utcText(ms) + ' · ' + localText(ms) + ' local (' + window.emqPrefs.offsetText() + ')');
+    }
+    return node;
   }
 
   function day(ms) {
@@ -75,5 +102,5 @@ window.emqActions = (function () {
       kit.button('Clear limits', () => send('max_active=off&rate=off')));
   }
 
-  return { when, day, runNow, fireNow, deleteAllDead, limitsForm };
+  return { when, at, day, runNow, fireNow, deleteAllDead, limitsForm };
 })();

@@ -4,20 +4,21 @@
 // without a reload: a queue's and a job's page follow the queue's events
 // stream (server-sent events from /api/events), the overview its queues'
 // on one stream (lists.js), the others, and a queue that keeps no events,
-// refresh every few seconds. Every value from the server reaches the
-// document as text (textContent, attribute values through setAttribute):
-// never as markup.
+// refresh every few seconds; "Pause updates" holds every redraw, and
+// ?live=0 draws once and follows nothing. Every value from the server
+// reaches the document as text (textContent, attribute values through
+// setAttribute): never as markup.
 'use strict';
 
 (function () {
   const REFRESH_MS = 5000;
-  const SAMPLE_WINDOW_MS = 10 * 60 * 1000;  // what a queue's chart shows
-  const RATE_WINDOW_MS = 60 * 1000;         // what "per minute" averages over
-  const STATES = ['pending', 'active', 'delayed', 'dead', 'waiting'];
+  const STATES = ['pending', 'active', 'delayed', 'retries', 'dead', 'waiting'];
   const token = document.querySelector('meta[name="emq-token"]').getAttribute('content');
   const readOnly = document.querySelector('meta[name="emq-read-only"]').getAttribute('content') === 'true';
 
   let busy = false;  // an action is on its way: no refresh under the user's hand
+  let frozen = false;  // the reader paused the live redraw
+  let missed = 0;      // redraws held back while paused
 
   // ---- building the document, as text only ----
 
@@ -40,16 +41,38 @@
     return node;
   }
 
-  function show(node) {
-    const view = document.getElementById('view');
-    view.replaceChildren(node);
+  // A control as the next redraw will draw it again: its row, and its id,
+  // checkbox, link or label.
+  function controlKey(e) {
+    const row = e.closest('[data-id], [data-queue], [data-schedule], [data-daemon], [data-range]');
+    const where = row ? [...row.attributes].filter((a) => a.name.startsWith('data-')).map((a) => a.value).join(' ') : '';
+    return where + '|' + e.tagName + '|' + (e.id || e.dataset.select || e.getAttribute('href') || e.textContent);
   }
 
-  function queueHref(q, state, page) {
+  // Every table scrolls inside a box of its own: a narrow screen scrolls
+  // the table, not the page. The control that had the focus has it again
+  // after the redraw, so the keyboard is not thrown back to the top.
+  function show(node) {
+    for (const table of node.querySelectorAll('table')) {
+      if (table.parentElement.classList.contains('scroll')) continue;
+      const box = el('div', { class: 'scroll' });
+      table.replaceWith(box);
+      box.appendChild(table);
+    }
+    const view = document.getElementById('view');
+    const focused = view.contains(document.activeElement) ? controlKey(document.activeElement) : null;
+    view.replaceChildren(node);
+    if (focused === null) return;
+    const again = [...node.querySelectorAll('a, button, input, select, summary')].find((e) => controlKey(e) === focused);
+    if (again) again.focus({ preventScroll: true });
+  }
+
+  function queueHref(q, state, page, size) {
     let href = '/queues/' + encodeURIComponent(q);
     const query = [];
     if (state) query.push('state=' + encodeURIComponent(state));
     if (page && page > 1) query.push('page=' + page);
+    if (size) query.push('size=' + size);
     return query.length ? href + '?' + query.join('&') : href;
   }
 
@@ -90,6 +113,7 @@
   }
 
   const when = window.emqActions.when;
+  const at = window.emqActions.at;
 
   // {"bytes", "text"|"hex", "truncated"} as text; null as a dash.
   function bytesText(b) {
@@ -157,7 +181,7 @@
       if (!e.shown) notice('Refused: ' + e.message, true);
     } finally {
       busy = false;
-      refresh();
+      refresh(true);
     }
   }
 
@@ -167,8 +191,8 @@
 
   // What fleet.js (the daemons, the Pause form) draws with.
   const kit = {
-    el, api, act, button, when, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
-    refresh: () => refresh(),
+    el, api, act, button, when, at, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
+    refresh: (force) => refresh(force),
     hold: (on) => { busy = on; },
   };
 
@@ -200,77 +224,8 @@
     return out;
   }
 
-  // ---- samples the page keeps for rates and charts ----
-
-  function loadSamples() {
-    try {
-      return JSON.parse(sessionStorage.getItem('emq-samples') || '{}');
-    } catch (e) {
-      return {};
-    }
-  }
-
-  function addSample(q, now) {
-    const all = loadSamples();
-    const list = (all[q.queue] || []).filter((s) => now - s[0] <= SAMPLE_WINDOW_MS);
-    const c = q.counters || {};
-    list.push([now, c.completed || 0, c.dead || 0, q.pending]);
-    all[q.queue] = list;
-    try {
-      sessionStorage.setItem('emq-samples', JSON.stringify(all));
-    } catch (e) {
-      // Full storage only costs the history.
-    }
-    return list;
-  }
-
-  // Per minute over the last minute of samples; null until there are two.
-  function perMinute(list, column) {
-    const last = list[list.length - 1];
-    const first = list.find((s) => last[0] - s[0] <= RATE_WINDOW_MS) || last;
-    if (!last || last[0] === first[0]) return null;
-    return Math.max(0, ((last[column] - first[column]) * 60000) / (last[0] - first[0]));
-  }
-
   function rate(v) {
-    return v === null ? '–' : v < 10 ? v.toFixed(1) : String(Math.round(v));
-  }
-
-  // Completed (green) and died (red) per minute between samples, pending
-  // (dashed) scaled apart; drawn here, from the samples above.
-  function chart(list) {
-    const w = 160, h = 36;
-    const root = svg('svg', { class: 'chart', width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
-    root.appendChild(svg('rect', { x: 0, y: 0, width: w, height: h, fill: '#fafbfc', stroke: '#dde1e8' }));
-    if (list.length < 2) return root;
-    // From the first sample kept (at most the window ago) to the last.
-    const t1 = list[list.length - 1][0], t0 = Math.max(list[0][0], t1 - SAMPLE_WINDOW_MS);
-    const x = (t) => ((t - t0) / Math.max(1, t1 - t0)) * (w - 2) + 1;
-    const pendingTop = Math.max(1, ...list.map((s) => s[3]));
-    root.appendChild(svg('polyline', { class: 'pending', points: list.map((s) =>
-      x(s[0]).toFixed(1) + ',' + (h - 2 - (s[3] / pendingTop) * (h - 4)).toFixed(1)).join(' ') }));
-    // Between two samples, a bar each: completed (left half) and died
-    // (right half) per minute, on one scale.
-    const rates = [];
-    for (let i = 1; i < list.length; i++) {
-      const dt = Math.max(1, list[i][0] - list[i - 1][0]) / 60000;
-      rates.push([list[i - 1][0], list[i][0], Math.max(0, (list[i][1] - list[i - 1][1]) / dt),
-                  Math.max(0, (list[i][2] - list[i - 1][2]) / dt)]);
-    }
-    const top = Math.max(1, ...rates.map((r) => Math.max(r[2], r[3])));
-    for (const [from, to, completed, died] of rates) {
-      const x0 = x(from), half = Math.max(0.5, (x(to) - x0) / 2);
-      for (const [value, left, cls] of [[completed, x0, 'completed'], [died, x0 + half, 'dead']]) {
-        if (value <= 0) continue;
-        const bar = (value / top) * (h - 4);
-        root.appendChild(svg('rect', { class: cls, x: left.toFixed(1), y: (h - 2 - bar).toFixed(1),
-                                        width: half.toFixed(1), height: bar.toFixed(1) }));
-      }
-    }
-    const title = svg('title', {});
-    title.textContent = 'last 10 minutes: completed/min (green), died/min (red), pending (dashed)';
-    root.appendChild(title);
-    return root;
+    return v === null ? '–' : String(v);
   }
 
   // ---- limits, schedules and flows ----
@@ -316,10 +271,10 @@
       el('th', { class: 'num' }, 'Missed'), readOnly ? null : el('th', {}, ''));
     const rows = list.map((s) => el('tr', { 'data-schedule': s.name },
       el('td', {}, s.name, s.problem ? el('div', { class: 'err' }, s.problem) : null),
-      el('td', {}, s.described), el('td', {}, when(s.last_fire_ms)),
+      el('td', {}, s.described), el('td', {}, at(s.last_fire_ms)),
       el('td', { class: 'id' }, s.last_job === null ? '–'
         : el('a', { href: jobHref(name, idSegment({ id: s.last_job, id_hex: s.last_job_hex })) }, s.last_job)),
-      el('td', {}, when(s.next_fire_ms)), el('td', { class: 'num' }, s.missed),
+      el('td', {}, at(s.next_fire_ms)), el('td', { class: 'num' }, s.missed),
       el('td', {}, window.emqActions.fireNow(kit, name, s.name))));
     return [el('h3', {}, 'Schedules'), el('table', { id: 'schedules' }, el('thead', {}, head), el('tbody', {}, rows))];
   }
@@ -361,34 +316,86 @@
 
   async function overview() {
     crumbs(el('span', {}, 'queues'));
-    const data = await api('/api/queues');
-    const now = Date.now();
+    const [data] = await Promise.all([api('/api/queues'), window.emqGlance.loadRecent(kit)]);
+    const glance = window.emqGlance;
     const head = el('tr', {}, el('th', {}, 'Queue'), el('th', {}, 'State'),
-      ...['Pending', 'Active', 'Delayed', 'Dead', 'Completed/min', 'Died/min', 'Oldest pending'].map((t) => el('th', { class: 'num' }, t)),
+      ...['Pending', 'Active', 'Delayed', 'Dead', 'Waiting', 'Completed/min', 'Died/min', 'Oldest pending'].map((t) => el('th', { class: 'num' }, t)),
       el('th', {}, 'Limits'), el('th', {}, 'Last 10 minutes'), readOnly ? null : el('th', {}, ''));
-    const rows = data.queues.map((q) => {
-      const samples = addSample(q, now);
-      return el('tr', { 'data-queue': q.queue },
-        el('td', {}, el('a', { href: queueHref(q.queue) }, q.queue)),
-        el('td', {}, window.emqFleet.stateCell(kit, q)),
-        el('td', { class: 'num' }, q.pending), el('td', { class: 'num' }, q.active),
-        el('td', { class: 'num' }, q.delayed),
-        el('td', { class: 'num' }, q.dead ? el('a', { href: queueHref(q.queue, 'dead') }, q.dead) : '0'),
-        el('td', { class: 'num' }, rate(perMinute(samples, 1))),
-        el('td', { class: 'num' }, rate(perMinute(samples, 2))),
-        el('td', { class: 'num' }, age(q.oldest_pending_age_ms)),
-        el('td', { class: 'limits' }, limitsCell(q.limits)),
-        el('td', {}, chart(samples)),
-        readOnly ? null : el('td', {}, pauseButton(q)));
-    });
-    const parts = [el('table', { id: 'queues' }, el('thead', {}, head), el('tbody', {}, rows))];
+    const rows = data.queues.map((q) => el('tr', { 'data-queue': q.queue },
+      el('td', {}, el('a', { href: queueHref(q.queue) }, q.queue)),
+      el('td', {}, window.emqFleet.stateCell(kit, q)),
+      el('td', { class: 'num' }, q.pending), el('td', { class: 'num' }, q.active),
+      el('td', { class: 'num' }, q.delayed),
+      el('td', { class: 'num' }, q.dead ? el('a', { href: queueHref(q.queue, 'dead') }, q.dead) : '0'),
+      el('td', { class: 'num' }, q.waiting ? el('a', { href: queueHref(q.queue, 'waiting') }, q.waiting) : '0'),
+      el('td', { class: 'num', title: 'completed in the last whole minute (server history)' }, rate(glance.perMinute(q.queue, 'completed'))),
+      el('td', { class: 'num', title: 'died in the last whole minute (server history)' }, rate(glance.perMinute(q.queue, 'dead'))),
+      el('td', { class: 'num' }, age(q.oldest_pending_age_ms)),
+      el('td', { class: 'limits' }, limitsCell(q.limits)),
+      el('td', {}, glance.spark(q.queue)),
+      readOnly ? null : el('td', {}, pauseButton(q))));
+    const parts = [el('table', { id: 'queues' }, el('thead', {}, head), el('tbody', {}, rows)),
+      glance.legend(kit, [['completed', 'completed'], ['dead', 'died']]),
+      el('span', { class: 'legend' }, ' per minute in the last 10 minutes, from the history emqd writes on the server')];
     if (!data.queues.length) parts.push(el('p', { class: 'muted' }, 'No queues are known yet ({emq}:queues is empty).'));
     if (data.skipped.length) {
       parts.push(el('p', { class: 'muted' }, 'Skipped names that are not valid queue names: ' + data.skipped.join(', ')));
     }
-    parts.push(window.emqHistory.section(kit, null));
+    parts.push(glance.realtime(kit), window.emqHistory.section(kit, null), glance.server(kit));
     show(el('div', {}, parts));
-    window.emqLists.followOverview(kit, data.queues.map((q) => q.queue), { poll });
+    if (window.emqPrefs.live) window.emqLists.followOverview(kit, data.queues.map((q) => q.queue), { poll });
+  }
+
+  // The list's pager: where it is, the page size, and a jump to a page.
+  function pager(name, state, data) {
+    const first = (data.page - 1) * data.page_size;
+    const size = el('select', { 'aria-label': 'jobs per page', id: 'page-size' },
+      window.emqPrefs.SIZES.map((n) => el('option', { value: n, selected: n === data.page_size }, n + ' a page')));
+    size.addEventListener('change', () => {
+      const n = Number(size.value);
+      window.emqPrefs.rememberPageSize(n);
+      location.assign(queueHref(name, state, Math.floor(first / n) + 1, n));
+    });
+    const jump = el('input', { type: 'number', min: 1, max: data.pages, value: data.page, 'aria-label': 'page number', id: 'page-jump' });
+    const go = () => {
+      const n = Math.min(data.pages, Math.max(1, parseInt(jump.value, 10) || 1));
+      location.assign(queueHref(name, state, n, data.page_size));
+    };
+    jump.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(); });
+    const scanned = data.scanned !== undefined && data.scanned < data.delayed
+      ? ' (' + data.scanned + ' of ' + data.delayed + ' delayed jobs read)' : '';
+    return el('div', { class: 'pager' },
+      data.page > 1 ? el('a', { href: queueHref(name, state, data.page - 1, data.page_size), rel: 'prev' }, '← newer') : null,
+      el('span', { id: 'page-where' }, data.total ? (first + 1) + '–' + (first + data.jobs.length) + ' of ' + data.total + ' · page ' +
+        data.page + ' of ' + data.pages + scanned : 'no ' + (state === 'retries' ? 'retrying' : state) + ' jobs' + scanned),
+      data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1, data.page_size), rel: 'next' }, 'older →') : null,
+      size, data.pages > 1 ? el('span', {}, el('label', {}, 'page ', jump), ' ', button('Go', go)) : null);
+  }
+
+  // The time column: when the job's state ends or began.
+  const TIME_HEAD = { pending: 'Lane', active: 'Lease deadline', delayed: 'Due', retries: 'Next retry at', dead: 'Died',
+                      waiting: 'Waiting since' };
+
+  function jobsTable(name, state, data) {
+    const select = window.emqSelect;
+    const picking = select.offers(kit, state);
+    if (picking) select.begin(name + '\n' + state + '\n' + data.page + '\n' + data.page_size, data.jobs, idSegment);
+    const head = el('tr', {}, picking ? select.allBox(kit) : null, el('th', {}, 'ID'), el('th', {}, TIME_HEAD[state]),
+      el('th', { class: 'num' }, 'Attempts'), el('th', { class: 'num' }, 'Failures'), el('th', {}, 'Error'),
+      el('th', {}, 'Payload'), readOnly ? null : el('th', {}, ''));
+    const rows = data.jobs.map((j) => el('tr', { 'data-id': j.id },
+      picking ? select.box(kit, idSegment(j), j.id) : null,
+      el('td', { class: 'id' }, el('a', { href: jobHref(name, idSegment(j)) }, j.id)),
+      el('td', {}, state === 'pending' ? String(j.lane) : at(j.time_ms),
+        state === 'delayed' && j.failures > 0 ? el('span', { class: 'muted' }, ' · retry') : null),
+      el('td', { class: 'num' }, j.attempts), el('td', { class: 'num' }, j.failures),
+      el('td', { class: 'err' }, j.error ? bytesText(j.error) : '–'),
+      el('td', {}, j.row_found ? bytesText(j.payload) : '(gone)'),
+      readOnly ? null : el('td', {}, jobButtons(name, j.id, idSegment(j), state === 'retries' ? 'delayed' : state))));
+    const note = state === 'waiting' && data.jobs.length && !readOnly
+      ? el('p', { class: 'muted' }, 'A waiting parent is released by its children: no action applies to it (cancel refuses one).') : null;
+    return [picking ? select.actionBar(kit, name, state) : null, pager(name, state, data), note,
+      el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))];
   }
 
   async function queueView(name) {
@@ -396,44 +403,21 @@
     const state = STATES.includes(params.get('state')) || params.get('state') === 'completed' ? params.get('state') : 'pending';
     const page = Math.max(1, parseInt(params.get('page') || '1', 10) || 1);
     crumbs(el('a', { href: '/' }, 'queues'), el('span', {}, name));
-    const data = await api('/api/queues/' + encodeURIComponent(name) + '?state=' + (state === 'completed' ? 'pending' : state) + '&page=' + page);
+    const data = await api('/api/queues/' + encodeURIComponent(name) + '?state=' + (state === 'completed' ? 'pending' : state) +
+      '&page=' + page + '&size=' + window.emqPrefs.pageSize());
     const q = data.queue;
     const tabs = el('div', { class: 'tabs' }, [...STATES, 'completed'].map((s) =>
-      el('a', { href: queueHref(name, s), class: s === state ? 'current' : null, 'data-state': s },
+      el('a', { href: queueHref(name, s), class: s === state ? 'current' : null, 'data-state': s,
+                'aria-current': s === state ? 'page' : null },
         s + (q[s] !== undefined ? ' (' + q[s] + ')' : s === state && s !== 'completed' ? ' (' + data.total + ')' : ''))));
     const summary = el('p', {}, q.paused ? el('span', { class: 'paused' }, 'paused') : 'running',
       ' · oldest pending ' + age(q.oldest_pending_age_ms),
       ' · completed ' + (q.counters.completed ?? '?') + ', died ' + (q.counters.dead ?? '?') + ' since the queue began');
     const actions = el('div', { class: 'actions' }, pauseButton(q), state === 'dead' ? retryAllButton(q) : null,
       state === 'dead' ? window.emqActions.deleteAllDead(kit, q) : null);
-    const timeHead = { pending: 'Lane', active: 'Lease deadline', delayed: 'Due', dead: 'Died', waiting: 'Waiting since' }[state];
-    const head = el('tr', {}, el('th', {}, 'ID'), el('th', {}, timeHead), el('th', { class: 'num' }, 'Attempts'),
-      el('th', { class: 'num' }, 'Failures'), el('th', {}, 'Error'), el('th', {}, 'Payload'), readOnly ? null : el('th', {}, ''));
-    const rows = data.jobs.map((j) => el('tr', { 'data-id': j.id },
-      el('td', { class: 'id' }, el('a', { href: jobHref(name, idSegment(j)) }, j.id)),
-      el('td', {}, state === 'pending' ? String(j.lane) : when(j.time_ms)),
-      el('td', { class: 'num' }, j.attempts), el('td', { class: 'num' }, j.failures),
-      el('td', { class: 'err' }, j.error ? bytesText(j.error) : '–'),
-      el('td', {}, j.row_found ? bytesText(j.payload) : '(gone)'),
-      readOnly ? null : el('td', {}, jobButtons(name, j.id, idSegment(j), state))));
-    const first = (data.page - 1) * data.page_size;
-    const pager = el('div', { class: 'pager' },
-      data.page > 1 ? el('a', { href: queueHref(name, state, data.page - 1), rel: 'prev' }, '← newer') : null,
-      el('span', {}, data.total ? (first + 1) + '–' + (first + data.jobs.length) + ' of ' + data.total + ' · page ' +
-        data.page + ' of ' + data.pages : 'no ' + state + ' jobs'),
-      data.page < data.pages ? el('a', { href: queueHref(name, state, data.page + 1), rel: 'next' }, 'older →') : null);
-    const list = state === 'completed' ? await window.emqLists.completedSection(kit, name)
-      : [pager, el('table', { id: 'jobs' }, el('thead', {}, head), el('tbody', {}, rows))];
+    const list = state === 'completed' ? await window.emqLists.completedSection(kit, name) : jobsTable(name, state, data);
     show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
       schedulesSection(name, data.schedules), window.emqHistory.section(kit, name), el('h3', {}, 'Jobs'), tabs, list));
-  }
-
-  function bytesBlock(label, b, href) {
-    if (!b) return [el('h3', {}, label), el('p', { class: 'muted' }, 'none')];
-    const note = (b.hex !== undefined ? 'not UTF-8, shown as hex; ' : '') + b.bytes + ' bytes';
-    return [el('h3', {}, label + ' '), el('p', { class: 'muted' }, note,
-      b.truncated ? [' · truncated · ', el('a', { href: href }, 'the whole ' + label)] : null),
-      el('pre', { class: 'bytes', 'data-field': label }, b.hex !== undefined ? b.hex : b.text)];
   }
 
   // idSeg: the id's segment of the address as it stands, still encoded,
@@ -451,24 +435,15 @@
       }
       throw e;
     }
-    const fields = el('dl', { class: 'fields' }, el('dt', {}, 'state'), el('dd', {}, data.state ?? '–'),
+    const story = window.emqStory;
+    const fields = el('dl', { class: 'fields', id: 'job-fields' }, el('dt', {}, 'state'), el('dd', {}, data.state ?? '–'),
+      story.timeFields(kit, data.story),
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,
-      flowSection(data), window.emqTree.section(kit, data), bytesBlock('payload', data.payload, base + '/payload'), bytesBlock('error', data.error, base + '/error'),
-      bytesBlock('result', data.result, base + '/result'), eventsSection(data)));
-  }
-
-  // A job's events, oldest first: when, what, the attempt, and its error or progress.
-  function eventsSection(data) {
-    if (!data.keeps_events) return el('p', { class: 'muted' }, 'This queue keeps no events (its meta has no events length).');
-    if (!data.events.length) return el('p', { class: 'muted' }, 'No events of this job among the stream\'s latest.');
-    const rows = data.events.map((e) => el('tr', {},
-      el('td', {}, when(Number(e.entry.split('-')[0]))), el('td', {}, e.event), el('td', {}, e.attempt),
-      el('td', {}, e.error ? bytesText(e.error) : e.progress ? bytesText(e.progress) : '')));
-    return el('div', {}, el('h3', {}, 'Events'),
-      el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'when'), el('th', {}, 'event'), el('th', {}, 'attempt'),
-        el('th', {}, 'error or progress'))), el('tbody', {}, rows)));
+      flowSection(data), window.emqTree.section(kit, data), story.runsSection(kit, data),
+      story.bytesBlock(kit, 'payload', data.payload, base + '/payload'), story.bytesBlock(kit, 'error', data.error, base + '/error'),
+      story.bytesBlock(kit, 'result', data.result, base + '/result'), story.eventsSection(kit, data)));
   }
 
   // ---- which view, and keeping it fresh ----
@@ -488,8 +463,15 @@
 
   const view = route();
 
-  async function refresh() {
+  // force: the reader acted (or resumed), so the page redraws even while
+  // paused; the live stream's and the timers' redraws wait for the resume.
+  async function refresh(force) {
     if (busy) return;
+    if (frozen && !force) {
+      missed++;
+      document.getElementById('updated').textContent = 'paused · ' + missed + ' update' + (missed === 1 ? '' : 's') + ' held';
+      return;
+    }
     try {
       window.emqHistory.totals(kit);
       await view();
@@ -497,6 +479,13 @@
     } catch (e) {
       if (!e.shown && e.message && !document.getElementById('banner').textContent) notice(e.message, true);
     }
+  }
+
+  function pause(on) {
+    frozen = on;
+    missed = 0;
+    if (on) document.getElementById('updated').textContent = 'paused';
+    else refresh(true);
   }
 
   // The queue a page follows live, or null (the overview follows its
@@ -525,8 +514,11 @@
     source.onerror = () => { document.body.removeAttribute('data-live'); poll(true); };
   }
 
+  document.getElementById('prefs').replaceChildren(...window.emqPrefs.controls(el, pause));
   document.getElementById('search-slot').appendChild(window.emqSearch.headerBox(kit, liveQueue()));
   refresh();
-  poll(true);
-  follow(liveQueue());
+  if (window.emqPrefs.live) {
+    poll(true);
+    follow(liveQueue());
+  }
 })();

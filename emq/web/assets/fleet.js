@@ -68,7 +68,8 @@ window.emqFleet = (function () {
     return d.jobs.map((j) => kit.el('div', { class: 'id', 'data-job': j.queue + ':' + j.id },
       kit.el('a', { href: '/queues/' + encodeURIComponent(j.queue) + '/jobs/' + encodeURIComponent(j.id) },
         j.queue + ' / ' + j.id),
-      ' · attempt ' + j.attempt + ' · ' + span(kit.now - j.started_ms),
+      // One claimed ahead (prefetch) has not started: it waits in the daemon for a slot.
+      ' · attempt ' + j.attempt + ' · ' + (j.prefetched ? 'waits for a slot' : span(kit.now - j.started_ms)),
       j.progress !== null ? ' · ' + j.progress : null));
   }
 
@@ -84,7 +85,8 @@ window.emqFleet = (function () {
         d.version + ' · ' + d.executor)),
       kit.el('td', { class: d.state === 'running' ? null : 'paused' }, d.state),
       kit.el('td', {}, d.queues.map((q, i) => [i ? ', ' : '', kit.el('a', { href: '/queues/' + encodeURIComponent(q) }, q)])),
-      kit.el('td', { class: 'num' }, d.busy + '/' + d.slots),
+      kit.el('td', { class: 'num busy' }, d.busy + '/' + d.slots,
+        d.prefetched ? kit.el('div', { class: 'muted prefetched' }, '+' + d.prefetched + ' waiting for a slot') : null),
       kit.el('td', { class: 'num' }, span(data.server_time_ms - d.beat_ms) + ' ago'),
       kit.el('td', { class: 'num' }, span(data.server_time_ms - d.started_ms)),
       kit.el('td', {}, jobCell(kit, d)),
@@ -93,7 +95,11 @@ window.emqFleet = (function () {
         d.state === 'stopping' ? null : kit.button('Stop', () => press(kit, d.id, 'stop'), true))));
     const parts = [kit.el('h2', {}, 'Daemons'),
       kit.el('table', { id: 'daemons' }, kit.el('thead', {}, head), kit.el('tbody', {}, rows))];
-    if (!data.daemons.length) parts.push(kit.el('p', { class: 'muted' }, 'No live daemons in {emq}:daemons.'));
+    // Keys of the registry another writer broke: named, and the rest listed.
+    for (const p of data.problems || []) parts.push(kit.el('p', { class: 'notice error registry-problem' }, p));
+    if (!data.daemons.length && !(data.problems || []).length) {
+      parts.push(kit.el('p', { class: 'muted' }, 'No live daemons in {emq}:daemons.'));
+    }
     if (data.ghosts) {
       parts.push(kit.el('p', { class: 'muted' }, data.ghosts + ' stopped beating without leaving (killed, or cut off ' +
         'from the server): left out, and removed once their last beat is an hour old.'));

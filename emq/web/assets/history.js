@@ -63,17 +63,20 @@ window.emqHistory = (function () {
       return;
     }
     totalsAt = Date.now();
-    let t;
+    let t, prefetched;
     try {
       const [queues, daemons] = await Promise.all([kit.api('/api/queues'), kit.api('/api/daemons')]);
       t = totalsOf(queues.queues, daemons.daemons);
+      // busy is what the slots run; jobs claimed ahead (prefetch) wait for a slot, said apart.
+      prefetched = daemons.daemons.reduce((n, d) => n + (d.prefetched || 0), 0);
     } catch (e) {
       totalsAt = 0;
       return;
     }
     const strip = document.getElementById('totals');
     strip.replaceChildren(...Object.entries(t).map(([name, value]) =>
-      kit.el('span', { class: 'total', 'data-total': name, title: TOTAL_NOTES[name] },
+      kit.el('span', { class: 'total', 'data-total': name,
+        title: TOTAL_NOTES[name] + (name === 'busy' && prefetched ? '; ' + prefetched + ' more claimed ahead wait for a slot' : '') },
         kit.el('b', {}, count(value)), ' ' + name)));
     strip.hidden = false;
   }
@@ -90,9 +93,10 @@ window.emqHistory = (function () {
     const span = Math.max(1, data.to_ms - data.from_ms);
     const slot = ((W - 2 * PAD) * data.interval_ms) / span;
     const top = Math.max(1, ...data.points.map((p) => p.completed + p.failed + p.dead));
-    const root = svg('svg', { class: 'history-chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,
-                              role: 'img', 'data-points': data.points.length });
-    root.appendChild(svg('rect', { x: 0, y: 0, width: W, height: H, fill: '#fafbfc', stroke: '#dde1e8' }));
+    const root = svg('svg', { class: 'history-chart wide', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,
+                              role: 'img', 'data-points': data.points.length,
+                              'aria-label': 'completed, failed and dead per ' + (data.interval_ms >= 86400000 ? 'day' : 'minute') });
+    root.appendChild(svg('rect', { class: 'frame', x: 0, y: 0, width: W, height: H }));
     for (const p of data.points) {
       const x = PAD + ((p.t - data.from_ms) / span) * (W - 2 * PAD);
       const bar = svg('g', { 'data-t': p.t });
@@ -129,7 +133,8 @@ window.emqHistory = (function () {
       type: 'button', class: r === c.range ? 'current' : null, 'aria-pressed': r === c.range ? 'true' : 'false',
       'data-range': r, onclick: () => { c.range = r; load(kit, c); },
     }, r));
-    const body = data.points.length ? [chart(data), sums(kit, data)]
+    const body = data.points.length ? [chart(data), window.emqGlance.legend(kit,
+      [['completed', 'completed'], ['failed', 'failed (retried)'], ['dead', 'dead']]), sums(kit, data)]
       : [kit.el('p', { class: 'muted', id: 'history-empty' },
         'No history in this range yet: every emqd writes a sample each minute (docs/web.md, "History").')];
     c.node.replaceChildren(kit.el('h3', {}, c.queue === null ? 'History, every queue' : 'History'),
@@ -137,12 +142,26 @@ window.emqHistory = (function () {
     c.node.setAttribute('data-range', data.range);
   }
 
+  // The last hour of a day's answer: the 1h answer, without a second read.
+  function lastHour(data) {
+    const from = data.to_ms - 60 * data.interval_ms;
+    return Object.assign({}, data, { range: '1h', from_ms: from, points: data.points.filter((p) => p.t >= from) });
+  }
+
   async function load(kit, c) {
     c.readAt = Date.now();
-    const path = '/api/history?range=' + encodeURIComponent(c.range) +
+    const range = c.range || '24h';
+    const path = '/api/history?range=' + encodeURIComponent(range) +
       (c.queue === null ? '' : '&queue=' + encodeURIComponent(c.queue));
     try {
-      draw(kit, c, await kit.api(path));
+      let data = await kit.api(path);
+      // Until one is chosen: a day, or the last hour when that is all the
+      // history there is (a young queue), so today's work is not a sliver.
+      if (!c.range) {
+        c.range = data.points.every((p) => p.t >= data.to_ms - 60 * data.interval_ms) ? '1h' : '24h';
+        if (c.range === '1h') data = lastHour(data);
+      }
+      draw(kit, c, data);
     } catch (e) {
       c.readAt = 0;
       if (!e.shown) c.node.replaceChildren(kit.el('p', { class: 'err' }, 'History cannot be read: ' + e.message));
@@ -155,7 +174,7 @@ window.emqHistory = (function () {
     const key = queue === null ? '' : 'q:' + queue;
     let c = charts[key];
     if (!c) {
-      c = charts[key] = { queue: queue, range: '24h', readAt: 0,
+      c = charts[key] = { queue: queue, range: null, readAt: 0,
                           node: kit.el('section', { class: 'history', id: 'history' }) };
     }
     if (Date.now() - c.readAt >= CHART_READ_MS) load(kit, c);

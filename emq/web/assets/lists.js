@@ -4,15 +4,13 @@
 // follows every queue that keeps events through ONE EventSource
 // (/api/events/overview: a browser allows ~6 connections per host) and
 // polls only while some queue keeps no events, or is past the 64 followed
-// (and, while all are followed, redraws every 30 s for what no event says).
+// (and, while all are followed, redraws every 30 s for what no event says);
+// what finishes feeds the realtime chart (glance.js).
 'use strict';
 
 window.emqLists = (function () {
   const MAX_FOLLOWED = 64;
   const REDRAW_MS = 250;
-
-  // The page's one time format (actions.js).
-  const when = (ms) => window.emqActions.when(ms);
 
   function completedHref(q, before) {
     const base = '/queues/' + encodeURIComponent(q) + '?state=completed';
@@ -29,7 +27,7 @@ window.emqLists = (function () {
     if (!data.keeps_events) return el('p', { class: 'notice', id: 'completed-off' }, data.how);
     const head = el('tr', {}, el('th', {}, 'Completed at'), el('th', {}, 'ID'), el('th', { class: 'num' }, 'Attempt'));
     const rows = data.completed.map((c) => el('tr', { 'data-id': c.id },
-      el('td', {}, when(c.time_ms)),
+      el('td', {}, kit.at(c.time_ms)),
       el('td', { class: 'id' }, c.row_state === null
         ? el('span', { title: 'its row is gone (kept only keep_completed_s)' }, c.id)
         : el('a', { href: kit.jobHref(name, kit.idSegment(c)) }, c.id)),
@@ -88,7 +86,8 @@ window.emqLists = (function () {
     source.addEventListener('ready', mark('ready'));
     source.addEventListener('off', mark('off'));
     source.addEventListener('trouble', mark('trouble'));
-    source.addEventListener('job', () => {
+    source.addEventListener('job', (e) => {
+      try { window.emqGlance.count(JSON.parse(e.data)); } catch (err) { /* not an entry: nothing to count */ }
       if (!redraw) redraw = setTimeout(() => { redraw = null; kit.refresh(); }, REDRAW_MS);
     });
     source.onerror = () => {

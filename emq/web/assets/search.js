@@ -1,7 +1,8 @@
 // emq web's search (/search?q=…): a job by its id across queues, or the
 // jobs of one queue and state whose payload, error or id holds a text,
 // with how many rows were scanned of how many; and the bulk actions on
-// what was found, asked for in the page before the POST. app.js calls
+// what was found, asked for in the page before the POST, or on the rows
+// selected (select.js). app.js calls
 // view(kit) once a load: a search is read once, not polled. Server values
 // reach the document as text only, as everywhere on the page.
 'use strict';
@@ -60,10 +61,14 @@ window.emqSearch = (function () {
       kit.el('button', { type: 'submit' }, 'Search')));
   }
 
-  function resultTable(kit, data, queueOf) {
-    const head = kit.el('tr', {}, kit.el('th', {}, 'Queue'), kit.el('th', {}, 'ID'), kit.el('th', {}, 'State'),
-      kit.el('th', { class: 'num' }, 'Attempts'), kit.el('th', {}, 'Error'), kit.el('th', {}, 'Payload'));
+  // state: the searched state when the rows may be selected and acted on.
+  function resultTable(kit, data, queueOf, state) {
+    const select = window.emqSelect;
+    const picking = state && select.offers(kit, state);
+    const head = kit.el('tr', {}, picking ? select.allBox(kit) : null, kit.el('th', {}, 'Queue'), kit.el('th', {}, 'ID'),
+      kit.el('th', {}, 'State'), kit.el('th', { class: 'num' }, 'Attempts'), kit.el('th', {}, 'Error'), kit.el('th', {}, 'Payload'));
     const rows = data.map((j) => kit.el('tr', { 'data-id': j.id },
+      picking ? select.box(kit, kit.idSegment(j), j.id) : null,
       kit.el('td', {}, queueOf(j)),
       kit.el('td', { class: 'id' }, kit.el('a', { href: kit.jobHref(queueOf(j), kit.idSegment(j)) }, j.id)),
       kit.el('td', {}, j.state || '(gone)'), kit.el('td', { class: 'num' }, j.attempts),
@@ -131,7 +136,11 @@ window.emqSearch = (function () {
         (data.found > data.jobs.length ? ', the first ' + data.jobs.length + ' shown' : '') +
         (data.scanned < data.total ? '; raise the scan to read more' : '')));
       parts.push(bulkControl(kit, s, data));
-      parts.push(resultTable(kit, data.jobs, () => data.queue));
+      if (window.emqSelect.offers(kit, data.state)) {
+        window.emqSelect.begin('search\n' + location.search, data.jobs, kit.idSegment);
+        parts.push(window.emqSelect.actionBar(kit, data.queue, data.state));
+      }
+      parts.push(resultTable(kit, data.jobs, () => data.queue, data.state));
     }
     kit.show(kit.el('div', {}, parts));
   }

@@ -50,13 +50,16 @@ struct DaemonAck {
 std::optional<DaemonAck> parse_ack(std::string_view text);
 std::string format_ack(const DaemonAck& ack);
 
-// One job a daemon runs now, as its work hash holds it.
+// One job a daemon holds now, as its work hash holds it: running, or
+// claimed ahead and waiting for a slot.
 struct DaemonJob {
   std::string queue;
   std::string id;
   std::int64_t attempt = 0;
-  std::int64_t started_ms = 0;
+  std::int64_t started_ms = 0;          // when it started; when it was claimed, for one prefetched
   std::optional<std::string> progress;  // the last report's text, when any
+  // Claimed ahead (the queue's prefetch), waiting in the daemon for a slot.
+  bool prefetched = false;
 };
 
 // One daemon, as its hash holds it (absent numbers are 0).
@@ -70,8 +73,9 @@ struct DaemonInfo {
   std::string state;  // running | quiet | stopping
   std::vector<std::string> queues;
   std::int64_t slots = 0;
-  std::int64_t busy = 0;
-  std::string executor;  // scripted | native
+  std::int64_t busy = 0;        // jobs its slots run now: at most slots
+  std::int64_t prefetched = 0;  // jobs claimed ahead, waiting in it for a slot
+  std::string executor;         // scripted | native
   std::optional<DaemonAck> ack;
   // The hash's time to live when read: six beats after the last one, so a
   // reader can tell the daemon's beat from it (beat_every_ms).
@@ -98,15 +102,31 @@ struct Fleet {
   // those older than an hour were removed from {emq}:daemons.
   std::size_t ghosts = 0;
   std::size_t forgotten = 0;
+  // The registry's keys that could not be read (another writer's key of
+  // another type, a read the server refused), each named with what to do;
+  // the rest is listed as usual.
+  std::vector<std::string> problems;
+  // False when {emq}:daemons itself could not be read: no daemon is known,
+  // which says nothing of how many run.
+  bool readable = true;
 };
 
-// The daemons named, as their hashes hold them now: nullopt for one whose
-// hash is gone (it stopped beating, or left). One round trip.
-std::vector<std::optional<DaemonInfo>> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs);
+// One daemon as read_daemons found it.
+struct DaemonRead {
+  std::optional<DaemonInfo> daemon;  // nullopt: gone (it stopped beating, or left), or unreadable
+  std::string problem;               // why its hash could not be read; "" when it could
+};
+
+// The daemons named, as their hashes hold them now. One round trip. A key
+// that cannot be read is that daemon's problem, never the others': only a
+// transient refusal (the server loading) throws.
+std::vector<DaemonRead> read_daemons(Executor& x, const std::vector<std::string>& ids, bool with_jobs);
 
 // Every live daemon of {emq}:daemons, by id (three round trips however
 // many there are), their jobs too when with_jobs. Ghosts are left out, and members
-// whose last beat is over an hour old are removed.
+// whose last beat is over an hour old are removed. What cannot be read is
+// in Fleet::problems (one broken key never hides the rest); only a
+// transient refusal throws.
 Fleet list_daemons(Executor& x, bool with_jobs);
 
 // Asks the daemon: RPUSH to its signals list, which then expires when the

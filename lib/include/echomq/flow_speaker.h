@@ -17,9 +17,16 @@
 
 namespace echomq {
 
-// "<queue>:<id>" split, or nullopt when it is not a ref (a queue name, a
-// colon, an id past the wire's gate).
-std::optional<std::pair<std::string, std::string>> parse_ref(std::string_view ref);
+// A job named across queues, as flows name one: "<queue>:<id>"
+// (QueueKeys::ref).
+struct JobRef {
+  std::string queue;
+  std::string id;
+};
+
+// The ref read, or nullopt when it is not one (a queue name, a colon, an id
+// past the wire's gate).
+std::optional<JobRef> parse_ref(std::string_view ref);
 
 // A child's outcome as its parent records it.
 enum class ChildOutcome { Completed, Dead };

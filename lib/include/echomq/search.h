@@ -37,6 +37,9 @@ struct SearchArgs {
   std::string error_contains;
   // The payload or the error holds it: the bulk forms' --match.
   std::string any_contains;
+  // Only rows with failures > 0: among delayed jobs, the retries waiting
+  // for their next attempt (the page's Retries tab), not scheduled ones.
+  bool failed_only = false;
   std::int64_t scan = kDefaultSearchScan;    // ids read at most, > 0
   std::int64_t limit = kDefaultSearchLimit;  // matches kept at most, > 0
   std::size_t preview_bytes = 64;            // of each match's payload
@@ -52,6 +55,10 @@ struct SearchResult {
   // The search stopped at `limit` matches; rows past `scanned` were not read.
   bool limit_reached = false;
   std::vector<JobSummary> jobs;  // the matches, in the set's default order
+  // Of the matches, how many hold a text asked for in the payload, and in
+  // the error (one may hold it in both): where any_contains found it.
+  std::int64_t in_payload = 0;
+  std::int64_t in_error = 0;
 };
 
 // Throws Error{Invalid} for scan or limit <= 0. The set is read in its

@@ -61,7 +61,8 @@ struct QueueStats {
 std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues);
 QueueStats stats(Executor& x, const QueueKeys& q);
 
-// What `emq pause` says with a pause: who, why, and for how long.
+// What `emq pause` says with a pause: who, why, and for how long. Who and
+// why are plain text (bytes.h, is_plain_text): every tool shows them.
 struct PauseRequest {
   std::string by;                      // at most 64 bytes; "" says nobody
   std::string reason;                  // at most 256 bytes; "" says no reason
@@ -72,7 +73,8 @@ inline constexpr std::size_t kPausedReasonMax = 256;
 
 // Sets paused = 1 with the request's fields; a field it leaves empty is
 // deleted, so nothing of an earlier pause stays. Error{Invalid} for a field
-// too long or an end out of range, before anything is written.
+// too long or not plain text, or an end out of range, before anything is
+// written.
 void pause(Executor& x, const QueueKeys& q, const PauseRequest& how = {});
 // Deletes the pause's four fields.
 void resume(Executor& x, const QueueKeys& q);

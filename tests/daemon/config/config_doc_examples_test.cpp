@@ -11,7 +11,7 @@
 
 #include "config_test_support.h"
 #include "doc_text.h"
-#include "config/duration.h"
+#include "text/duration.h"
 
 namespace echomq::daemon::test {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "config/config.h"
 #include "config/config_schedules.h"
-#include "config/duration.h"
+#include "text/duration.h"
 #include "config_test_support.h"
 
 namespace echomq::daemon::test {

@@ -45,7 +45,7 @@ class HeartbeatTest : public ::testing::Test {
     return std::make_unique<Heartbeat>(config, server.options(), std::vector<ClaimLoop*>{&loop}, metrics,
                                        ReconnectPolicy{}, actions);
   }
-  std::optional<DaemonInfo> read(const std::string& id) { return read_daemons(x, {id}, true).front(); }
+  std::optional<DaemonInfo> read(const std::string& id) { return read_daemons(x, {id}, true).front().daemon; }
 
   test::ValkeyServer server;
   Executor x{server.options()};
@@ -98,6 +98,41 @@ TEST_F(HeartbeatTest, SaysWhoItIsAndWhatItRunsAndExpiresAfterSixBeats) {
   gate.open();
   ASSERT_TRUE(test::wait_for([&] { return (d = read(beat->id())) && d->jobs.empty() && d->busy == 0; }, seconds(10)));
   EXPECT_EQ(x.command({"EXISTS", k.work}).integer, 0);
+  beat->farewell();
+  loop.request_stop(milliseconds(0));
+  loop.join();
+}
+
+// With prefetch, the jobs claimed ahead wait in the daemon for a slot: busy
+// counts what the slots run (never more than the slots), prefetched the
+// rest, and the work hash says which job is which.
+TEST_F(HeartbeatTest, JobsClaimedAheadAreCountedApartFromTheBusySlots) {
+  q.concurrency = 1;
+  q.prefetch = 3;
+  for (int i = 0; i < 6; ++i) enqueue(x, keys, mint_job_id(), "p");
+  ClaimLoop loop(q, server.options(), *handler, metrics);
+  auto beat = heartbeat(loop);
+  loop.start();
+  beat->start();
+  std::optional<DaemonInfo> d;
+  // A beat between the claim and the first job taking its slot says four
+  // prefetched; the one after it is the picture to check.
+  ASSERT_TRUE(test::wait_for(
+      [&] { return gate.arrived().size() == 1 && (d = read(beat->id())) && d->jobs.size() == 4 && d->busy > 0; },
+      seconds(10)));
+  EXPECT_EQ(d->slots, 1);
+  EXPECT_EQ(d->busy, 1) << "only the job at the gate runs";
+  EXPECT_EQ(d->prefetched, 3);
+  std::vector<std::string> running;
+  for (const DaemonJob& j : d->jobs) {
+    if (!j.prefetched) running.push_back(j.id);
+  }
+  EXPECT_EQ(running, std::vector<std::string>{*gate.arrived().begin()});
+
+  gate.open();
+  ASSERT_TRUE(test::wait_for([&] { return (d = read(beat->id())) && d->jobs.empty(); }, seconds(20)));
+  EXPECT_EQ(d->busy, 0);
+  EXPECT_EQ(d->prefetched, 0);
   beat->farewell();
   loop.request_stop(milliseconds(0));
   loop.join();

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "claim_loop.h"
+#include "command_log.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
@@ -86,11 +88,21 @@ TEST_F(ProgressSenderTest, AReportAfterTheLeaseWasLostChangesNothing) {
   // Another worker's reaper takes the lease; the job's process, still
   // running here, then reports again.
   ASSERT_EQ(test::take_lease(x, keys, id), 1) << "reap's requeued";
+  test::CommandLog log(server.options());
+  const std::string sha = log.sha_of(Script::Progress);
   touch("after");
   // "two" is reported while the process still runs (it waits for "go"),
-  // so it is sent within a round (250 ms): the fenced transition refuses
-  // it, and the row keeps the last report stored under the lease.
-  EXPECT_FALSE(test::wait_for([&] { return progress_of(id) == "two"; }, std::chrono::milliseconds(1500)));
+  // so it is sent within a round (250 ms): the server's log shows it sent,
+  // the fenced transition refuses it, and the row keeps the last report
+  // stored under the lease.
+  const auto sent_two = [&] {
+    for (const auto& argv : log.calls("EVALSHA", {sha})) {
+      if (std::find(argv.begin(), argv.end(), "two") != argv.end()) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(test::wait_for(sent_two, seconds(10))) << "the sender never sent the report made after the loss";
+  EXPECT_EQ(progress_of(id), "one");
   touch("go");
   EXPECT_TRUE(test::wait_for([&] { return loop->leased_count() == 0; }, seconds(10)));
   EXPECT_EQ(progress_of(id), "one");

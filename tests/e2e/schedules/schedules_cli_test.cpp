@@ -4,6 +4,7 @@
 // marker ahead of the server's clock) said plainly, never a JSON crash.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,32 @@ TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
   EXPECT_NE(listed.out.find("\"next_fire_ms\": 1"), std::string::npos) << listed.out;
   RunResult table = run_program({emq_binary(), "--url", server.url(), "schedules", "reports"});
   EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
+}
+
+// The listing is a table like every other of emq's: no tabs, each column
+// starting where its heading does, however long the cells above it.
+TEST(SchedulesCli, TheTableAlignsEachColumnUnderItsHeading) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "nightly",
+             R"({"cron":"30 2 * * *","lane":0,"misfire_grace_ms":60000,"overlap":"skip","timezone":"Europe/Berlin"})",
+             "a-much-longer-schedule-name", kEverySecond});
+  RunResult table = emq(server, {"schedules", "reports"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_EQ(table.out.find('\t'), std::string::npos) << table.out;
+  std::vector<std::string> lines;
+  std::istringstream in(table.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << table.out;
+  const std::size_t definition = lines[0].find("DEFINITION"), missed = lines[0].find("MISSED");
+  ASSERT_NE(definition, std::string::npos) << lines[0];
+  ASSERT_NE(missed, std::string::npos) << lines[0];
+  for (const std::string& row : {lines[1], lines[2]}) {
+    const bool cron = row.find("nightly") != std::string::npos;
+    EXPECT_EQ(row.find(cron ? "30 2 * * *" : "every"), definition) << table.out;
+    // MISSED is a number, right-aligned under its heading: the rows end where it does.
+    EXPECT_EQ(row.size(), missed + std::string("MISSED").size()) << table.out;
+  }
 }
 
 // A name, a job id in a marker or a definition that is not UTF-8 (another

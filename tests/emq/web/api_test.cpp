@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,6 +88,47 @@ TEST_F(WebApiTest, EventsStreamEachEntryAsItComesAndSayOffWithoutEvents) {
   const HttpAnswer off = http_request(port(), "GET /api/events?queue=no-events HTTP/1.1\r\n" + host);
   EXPECT_TRUE(off.closed);
   EXPECT_NE(off.body.find("event: off"), std::string::npos) << off.raw;
+}
+
+// Each event stream holds a thread and a server connection, so at most 64
+// are served at once, however fast they are asked for: 300 requests sent
+// in a burst, before any answer is read, get at most 64 streams and a 503
+// (poll instead) for the rest.
+TEST_F(WebApiTest, AtMost64EventStreamsAreServedEvenInABurst) {
+  x().command(events_write(keys(), 100));
+  constexpr int kAsked = 300;
+  const std::string request =
+      "GET /api/events?queue=" + queue() + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n";
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kAsked; ++i) {
+    clients.push_back(std::make_unique<Client>(port()));
+    clients.back()->send(request);
+  }
+  int streams = 0, refused = 0, unanswered = 0;
+  for (auto& c : clients) {
+    // A stream's head comes and the stream stays open; a refusal closes.
+    std::string seen;
+    const bool headed = wait_for(
+        [&] {
+          const HttpAnswer a = c->read_all(std::chrono::milliseconds(50));
+          seen += a.raw;
+          return seen.find("\r\n\r\n") != std::string::npos || a.closed;
+        },
+        std::chrono::seconds(20));
+    if (headed && seen.find("Content-Type: text/event-stream") != std::string::npos) {
+      ++streams;
+    } else if (seen.rfind("HTTP/1.1 503", 0) == 0) {
+      ++refused;
+    } else {
+      ++unanswered;  // closed unanswered: evicted from a full server, as a burst may be
+    }
+  }
+  std::printf("[figure] %d requests in a burst: %d streams, %d refused (503), %d closed unanswered\n", kAsked, streams,
+              refused, unanswered);
+  EXPECT_LE(streams, 64);
+  EXPECT_GT(streams, 0);
+  EXPECT_GT(refused, 0) << "past the 64, a page is told to poll";
+  EXPECT_EQ(streams + refused + unanswered, kAsked);
 }
 
 TEST_F(WebApiTest, TwoHundredQueuesInOneRequest) {

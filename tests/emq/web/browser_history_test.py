@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """emq web's totals strip and history chart in a real browser: headless
 Chromium against a real valkey-server, a real `emq web` and a real emqd
-(whose running jobs are the strip's "busy").
+(whose running jobs are the strip's "busy", and whose jobs claimed ahead
+for a slot are not).
 
 History is seeded on the server as emqd writes it (one sample of the four
 counters per minute and per day, docs/web.md, "History"); the chart on the
@@ -22,7 +23,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 MINUTE_MS = 60_000
 DAY_MS = 86_400_000
 
-# Two slots of jobs that sleep: two jobs run, "busy 2", as long as the test.
+# Two slots of jobs that sleep: two jobs run, "busy 2", as long as the test;
+# two more are claimed ahead (prefetch) and wait in emqd for a slot.
 BUSY_CONFIG = """
 valkey: {{ url: "{url}" }}
 metrics: {{ listen: "" }}
@@ -31,6 +33,7 @@ shutdown: {{ drain_timeout_s: 1 }}
 queues:
   - name: sleepers
     concurrency: 2
+    prefetch: 2
     handler: {{ type: exec, command: ["sleep", "60"], timeout_s: 120 }}
 """
 
@@ -39,6 +42,8 @@ SUMS = """
 const s = document.querySelector('#history [data-sum="' + arguments[0] + '"]');
 return s ? s.textContent : null;
 """
+# The range the chart section was last drawn at; null before its first draw.
+DRAWN = "const h = document.querySelector('#history'); return h ? h.getAttribute('data-range') : null;"
 TOTAL = "const t = document.querySelector('#totals [data-total=\"' + arguments[0] + '\"] b'); return t ? t.textContent : null;"
 
 
@@ -69,7 +74,7 @@ class History(unittest.TestCase):
         c.hset("emq:{hist}:job:JOB_later", mapping={"state": "delayed", "attempts": "0", "payload": "later"})
         for i in range(2):
             bt.seed_dead(cls.valkey, "hist", f"JOB_dead_{i}", "p", "boom", 1700000000000 + i)
-        for i in range(2):
+        for i in range(4):
             bt.enqueue(cls.valkey, "sleepers", f"nap {i}")
 
     # The same rig as browser_test.Page's: its teardown and its open().
@@ -94,6 +99,19 @@ class History(unittest.TestCase):
                     f"the strip's {name} reads {value} (it reads {self.driver.execute_script(TOTAL, name)})")
         self.open("/queues/hist")
         bt.wait(self.driver, lambda d: d.execute_script(TOTAL, "busy") == "2", "the strip on a queue's page too")
+        note = "return document.querySelector('#totals [data-total=\"busy\"]').title"
+        bt.wait(self.driver, lambda d: "2 more claimed ahead wait for a slot" in d.execute_script(note),
+                f"the busy note counts the jobs claimed ahead (it says {self.driver.execute_script(note)!r})")
+
+    def test_the_daemons_page_shows_the_jobs_claimed_ahead_apart_from_busy(self):
+        self.open("/daemons")
+        cell = "const c = document.querySelector('#daemons td.busy'); return c ? c.textContent : null;"
+        bt.wait(self.driver, lambda d: d.execute_script(cell) == "2/2+2 waiting for a slot",
+                f"busy/slots and the jobs claimed ahead (it reads {self.driver.execute_script(cell)!r})")
+        waiting = "return [...document.querySelectorAll('#daemons [data-job]')].filter((j) => " \
+                  "j.textContent.includes('waits for a slot')).length"
+        bt.wait(self.driver, lambda d: d.execute_script(waiting) == 2,
+                f"two jobs wait for a slot (it shows {self.driver.execute_script(waiting)})")
 
     def test_the_overview_chart_reads_the_history_on_the_server(self):
         self.open("/")
@@ -117,9 +135,14 @@ class History(unittest.TestCase):
         self.choose("90d")
         self.sum_is("completed", "500")
         self.open("/queues/sleepers")
-        bt.wait(self.driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#history"), "the chart section")
-        bt.wait(self.driver, lambda d: d.execute_script(SUMS, "completed") in (None, "0"),
-                "another queue's page does not show hist's history")
+        # Drawn for sleepers: its own section, at the default range (hist's
+        # stays at 90d), showing no history or sums of 0; never hist's 500.
+        # The default is a day, or the last hour when all of a queue's
+        # history fits in it, as sleepers' (none) does.
+        bt.wait(self.driver, lambda d: d.execute_script(DRAWN) == "1h", "sleepers' chart drawn at its default range")
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#history-empty")
+                        or self.driver.execute_script(SUMS, "completed") == "0",
+                        f"another queue's page shows history: completed {self.driver.execute_script(SUMS, 'completed')}")
 
 
 def main():

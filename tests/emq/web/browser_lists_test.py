@@ -114,7 +114,9 @@ class Lists(unittest.TestCase):
         for i in ids:
             row = bt.cells(self.driver, f'#completed tr[data-id="{i}"]')
             self.assertEqual(row[1], i, row)
-            self.assertTrue(row[0].endswith("UTC"), row)
+            title = self.driver.execute_script(
+                "return document.querySelector(arguments[0]).title", f'#completed tr[data-id="{i}"] time')
+            self.assertIn(" UTC · ", title, "UTC on hover")
         link = self.driver.find_element(By.CSS_SELECTOR, f'#completed tr[data-id="{ids[0]}"] a')
         self.assertTrue(link.get_attribute("href").endswith(f"/queues/live/jobs/{ids[0]}"))
         os.makedirs(bt.ARGS.artifacts, exist_ok=True)

@@ -8,6 +8,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "../registry_beat.h"
 #include "web_fixture.h"
 
 namespace echomq::test {
@@ -19,25 +20,9 @@ class WebFleetTest : public WebApiTest {
  protected:
   // A daemon's beat as emqd writes it, serving this test's queue.
   DaemonInfo beat(const std::string& host, std::vector<DaemonJob> jobs = {}) {
-    DaemonInfo b;
-    b.id = new_daemon_id(host, 4242);
-    b.host = host;
-    b.pid = 4242;
-    b.version = "0.1.0";
-    b.started_ms = x().server_time_ms() - 60000;
-    b.state = "running";
-    b.queues = {queue()};
-    b.slots = 4;
-    b.busy = static_cast<std::int64_t>(jobs.size());
-    b.executor = "scripted";
-    b.jobs = std::move(jobs);
-    return b;
+    return daemon_beat(x(), host, queue(), std::move(jobs));
   }
-  void write(const DaemonInfo& b, std::int64_t beat_ms = 5000) {
-    for (const Reply& r : x().pipeline(beat_commands(b, x().server_time_ms(), beat_ms, 100))) {
-      ASSERT_FALSE(r.is_error()) << r.str;
-    }
-  }
+  void write(const DaemonInfo& b, std::int64_t beat_ms = 5000) { write_beat(x(), b, beat_ms); }
   void TearDown() override {
     x().command({"DEL", std::string(kDaemonsKey)});
     WebApiTest::TearDown();
@@ -126,6 +111,12 @@ TEST_F(WebFleetTest, PauseTakesWhoWhyAndForHowLongFromTheQuery) {
   EXPECT_EQ(stats(x(), keys()).pause.by, "emq web") << "who, when the form leaves it empty";
   ASSERT_EQ(act(qpath() + "/resume").status, 200);
   EXPECT_EQ(x().command({"HGETALL", keys().meta}).elements.size(), 0u);
+
+  // Who and why are shown by every tool: plain text only.
+  a = act(qpath() + "/pause?reason=" + url_encode("red\x1b[31m"));
+  EXPECT_EQ(a.status, 400) << a.body;
+  EXPECT_NE(a.body.find("control character"), std::string::npos) << a.body;
+  EXPECT_FALSE(stats(x(), keys()).paused) << "a refused pause wrote nothing";
 }
 
 TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {
@@ -146,6 +137,59 @@ TEST_F(WebFleetTest, AQueueNoLiveDaemonServesIsMarked) {
   EXPECT_EQ(served(), 1);
   write(beat("web-d"));
   EXPECT_EQ(body_of(get(qpath()))["queue"]["served_by"], 2);
+}
+
+// One key of another type in the registry hides neither the fleet nor the
+// queues: the other daemons are listed with the broken key named in
+// `problems`, and the queues are shown whatever the registry holds.
+TEST_F(WebFleetTest, AForeignKeyHidesNeitherFleetNorQueues) {
+  enqueue(x(), keys(), "JOB_waits", "p");
+  register_queues(x(), {queue()});
+  const DaemonInfo live = beat("web-e");
+  write(live);
+  const auto mine = [&](const json& overview) {
+    for (const json& q : overview["queues"]) {
+      if (q["queue"] == queue()) return q;
+    }
+    return json();
+  };
+  const std::string broken = "web-f-1-0a0b0c";
+  x().command({"ZADD", std::string(kDaemonsKey), std::to_string(x().server_time_ms()), broken});
+  x().command({"SET", DaemonKeys(broken).hash, "oops"});
+
+  HttpAnswer a = get("/api/daemons");
+  ASSERT_EQ(a.status, 200) << a.body;
+  json body = body_of(a);
+  ASSERT_EQ(body["daemons"].size(), 1u) << a.body;
+  EXPECT_EQ(body["daemons"][0]["id"], live.id);
+  ASSERT_EQ(body["problems"].size(), 1u) << a.body;
+  EXPECT_NE(body["problems"][0].get<std::string>().find(DaemonKeys(broken).hash + " cannot be read: WRONGTYPE"),
+            std::string::npos)
+      << a.body;
+  a = get("/api/queues");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(mine(body_of(a))["served_by"], 1) << a.body;
+  EXPECT_EQ(act("/api/daemons/" + broken + "/quiet").status, 502) << "its key cannot carry a signal";
+
+  // The registry itself of another type: the queues are shown all the same,
+  // with nobody knowing who serves them.
+  x().command({"DEL", std::string(kDaemonsKey)});
+  x().command({"SET", std::string(kDaemonsKey), "oops"});
+  a = get("/api/queues");
+  ASSERT_EQ(a.status, 200) << a.body;
+  body = body_of(a);
+  EXPECT_EQ(mine(body)["pending"], 1) << a.body;
+  EXPECT_TRUE(mine(body)["served_by"].is_null()) << a.body;
+  EXPECT_NE(body["registry_problems"][0].get<std::string>().find(std::string(kDaemonsKey) + " cannot be read"),
+            std::string::npos)
+      << a.body;
+  a = get(qpath());
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(body_of(a)["queue"]["served_by"].is_null()) << a.body;
+  a = get("/api/daemons");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(body_of(a)["daemons"].empty());
+  EXPECT_FALSE(body_of(a)["problems"].empty()) << a.body;
 }
 
 }  // namespace

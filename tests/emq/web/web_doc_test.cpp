@@ -1,7 +1,9 @@
 // docs/web.md's "A look without a desktop", run as written (it once lacked
-// --no-sandbox, without which Chromium refuses to run as root): a free port
-// for 9465, this build's emq first on PATH, EMQ_URL naming a real server.
-// The picture must be a PNG.
+// --no-sandbox, without which Chromium refuses to run as root; and once
+// hung while a live stream kept Chromium's virtual time from ending): a free
+// port for 9465, this build's emq first on PATH, EMQ_URL naming a real
+// server on which a real emqd runs a queue that keeps events. The picture
+// must be a PNG.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -30,6 +32,11 @@ TEST(WebDoc, TheScreenshotBlockRunsAsWritten) {
   ASSERT_GT(replaced, 0) << "the block no longer says 9465: update this test with it";
 
   ValkeyServer server;
+  // events are on by default: the overview would follow the queue live.
+  EmqdProcess emqd("valkey:\n  url: " + server.url() +
+                   "\nmetrics:\n  listen: \"\"\nshutdown:\n  drain_timeout_s: 1\n"
+                   "queues:\n  - name: shots\n    handler: { type: exec, command: [\"/bin/true\"] }\n");
+  ASSERT_TRUE(emqd.wait_ready()) << emqd.log();
   const fs::path dir = fs::temp_directory_path() / ("emq-web-doc-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);

@@ -1,4 +1,4 @@
-#include "http/metrics_endpoint.h"
+#include "endpoints/metrics_endpoint.h"
 
 #include <spdlog/spdlog.h>
 

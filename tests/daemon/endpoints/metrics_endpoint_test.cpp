@@ -1,7 +1,7 @@
 // The metrics endpoint put together (HTTP server, queue sampler, health)
 // against a real valkey-server and a real claim loop, scraped over a real
 // socket; and the scrape held to promtool's rules.
-#include "http/metrics_endpoint.h"
+#include "endpoints/metrics_endpoint.h"
 
 #include <gtest/gtest.h>
 
@@ -217,9 +217,7 @@ TEST(MetricsScrape, EveryFamilyOfTheDesignIsThereWithItsType) {
 }
 
 TEST(MetricsScrape, PromtoolFindsNoProblem) {
-  if (test::find_program("promtool").empty()) {
-    GTEST_SKIP() << "promtool is not installed (Debian package prometheus): run scripts/install-deps.sh";
-  }
+  ASSERT_TOOL_INSTALLED("promtool", "prometheus");
   Metrics metrics({"mail", "thumbs"}, "0.1.0");
   const std::string text = busy_scrape(metrics);
   test::RunResult r = test::run_tool("promtool", {"check", "metrics"}, text);

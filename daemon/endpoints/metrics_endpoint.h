@@ -12,7 +12,7 @@
 
 #include "config/config_types.h"
 #include "echomq/connection.h"
-#include "http/healthz.h"
+#include "endpoints/healthz.h"
 #include "http/http_server.h"
 #include "metrics.h"
 #include "duties/queue_sampler.h"

@@ -1,20 +1,14 @@
-#include "http/listen_address.h"
+#include "text/listen_address.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "echomq/whole_number.h"
+
 namespace echomq::daemon {
 
 namespace {
-
-bool digits_only(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
 
 // A name or an IPv4 address: letters, digits, dots and dashes, neither
 // first nor last a dot or a dash.
@@ -60,12 +54,12 @@ std::optional<ListenAddress> parse_listen_address(const std::string& text, int l
     why = "the host is missing (0.0.0.0 is every IPv4 address)";
     return std::nullopt;
   }
-  const int number = digits_only(port) && port.size() <= 5 ? std::stoi(port) : -1;
-  if (number < lowest_port || number > 65535) {
+  const std::optional<int> number = port_number(port, lowest_port);
+  if (!number) {
     why = "the port is not a number in " + std::to_string(lowest_port) + "..65535";
     return std::nullopt;
   }
-  return ListenAddress{host, number};
+  return ListenAddress{host, *number};
 }
 
 bool is_loopback_host(const std::string& host) {

@@ -1,7 +1,7 @@
 // The health verdict: what makes /healthz answer 503, and what makes the
 // daemon stop pinging the systemd watchdog. Unit cases drive the clock by
 // hand; the last case watches a real claim loop against a real server.
-#include "http/healthz.h"
+#include "endpoints/healthz.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "http/healthz.h"
+#include "endpoints/healthz.h"
 
 #include <fmt/format.h>
 
