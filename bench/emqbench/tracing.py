@@ -9,7 +9,7 @@ import json
 import subprocess
 
 from emqbench import ROOT, BenchError, log, wait_for
-from emqbench.measure import best_pair, emqd_rate
+from emqbench.measure import best_pair, emqd_rate, process_cpu
 
 RECEIVER = ROOT / "tests" / "support" / "otlp_receiver.py"
 TARGETS = {"noop": 0.9, "exec": 0.97}
@@ -57,10 +57,19 @@ def scenario_tracing(s):
             def run(on, c=c, handler=handler, jobs=jobs, name=name):
                 s.valkey.reset()
                 prefill(s, "tr", jobs)
-                before = receiver.spans()
-                tracing = {"enabled": "true", "endpoint": receiver.endpoint, "sample_ratio": 1} if on else None
+                before, receiver_cpu = receiver.spans(), process_cpu(receiver.proc.pid)[0]
+                tracing = {"enabled": True, "endpoint": receiver.endpoint, "sample_ratio": 1} if on else None
+                cpu = []
                 rate = emqd_rate(s, f"tracing-{name}-{'on' if on else 'off'}", "tr", jobs, c, handler, prefetch=c,
-                                 tracing=tracing)
+                                 tracing=tracing, cpu=cpu)
+                # Where the time goes, per job: emqd's own threads, the
+                # handlers it reaped, the server, and the receiver (which
+                # shares the machine's cores, as a sidecar collector does).
+                cpu[0]["receiver"] = (process_cpu(receiver.proc.pid)[0] - receiver_cpu) * 1e6 / jobs
+                s.report.raw.setdefault(f"tracing_{name}_cpu", []).append(dict(on=on, **cpu[0]))
+                log(f"tracing-{name}-{'on' if on else 'off'}: CPU per job: emqd {cpu[0]['own']:.1f} µs, "
+                    f"handlers {cpu[0]['children']:.1f} µs, server {cpu[0]['server']:.1f} µs, "
+                    f"receiver {cpu[0]['receiver']:.1f} µs; machine busy {cpu[0]['busy']:.0%}")
                 if on:
                     # emqd has stopped: what it sent has been answered.
                     got = receiver.spans() - before
