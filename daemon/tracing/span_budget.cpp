@@ -15,12 +15,7 @@ using opentelemetry::sdk::common::ExportResult;
 SpanBudget::SpanBudget(std::int64_t max_waiting, std::string collector, SpanDrops drops)
     : max_waiting_(max_waiting), collector_(std::move(collector)), drops_(drops) {}
 
-bool SpanBudget::take() {
-  if (waiting_.fetch_add(1, std::memory_order_relaxed) < max_waiting_) {
-    if (full_.load(std::memory_order_relaxed)) full_ = false;
-    return true;
-  }
-  waiting_.fetch_sub(1, std::memory_order_relaxed);
+void SpanBudget::queue_full() {
   drops_.queue_full->Increment();
   if (!full_.exchange(true)) {
     spdlog::warn(
@@ -28,11 +23,13 @@ bool SpanBudget::take() {
         "{{reason=\"queue_full\"}}) until it takes them; jobs are not held back",
         max_waiting_, collector_);
   }
-  return false;
+}
+
+void SpanBudget::queue_has_room() {
+  if (full_.load(std::memory_order_relaxed)) full_ = false;
 }
 
 void SpanBudget::exported(std::size_t spans, bool ok) {
-  waiting_.fetch_sub(static_cast<std::int64_t>(spans), std::memory_order_relaxed);
   if (ok) {
     if (failing_.exchange(false)) spdlog::info("tracing: the collector at {} takes spans again", collector_);
     return;
@@ -69,26 +66,6 @@ class SdkLog : public sdklog::LogHandler {
   }
 };
 
-class BoundedProcessor : public sdktrace::SpanProcessor {
- public:
-  BoundedProcessor(std::unique_ptr<sdktrace::SpanProcessor> inner, std::shared_ptr<SpanBudget> budget)
-      : inner_(std::move(inner)), budget_(std::move(budget)) {}
-
-  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override { return inner_->MakeRecordable(); }
-  void OnStart(sdktrace::Recordable& span, const opentelemetry::trace::SpanContext& parent) noexcept override {
-    inner_->OnStart(span, parent);
-  }
-  void OnEnd(std::unique_ptr<sdktrace::Recordable>&& span) noexcept override {
-    if (budget_->take()) inner_->OnEnd(std::move(span));
-  }
-  bool ForceFlush(std::chrono::microseconds timeout) noexcept override { return inner_->ForceFlush(timeout); }
-  bool Shutdown(std::chrono::microseconds timeout) noexcept override { return inner_->Shutdown(timeout); }
-
- private:
-  std::unique_ptr<sdktrace::SpanProcessor> inner_;
-  std::shared_ptr<SpanBudget> budget_;
-};
-
 class CountedExporter : public sdktrace::SpanExporter {
  public:
   CountedExporter(std::unique_ptr<sdktrace::SpanExporter> inner, std::shared_ptr<SpanBudget> budget)
@@ -115,11 +92,6 @@ class CountedExporter : public sdktrace::SpanExporter {
 void install_sdk_log() {
   sdklog::GlobalLogHandler::SetLogHandler(opentelemetry::nostd::shared_ptr<sdklog::LogHandler>(new SdkLog));
   sdklog::GlobalLogHandler::SetLogLevel(sdklog::LogLevel::Warning);
-}
-
-std::unique_ptr<sdktrace::SpanProcessor> bounded_processor(std::unique_ptr<sdktrace::SpanProcessor> inner,
-                                                           std::shared_ptr<SpanBudget> budget) {
-  return std::make_unique<BoundedProcessor>(std::move(inner), std::move(budget));
 }
 
 std::unique_ptr<sdktrace::SpanExporter> counted_exporter(std::unique_ptr<sdktrace::SpanExporter> inner,

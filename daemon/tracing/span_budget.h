@@ -1,10 +1,8 @@
 // What keeps a slow or absent collector from costing a job anything: the
-// spans between a job's end and the exporter are bounded, and a span that
-// does not fit, or fails to leave, is dropped and counted
-// (emq_trace_spans_dropped_total{reason}). The SDK's batch span processor
-// would drop past its queue too, but silently; the bounded processor
-// refuses first, so that every drop is counted here, and the exporter's
-// answers free the room.
+// spans between a job's end and the exporter are bounded (SpanBatcher's
+// queue), and a span that does not fit, or fails to leave, is dropped and
+// counted here (emq_trace_spans_dropped_total{reason}), with one log line
+// per change rather than one per span.
 #pragma once
 
 #include <atomic>
@@ -13,27 +11,27 @@
 #include <string>
 
 #include "opentelemetry/sdk/trace/exporter.h"
-#include "opentelemetry/sdk/trace/processor.h"
 #include "tracing/tracing.h"
 
 namespace echomq::daemon {
 
-// Shared by the two wrappers below; any thread.
+// Shared by the batcher and the counted exporter; any thread.
 class SpanBudget {
  public:
   SpanBudget(std::int64_t max_waiting, std::string collector, SpanDrops drops);
 
-  // Room for one more span; false (counted) when the queue is full.
-  bool take();
-  // The exporter's answer for `spans` of them: their room is free again;
-  // when refused, they are dropped (counted).
+  // A span found `max_waiting` spans waiting: dropped (counted).
+  void queue_full();
+  // A span found room again.
+  void queue_has_room();
+  // The exporter's answer for `spans` of them; when refused, they are
+  // dropped (counted).
   void exported(std::size_t spans, bool ok);
 
  private:
   const std::int64_t max_waiting_;
   const std::string collector_;  // the URL, for the log lines
   SpanDrops drops_;
-  std::atomic<std::int64_t> waiting_{0};
   // Said once per change, not per span: a collector down for an hour is
   // one line, and one more when it is back.
   std::atomic<bool> full_{false};
@@ -48,9 +46,6 @@ class SpanBudget {
 // thread. Once, before the first export.
 void install_sdk_log();
 
-// `inner` (the batch span processor) behind the budget.
-std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> bounded_processor(
-    std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> inner, std::shared_ptr<SpanBudget> budget);
 // `inner` (the OTLP/HTTP exporter) reporting each answer to the budget.
 std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> counted_exporter(
     std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> inner, std::shared_ptr<SpanBudget> budget);

@@ -5,13 +5,12 @@
 #include "opentelemetry/exporters/otlp/otlp_http_exporter_factory.h"
 #include "opentelemetry/exporters/otlp/otlp_http_exporter_options.h"
 #include "opentelemetry/sdk/resource/resource.h"
-#include "opentelemetry/sdk/trace/batch_span_processor_factory.h"
-#include "opentelemetry/sdk/trace/batch_span_processor_options.h"
 #include "opentelemetry/sdk/trace/samplers/parent_factory.h"
 #include "opentelemetry/sdk/trace/samplers/trace_id_ratio_factory.h"
 #include "opentelemetry/sdk/trace/tracer_provider.h"
 #include "opentelemetry/sdk/trace/tracer_provider_factory.h"
 #include "tracing/job_span_open.h"
+#include "tracing/span_batcher.h"
 #include "tracing/span_budget.h"
 
 namespace echomq::daemon {
@@ -59,12 +58,11 @@ Tracing::Tracing(const TracingConfig& config, const Origin& origin, SpanDrops dr
   std::unique_ptr<sdktrace::SpanExporter> otlp_exporter =
       otlp::OtlpHttpExporterFactory::Create(exporter_options(config));
   impl_->exporter = otlp_exporter.get();
-  sdktrace::BatchSpanProcessorOptions batch;
-  batch.max_queue_size = static_cast<std::size_t>(config.max_queue_size);
-  batch.schedule_delay_millis = std::chrono::milliseconds(config.schedule_delay_ms);
-  batch.max_export_batch_size = static_cast<std::size_t>(config.max_export_batch_size);
-  auto processor = bounded_processor(
-      sdktrace::BatchSpanProcessorFactory::Create(counted_exporter(std::move(otlp_exporter), budget), batch), budget);
+  SpanBatcher::Limits limits;
+  limits.max_queue = static_cast<std::size_t>(config.max_queue_size);
+  limits.max_batch = static_cast<std::size_t>(config.max_export_batch_size);
+  limits.delay = std::chrono::milliseconds(config.schedule_delay_ms);
+  auto processor = std::make_unique<SpanBatcher>(counted_exporter(std::move(otlp_exporter), budget), limits, budget);
 
   const auto resource = otel::sdk::resource::Resource::Create({{"service.name", config.service_name},
                                                                {"service.version", origin.version},
@@ -80,7 +78,7 @@ JobSpan Tracing::begin(const std::string& queue, const std::string& id, std::int
   return open_job_span(*impl_->tracer, queue, id, attempt, payload_bytes, row);
 }
 
-// The batch processor's shutdown joins its export thread, which may be
+// The batcher's shutdown joins its export thread, which may be
 // waiting on a collector that hangs for the whole export timeout: the
 // exporter is shut first, which ends its request at once, and what is
 // left fails to export, counted, instead of holding the daemon's exit.

@@ -1,5 +1,5 @@
 // emqd's spans (docs/operations.md, "Tracing"): OpenTelemetry's SDK, its
-// OTLP/HTTP exporter behind its batch span processor, and one JobSpan per
+// OTLP/HTTP exporter behind emqd's batcher (span_batcher.h), and one JobSpan per
 // attempt of a job. It exists only while `tracing.enabled` is true: a
 // daemon that does not trace has none, and its claim loops and slots ask
 // nothing of it (no read of the rows' contexts, no allocation per job).

@@ -295,6 +295,31 @@ TEST_F(TracingE2E, ASampledProducerKeepsItsJobsSpansAtRatioZero) {
   EXPECT_EQ(spans[0]["trace_id"], kTrace);
 }
 
+// Spans leave in full batches, never a request for every few of them: with
+// a batch of 100 and a delay of a minute, 250 jobs make two requests of
+// 100 while emqd runs, and the last 50 leave at the stop.
+TEST_F(TracingE2E, SpansLeaveInFullBatchesAndTheRestAtTheDelayOrTheStop) {
+  OtlpReceiver receiver;
+  constexpr int kJobs = 250;
+  for (int i = 0; i < kJobs; ++i) put_traced("batched", std::to_string(i), kSampled);
+  EmqdProcess d(
+      config(receiver.endpoint(), exec_queue("batched", "[\"" + kHandlers + "/ok.sh\"]", "    concurrency: 8\n")), {},
+      {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE=100", "OTEL_BSP_SCHEDULE_DELAY=60000"});
+  ASSERT_TRUE(settled("batched", kJobs, seconds(120))) << d.log();
+  auto sizes = [&] {
+    std::vector<int> out;
+    for (const json& r : receiver.requests()) out.push_back(r["spans"]);
+    return out;
+  };
+  // The receiver notes a request after its spans: wait on the requests.
+  wait_for([&] { return sizes().size() >= 2; }, seconds(20));
+  EXPECT_EQ(sizes(), (std::vector<int>{100, 100})) << "the 50 left wait for the delay";
+  d.signal(SIGTERM);
+  ASSERT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
+  EXPECT_EQ(sizes(), (std::vector<int>{100, 100, 50})) << "the stop sends what waits";
+  EXPECT_EQ(receiver.spans().size(), static_cast<std::size_t>(kJobs));
+}
+
 // Off (the default): no read of the rows' contexts, no context to the handler.
 TEST_F(TracingE2E, OffReadsNothingAndPassesNoContext) {
   const std::string id = put_traced("plain", "a", kSampled);
