@@ -7,6 +7,8 @@
 // it counts. Ids are JOB_ + a 12-digit number, the length valkey-benchmark's
 // __rand_int__ gives, so both put the same bytes on the wire. Several
 // --queue values share the jobs round robin (the memory scenario).
+// --unique gives each job a unique key of its own ("u" and its number), so
+// every enqueue takes a fresh lock: the optioned enqueue at its dearest.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -29,7 +31,9 @@ int main(int argc, char** argv) {
   long long jobs = 100000;
   long long first = 0;
   int depth = 1;
+  bool unique = false;
   app.add_option("--url", url, "the server");
+  app.add_flag("--unique", unique, "each job with a unique key of its own");
   app.add_option("--queue", queues, "queue(s); jobs go round robin")->expected(1, 1000);
   app.add_option("--jobs", jobs, "how many jobs")->check(CLI::PositiveNumber);
   app.add_option("--first", first, "number of the first job id (to add to a queue without duplicates)");
@@ -52,7 +56,9 @@ int main(int argc, char** argv) {
       for (int k = 0; k < depth && i < jobs; ++k, ++i) {
         const long long n = first + i;
         const echomq::QueueKeys& q = keys[static_cast<std::size_t>(n) % keys.size()];
-        calls.push_back(echomq::enqueue_call(q, emq_bench::job_id(n), payload));
+        echomq::EnqueueOptions o;
+        if (unique) o.job.unique = echomq::UniqueKey{"u" + std::to_string(n), std::nullopt, 0};
+        calls.push_back(echomq::enqueue_call(q, emq_bench::job_id(n), payload, o));
       }
       for (const echomq::Reply& r : x.eval_batch(calls)) {
         if (echomq::decode_enqueue(r) == echomq::EnqueueResult::Enqueued) ++enqueued;

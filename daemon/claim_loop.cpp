@@ -344,7 +344,7 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   if (refused) {
     on_server_trouble(ch, *refused, std::move(keep));
   } else {
-    on_server_back();
+    on_server_back(ch);
   }
   if (r.claimed) pace_after_claim(r, changes_before, free);
   FlowReads::Claimed children = flows_.children_of(ch.executor, r.jobs);
@@ -463,9 +463,9 @@ void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settle
   unsettled_.insert(unsettled_.begin(), std::make_move_iterator(unsent.begin()), std::make_move_iterator(unsent.end()));
 }
 
-void ClaimLoop::on_server_back() {
+void ClaimLoop::on_server_back(const Channel& ch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trouble_.over()) cv_.notify_all();  // the other channel may take turns again
+  if (trouble_.over(ch.executor)) cv_.notify_all();  // the other channel may take turns again
 }
 
 }  // namespace echomq::daemon

@@ -134,7 +134,7 @@ class ClaimLoop {
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent);
-  void on_server_back();
+  void on_server_back(const Channel& ch);
 
   const QueueConfig& queue_;
   Handler& handler_;

@@ -59,6 +59,9 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                         "Parents of the queue waiting on a child whose row is gone, or that finished untold.");
   auto& paused =
       gauge(r, "emq_queue_paused", "1 while the queue is paused, read from the server (same from every daemon).");
+  auto& duplicates = counter(r, "emq_unique_duplicates_total",
+                             "Unique enqueues, by any producer, refused because their key was held (replaces "
+                             "not counted), from the queue's stats (the same from every daemon).");
 
   for (const std::string& q : queues) {
     QueueMetrics m;
@@ -83,6 +86,7 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
     m.delayed = &depth.Add({{"queue", q}, {"state", "delayed"}});
     m.dead = &depth.Add({{"queue", q}, {"state", "dead"}});
     m.paused = &paused.Add({{"queue", q}});
+    m.unique_duplicates = &duplicates.Add({{"queue", q}});
     m.handler_duration = &duration.Add({{"queue", q}}, kDurationBuckets);
     m.job_wait = &wait.Add({{"queue", q}}, kDurationBuckets);
     m.children_done_completed = &children_done.Add({{"queue", q}, {"outcome", "completed"}});
@@ -99,7 +103,8 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
   errors_ = &counter(r, "emq_valkey_errors_total", "Failed server calls, by kind.");
   schedule_fires_ = &counter(r, "emq_schedule_fires_total",
                              "enqueue_cron calls for a due tick, by outcome: enqueued, already (another daemon "
-                             "fired it), skipped (overlap: skip while the last fire's job is unfinished).");
+                             "fired it), skipped (overlap: skip while the last fire's job is unfinished), held "
+                             "(its unique key held by a live job).");
   schedule_missed_ = &counter(r, "emq_schedule_missed_total",
                               "Ticks never fired: older than misfire_grace when this daemon came to them.");
   schedule_next_ =
@@ -144,6 +149,7 @@ ScheduleMetrics Metrics::schedule(const std::string& queue, const std::string& n
   m.enqueued = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "enqueued"}});
   m.already = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "already"}});
   m.skipped = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "skipped"}});
+  m.held = &schedule_fires_->Add({{"queue", queue}, {"schedule", name}, {"outcome", "held"}});
   m.missed = &schedule_missed_->Add({{"queue", queue}, {"schedule", name}});
   m.next_fire = &schedule_next_->Add({{"queue", queue}, {"schedule", name}});
   return m;

@@ -38,6 +38,9 @@ struct QueueMetrics {
   prometheus::Gauge* delayed = nullptr;
   prometheus::Gauge* dead = nullptr;
   prometheus::Gauge* paused = nullptr;  // emq_queue_paused
+  // The queue's stats duplicates, as the sampler reads it: unique enqueues
+  // by any producer that found their key held.
+  prometheus::Counter* unique_duplicates = nullptr;
   prometheus::Histogram* handler_duration = nullptr;
   prometheus::Histogram* job_wait = nullptr;
   // Flows: children of this queue whose parent was told, by outcome; and
@@ -53,6 +56,7 @@ struct ScheduleMetrics {
   prometheus::Counter* enqueued = nullptr;
   prometheus::Counter* already = nullptr;
   prometheus::Counter* skipped = nullptr;
+  prometheus::Counter* held = nullptr;  // its unique key held by a live job
   prometheus::Counter* missed = nullptr;
   prometheus::Gauge* next_fire = nullptr;  // epoch seconds
 };

@@ -9,7 +9,8 @@ namespace echomq::daemon {
 void ServerTrouble::met(const Executor& x, const Error& e, Clock::time_point now, std::size_t unsent) {
   const std::string what = e.what();
   const bool refusal = e.kind() == ErrorKind::ReadOnly;
-  const bool said_once = refusal || x.cluster_map() != nullptr;
+  on_cluster_ = on_cluster_ || x.cluster_map() != nullptr;
+  const bool said_once = refusal || on_cluster_;
   const bool starts = count_++ == 0;
   if (starts) {
     since_ = now;
@@ -29,7 +30,8 @@ void ServerTrouble::met(const Executor& x, const Error& e, Clock::time_point now
   backoff_until_ = now + wait;
 }
 
-bool ServerTrouble::over() {
+bool ServerTrouble::over(const Executor& x) {
+  on_cluster_ = on_cluster_ || x.cluster_map() != nullptr;
   if (count_ == 0) return false;
   spdlog::info("queue={} the server takes calls again, after {} failed attempts in {:.1f} s", queue_, count_,
                std::chrono::duration<double>(Clock::now() - since_).count());

@@ -34,8 +34,8 @@ class ServerTrouble {
   Clock::time_point backoff_until() const { return backoff_until_; }
   // An attempt on `x` failed with `e`; `unsent` outcomes wait for the next.
   void met(const Executor& x, const Error& e, Clock::time_point now, std::size_t unsent);
-  // A round trip went through: true when it ended trouble (logged).
-  bool over();
+  // A round trip on `x` went through: true when it ended trouble (logged).
+  bool over(const Executor& x);
 
  private:
   const std::string& queue_;
@@ -45,6 +45,10 @@ class ServerTrouble {
   std::string text_;
   const Executor* troubled_ = nullptr;
   Clock::time_point backoff_until_{};
+  // A connection of this queue has held a cluster's map. Kept, because the
+  // connection that meets a shard down may be one that never held it (its
+  // first connect failed at the lost node), and it is the same cluster.
+  bool on_cluster_ = false;
 };
 
 }  // namespace echomq::daemon

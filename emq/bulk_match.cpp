@@ -67,6 +67,11 @@ int report(const char* verb, const BulkResult& r) {
   std::cout << r.done << '\n';
   std::string line = std::string(verb) + " " + std::to_string(r.done);
   if (r.changed > 0) line += "; " + std::to_string(r.changed) + " had changed state and were left alone";
+  if (r.held > 0) {
+    line += "; " + std::to_string(r.held) +
+            " stayed dead: another live job holds their unique key (emq inspect names it), retry them once it has "
+            "finished";
+  }
   say(line);
   return kExitOk;
 }

@@ -84,11 +84,15 @@ int run_list(Tool& tool, const DeadArgs& a) {
 }
 
 int run_retry_ids(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
-  std::vector<RetryJobResult> r = retry_jobs(x, q, ids);
+  std::vector<KeyHolder> holders;
+  std::vector<RetryJobResult> r = retry_jobs(x, q, ids, &holders);
   std::int64_t moved = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (r[i] == RetryJobResult::Moved) {
       ++moved;
+    } else if (r[i] == RetryJobResult::KeyHeld) {
+      say(ids[i] + " stays dead: its unique key is held by " + holders[i].id + " (" + holders[i].state +
+          "), and two live jobs never share a key; retry it once that job has finished");
     } else {
       say(ids[i] + " is not in the dead set of queue " + q.queue + "; left as it is");
     }
@@ -118,7 +122,12 @@ int run_retry(Tool& tool, const DeadArgs& a) {
   if (!a.ids.empty()) return run_retry_ids(x, q, a.ids);
   // Without --limit: every job dead now, and no more, so jobs that die
   // again while this runs cannot keep it going.
-  std::cout << retry_all_dead(x, q, a.limit_given->count() > 0 ? a.limit : 0) << '\n';
+  const RetryDeadResult r = retry_all_dead(x, q, a.limit_given->count() > 0 ? a.limit : 0);
+  std::cout << r.moved << '\n';
+  if (r.skipped > 0) {
+    say(std::to_string(r.skipped) + " dead jobs stay dead: another live job holds their unique key (emq jobs " +
+        q.queue + " --unique KEY names it); retry them once it has finished");
+  }
   return kExitOk;
 }
 

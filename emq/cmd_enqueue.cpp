@@ -1,15 +1,18 @@
 // emq enqueue QUEUE [PAYLOAD|-] [--id ID] [--lane N] [--delay-ms N | --at TIME]
+//             [--unique KEY [--unique-mode MODE] [--unique-for DURATION] [--strict]]
 // emq enqueue QUEUE --ndjson FILE|-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
+#include "text/duration.h"
 #include "echomq/errors.h"
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "bytes_text.h"
 #include "ndjson_jobs.h"
 #include "output.h"
 #include "time_arg.h"
@@ -36,7 +39,59 @@ struct EnqueueArgs {
   CLI::Option* at_given = nullptr;
   std::string ndjson;
   CLI::Option* ndjson_given = nullptr;
+  std::string unique;
+  std::string unique_mode;
+  std::string unique_for;
+  bool strict = false;
 };
+
+// --unique, --unique-mode and --unique-for, checked: none when --unique is
+// not given.
+std::optional<UniqueKey> unique_of(const EnqueueArgs& a) {
+  if (a.unique.empty()) {
+    if (!a.unique_mode.empty() || !a.unique_for.empty() || a.strict) {
+      throw Error(ErrorKind::Invalid, "enqueue", "--unique-mode, --unique-for and --strict need --unique KEY");
+    }
+    return std::nullopt;
+  }
+  if (!valid_unique_key(a.unique)) {
+    throw Error(ErrorKind::Invalid, "enqueue",
+                "--unique '" + a.unique.substr(0, 40) +
+                    "' is not a unique key: use 1-128 bytes of A-Z a-z 0-9 _ . : - (hash anything longer)");
+  }
+  UniqueKey u{a.unique, std::nullopt, 0};
+  if (!a.unique_mode.empty()) {
+    u.mode = unique_mode_from(a.unique_mode);
+    if (!u.mode) {
+      throw Error(ErrorKind::Invalid, "enqueue",
+                  "--unique-mode " + a.unique_mode.substr(0, 40) + ": use finished, started, window or replace");
+    }
+  }
+  if (!a.unique_for.empty()) {
+    const std::optional<std::int64_t> ms = daemon::parse_duration_ms(a.unique_for);
+    if (!ms || *ms < 1 || *ms > 1000000000000) {
+      throw Error(
+          ErrorKind::Invalid, "enqueue",
+          "--unique-for " + a.unique_for.substr(0, 40) + " is not a window: use a duration such as 30s, 10m, 1h");
+    }
+    u.for_ms = *ms;
+  }
+  return u;
+}
+
+// Whether an enqueue that enqueued nothing met its unique key held by
+// another job, rather than its own id already there.
+bool key_held(const std::string& id, const KeyHolder& holder) { return !holder.id.empty() && holder.id != id; }
+
+// What an enqueue that met its key held did, for stderr: a duplicate, or
+// the holder given this payload (replace).
+std::string key_held_text(EnqueueResult r, const KeyHolder& holder, const std::string& key, bool due) {
+  if (r == EnqueueResult::Replaced) {
+    return "replaced: " + holder.id + " (" + holder.state + "), which holds unique key " + key +
+           ", now has this payload" + (due ? " and due time" : "") + "; nothing else was enqueued";
+  }
+  return "duplicate: its unique key is held by " + holder.id + " (" + holder.state + "); nothing was enqueued";
+}
 
 // When the job is due, if it is delayed: now on the server's clock (never
 // ours) plus a delay, or an absolute time.
@@ -57,6 +112,11 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
   }
   if (!a.id.empty())
     throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
+  if (!a.unique.empty() || !a.unique_mode.empty() || !a.unique_for.empty() || a.strict) {
+    throw Error(ErrorKind::Invalid, "enqueue",
+                "--ndjson takes each job's unique key from its line (unique, unique_mode, unique_for_ms); drop "
+                "--unique, --unique-mode, --unique-for and --strict");
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   const NdjsonInput in =
@@ -93,6 +153,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
       EnqueueOptions o;
       o.lane = j.lane;
       o.due_ms = due_ms(j.delay_ms, j.at_ms, server_now, x);
+      o.job = j.job;
       calls.push_back(enqueue_call(q, j.id, j.payload, o));
     }
     std::vector<Reply> replies = x.eval_batch(calls);
@@ -104,11 +165,15 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
             "; the lines before it were sent");
         return kExitServer;
       }
-      if (decode_enqueue(replies[k]) == EnqueueResult::Duplicate) {
-        if (++duplicates <= kBadLinesShown)
-          say("duplicate: " + j.id + " (line " + std::to_string(j.line) + ") already exists; nothing was changed");
+      KeyHolder holder;
+      const EnqueueResult r = decode_enqueue(replies[k], &holder);
+      if (r != EnqueueResult::Enqueued && ++duplicates <= kBadLinesShown) {
+        const std::string line = std::to_string(j.line);
+        say(key_held(j.id, holder)
+                ? "line " + line + ": " + key_held_text(r, holder, j.job.unique->key, j.delay_ms || j.at_ms)
+                : "duplicate: " + j.id + " (line " + line + ") already exists; nothing was changed");
       }
-      out += j.id;
+      out += holder.id.empty() ? j.id : terminal_text(holder.id);
       out += '\n';
     }
     std::cout << out << std::flush;
@@ -155,22 +220,27 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
   }
   std::string id = a.id.empty() ? mint_job_id() : a.id;
   check_job_id(id);
+  EnqueueOptions options;
+  options.job.unique = unique_of(a);
   const bool from_stdin = a.payload_given->count() == 0 || a.payload == "-";
   const std::string payload = from_stdin ? read_stdin("the payload") : a.payload;
 
   Executor x(tool.options());
-  EnqueueOptions options;
   options.lane = static_cast<int>(a.lane);  // in range, checked above
   std::optional<std::int64_t> server_now;
   options.due_ms = due_ms(delay, at, server_now, x);
   // Registered first, so that a queue holding a job is always listed.
   register_queues(x, {q.queue});
-  EnqueueResult r = enqueue(x, q, id, payload, options);
-  std::cout << id << '\n';
-  if (r == EnqueueResult::Duplicate) {
+  KeyHolder holder;
+  const EnqueueResult r = decode_enqueue(x.eval(enqueue_call(q, id, payload, options)), &holder);
+  // The job that stands for this one: its own id, or the key's holder.
+  std::cout << (holder.id.empty() ? id : terminal_text(holder.id)) << '\n';
+  if (key_held(id, holder)) {
+    say(key_held_text(r, holder, a.unique, options.due_ms.has_value()));
+  } else if (r == EnqueueResult::Duplicate) {
     say("duplicate: " + id + " already exists in queue " + q.queue + "; nothing was changed");
   }
-  return kExitOk;
+  return r == EnqueueResult::Duplicate && a.strict ? kExitRunning : kExitOk;
 }
 
 }  // namespace
@@ -193,9 +263,23 @@ void add_enqueue(CLI::App& app, Tool& tool) {
   a->ndjson_given =
       sub->add_option("--ndjson", a->ndjson, "many jobs, one JSON object per line, from FILE or - (stdin)")
           ->type_name("FILE");
+  sub->add_option("--unique", a->unique,
+                  "a unique key: at most one live job of the queue holds it (1-128 bytes of A-Z a-z 0-9 _ . : -)")
+      ->type_name("KEY");
+  sub->add_option("--unique-mode", a->unique_mode,
+                  "how long the job holds its key: finished (default), started, window, replace")
+      ->type_name("MODE");
+  sub->add_option("--unique-for", a->unique_for, "window mode: hold the key this long, e.g. 10m (implies window)")
+      ->type_name("DURATION");
+  sub->add_flag("--strict", a->strict, "exit 4 when the key is held (a duplicate), instead of 0");
   sub->footer(
       "An id that already exists is not enqueued again: emq prints the id, says 'duplicate' on stderr,\n"
       "and exits 0, so producers may retry safely with --id.\n"
+      "\n"
+      "--unique KEY: while a live job of the queue holds KEY nothing is enqueued: emq prints that job's\n"
+      "id, says 'duplicate' (and its state) on stderr, and exits 0 (4 with --strict). Modes: finished\n"
+      "(held until the job completes or dies), started (until first claimed), window (--unique-for,\n"
+      "whatever the job does), replace (a pending or delayed holder takes this payload and due time).\n"
       "\n"
       "--ndjson: each line {\"payload\": ...} or {\"payload_b64\": \"...\"}, optionally \"id\", \"lane\",\n"
       "\"delay_ms\", \"at\". A payload that is not a JSON string is sent as its compact JSON text. Every\n"

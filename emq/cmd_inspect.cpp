@@ -7,6 +7,7 @@
 
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/unique.h"
 #include "echomq/whole_number.h"
 #include "bytes_text.h"
 #include "output.h"
@@ -115,7 +116,22 @@ void print_trace(const JobRow& row, const std::string& tmpl) {
   if (!t->url.empty()) print_label("trace url", t->url);
 }
 
-void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when, const std::string& tmpl) {
+// The row's unique key, its mode and who holds it now; none without a key.
+std::optional<UniqueLock> unique_of(Executor& x, const QueueKeys& q, const JobRow& row) {
+  const std::optional<std::string_view> key = field(row, "unique");
+  if (!key || !valid_unique_key(*key)) return std::nullopt;
+  return read_unique_lock(x, q, *key);
+}
+
+std::string unique_text(const JobRow& row, const UniqueLock& l) {
+  std::string text = l.key + ", mode " + std::string(field(row, "unique_mode").value_or("finished"));
+  if (auto window = field(row, "unique_for_ms")) text += " " + std::string(*window) + " ms";
+  if (l.held && l.points_at == row.id) return text + "; holds the key";
+  return text + "; the key is " + describe(l);
+}
+
+void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique, const std::string& tmpl) {
   print_label("queue", q.queue);
   print_label("id", row.id);
   if (auto minted = minted_at_ms(row.id)) print_label("minted", iso_time(static_cast<std::int64_t>(*minted)));
@@ -125,13 +141,15 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
     print_label(name, std::to_string(int_field(row, name)));
   }
   print_trace(row, tmpl);
+  if (unique) print_label("unique", unique_text(row, *unique));
   print_bytes("error", field(row, "error"));
   if (auto progress = field(row, "progress")) print_bytes("progress", progress);
   print_bytes("payload", field(row, "payload"));
   print_bytes("result", field(row, "result"));
 }
 
-void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when, const std::string& tmpl) {
+void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
+                const std::optional<UniqueLock>& unique, const std::string& tmpl) {
   nlohmann::ordered_json j = {{"queue", q.queue}, {"id", row.id}};
   if (auto minted = minted_at_ms(row.id)) j["minted_ms"] = *minted;
   j["state"] = std::string(field(row, "state").value_or("unknown"));
@@ -141,9 +159,16 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   j["trace_id"] = t && t->problem.empty() ? nlohmann::ordered_json(t->trace_id) : nullptr;
   if (t && !t->problem.empty()) j["traceparent_problem"] = t->problem;
   if (!tmpl.empty()) j["trace_url"] = t && !t->url.empty() ? nlohmann::ordered_json(t->url) : nullptr;
+  if (unique) {
+    j["unique"] = {
+        {"key", unique->key},
+        {"mode", std::string(field(row, "unique_mode").value_or("finished"))},
+        {"for_ms", field(row, "unique_for_ms") ? nlohmann::ordered_json(int_field(row, "unique_for_ms")) : nullptr},
+        {"holder", unique->held ? nlohmann::ordered_json(unique->points_at) : nullptr}};
+  }
   for (const char* name : {"error", "progress", "payload", "result"}) put_bytes_or_null(j, name, field(row, name));
   j["payload_bytes"] = field(row, "payload").value_or("").size();
-  std::cout << j.dump(2) << '\n';
+  std::cout << json_text(j, 2) << '\n';
 }
 
 int run_inspect(Tool& tool, const InspectArgs& a) {
@@ -160,10 +185,11 @@ int run_inspect(Tool& tool, const InspectArgs& a) {
     return kExitNotFound;
   }
   std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));
+  const std::optional<UniqueLock> unique = unique_of(x, q, *row);
   if (a.json) {
-    print_json(q, *row, when, a.trace_url);
+    print_json(q, *row, when, unique, a.trace_url);
   } else {
-    print_text(q, *row, when, a.trace_url);
+    print_text(q, *row, when, unique, a.trace_url);
   }
   return kExitOk;
 }

@@ -1,10 +1,13 @@
 // emq jobs QUEUE [--state pending|active|delayed|dead|waiting] [--limit N] [--offset N] [--reverse] [--json]
+// emq jobs QUEUE --unique KEY [--json]
 #include <iostream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "echomq/jobs.h"
+#include "echomq/unique.h"
+#include "bytes_text.h"
 #include "job_table.h"
 #include "output.h"
 #include "tool.h"
@@ -23,7 +26,37 @@ struct JobsArgs {
   std::int64_t offset = 0;
   bool reverse = false;
   bool json = false;
+  std::string unique;
+  CLI::Option* state_given = nullptr;
 };
+
+// The job holding a unique key: its id on stdout (for emq wait, emq
+// inspect), the lock's story on stderr; exit 1 when no live job holds it.
+int run_unique(Tool& tool, const JobsArgs& a, const QueueKeys& q) {
+  if (a.state_given->count() > 0 || a.offset != 0 || a.reverse) {
+    throw Error(ErrorKind::Invalid, "jobs",
+                "--unique finds the one job holding a key: drop --state, --offset, --reverse");
+  }
+  Executor x(tool.options());
+  const UniqueLock l = read_unique_lock(x, q, a.unique);
+  if (a.json) {
+    nlohmann::ordered_json out = {
+        {"queue", q.queue},
+        {"unique", l.key},
+        {"held", l.held},
+        {"holder", l.held ? nlohmann::ordered_json(l.points_at) : nullptr},
+        {"state", l.held ? nlohmann::ordered_json(l.holder_state) : nullptr},
+        {"mode", l.holder_mode.empty() ? nullptr : nlohmann::ordered_json(l.holder_mode)},
+        {"lock", l.points_at.empty() ? nullptr : nlohmann::ordered_json(l.points_at)},
+        {"window_left_ms", l.window_left_ms >= 0 ? nlohmann::ordered_json(l.window_left_ms) : nullptr}};
+    std::cout << json_text(out, 2) << '\n';
+    return l.held ? kExitOk : kExitNotFound;
+  }
+  if (l.held) std::cout << terminal_text(l.points_at) << '\n';
+  say("unique key " + l.key + " of queue " + q.queue + ": " + describe(l) +
+      (l.held && !l.holder_mode.empty() ? ", mode " + l.holder_mode : ""));
+  return l.held ? kExitOk : kExitNotFound;
+}
 
 void print_json(const QueueKeys& q, JobState state, const ListArgs& args, const JobPage& page) {
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
@@ -39,6 +72,7 @@ void print_json(const QueueKeys& q, JobState state, const ListArgs& args, const 
 
 int run_jobs(Tool& tool, const JobsArgs& a) {
   QueueKeys q(a.queue);
+  if (!a.unique.empty()) return run_unique(tool, a, q);
   const std::optional<JobState> state = state_option(a.state, "jobs");
   if (a.limit <= 0 || a.limit > kMaxPage) {
     throw Error(ErrorKind::Invalid, "jobs",
@@ -84,7 +118,10 @@ void add_jobs(CLI::App& app, Tool& tool) {
   auto a = std::make_shared<JobsArgs>();
   CLI::App* sub = app.add_subcommand("jobs", "the jobs of one state of a queue, a page at a time");
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
-  sub->add_option("--state", a->state, "pending (default), active, delayed, dead or waiting")->type_name("STATE");
+  a->state_given =
+      sub->add_option("--state", a->state, "pending (default), active, delayed, dead or waiting")->type_name("STATE");
+  sub->add_option("--unique", a->unique, "the job holding this unique key: its id; exit 1 when no live job holds it")
+      ->type_name("KEY");
   add_number_option(sub, "--limit", a->limit, "jobs per page, 1..10000 (default 20)")->type_name("N");
   add_number_option(sub, "--offset", a->offset, "skip the first N in the order shown (default 0)")->type_name("N");
   sub->add_flag("--reverse", a->reverse, "the other order (e.g. oldest deaths first)");

@@ -107,6 +107,10 @@ int run_fire(Tool& tool, const FireArgs& a) {
     case FireOutcome::Kind::MarkerAhead:
       say("not fired: the marker already holds a fire at or after now");
       return kExitNotFound;
+    case FireOutcome::Kind::KeyHeld:
+      std::cout << terminal_text(r.job_id) << '\n';
+      say("not fired: the schedule's unique key is held by " + r.job_id + " (" + r.problem + "); the tick is taken");
+      return kExitRunning;
   }
   return kExitServer;
 }

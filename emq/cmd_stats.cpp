@@ -19,6 +19,10 @@ namespace {
 // The counters of emq:{q}:stats, in the order the table shows them. In the
 // table the "dead" counter is headed DIED, apart from the DEAD depth.
 constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
+// Unique enqueues that found their key held (docs/protocol.md, "Unique
+// jobs"): in --json's counters, and in a line below the table for a queue
+// that has any, so the table keeps its shape.
+constexpr const char* kUniqueCounters[] = {"duplicates", "replaced"};
 
 struct StatsArgs {
   std::vector<std::string> queues;
@@ -44,10 +48,12 @@ void print_json(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const QueueStats& s : all) {
     nlohmann::ordered_json counters = nlohmann::ordered_json::object();
-    for (const char* name : kCounters) {
+    auto put = [&](const char* name) {
       auto v = counter(s, name);
       counters[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-    }
+    };
+    for (const char* name : kCounters) put(name);
+    for (const char* name : kUniqueCounters) put(name);
     nlohmann::ordered_json q = {{"queue", s.queue},     {"paused", s.paused},   {"pending", s.pending},
                                 {"active", s.active},   {"delayed", s.delayed}, {"dead", s.dead},
                                 {"waiting", s.waiting}, {"counters", counters}};
@@ -96,6 +102,12 @@ void print_table(const std::vector<QueueStats>& all, std::int64_t now_ms) {
   // Below the table, only for queues that have them: the usual shape stays.
   for (const QueueStats& s : all) {
     if (s.paused) std::cout << "paused " << s.queue << " " << terminal_text(describe_pause(s, now_ms)) << '\n';
+  }
+  for (const QueueStats& s : all) {
+    const std::int64_t duplicates = counter(s, "duplicates").value_or(0), replaced = counter(s, "replaced").value_or(0);
+    if (duplicates > 0 || replaced > 0) {
+      std::cout << "unique keys of " << s.queue << ": " << duplicates << " duplicates, " << replaced << " replaced\n";
+    }
   }
   for (const QueueStats& s : all) {
     if (s.limits.empty()) continue;

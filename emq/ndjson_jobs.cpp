@@ -4,6 +4,7 @@
 
 #include "echomq/bytes.h"
 #include "echomq/job_id.h"
+#include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "time_arg.h"
 
@@ -13,14 +14,48 @@ namespace {
 
 using nlohmann::json;
 
+// unique, unique_mode and unique_for_ms of a line: the reason it is
+// refused, or "".
+std::string read_unique(const json& j, NdjsonJob& job) {
+  if (!j.contains("unique")) {
+    return j.contains("unique_mode") || j.contains("unique_for_ms")
+               ? "\"unique_mode\" and \"unique_for_ms\" need \"unique\""
+               : "";
+  }
+  UniqueKey u;
+  if (!j["unique"].is_string() || !valid_unique_key(j["unique"].get<std::string>())) {
+    return "\"unique\" must be 1-128 bytes of 0-9 A-Z a-z _ . : -";
+  }
+  u.key = j["unique"].get<std::string>();
+  if (j.contains("unique_mode")) {
+    u.mode = j["unique_mode"].is_string() ? unique_mode_from(j["unique_mode"].get<std::string>()) : std::nullopt;
+    if (!u.mode) return "\"unique_mode\" must be finished, started, window or replace";
+  }
+  if (j.contains("unique_for_ms")) {
+    const json& w = j["unique_for_ms"];
+    if (!w.is_number_integer() || w.get<std::int64_t>() < 1 || w.get<std::int64_t>() > 1000000000000) {
+      return "\"unique_for_ms\" must be an integer in 1..1000000000000";
+    }
+    u.for_ms = w.get<std::int64_t>();
+    if (u.mode && u.mode != UniqueMode::Window) return "\"unique_for_ms\" is the window of unique_mode window only";
+  } else if (u.mode == UniqueMode::Window) {
+    return "unique_mode window needs \"unique_for_ms\"";
+  }
+  job.job.unique = std::move(u);
+  return "";
+}
+
 // The reason a line is refused, or "" when it is a job.
 std::string read_job(const json& j, NdjsonJob& job) {
   if (!j.is_object()) return "expected a JSON object such as {\"payload\": \"...\"}";
   for (const auto& [key, value] : j.items()) {
-    if (key != "payload" && key != "payload_b64" && key != "id" && key != "lane" && key != "delay_ms" && key != "at") {
-      return "unknown key \"" + key.substr(0, 40) + "\": use payload or payload_b64, and id, lane, delay_ms, at";
+    if (key != "payload" && key != "payload_b64" && key != "id" && key != "lane" && key != "delay_ms" && key != "at" &&
+        key != "unique" && key != "unique_mode" && key != "unique_for_ms") {
+      return "unknown key \"" + key.substr(0, 40) +
+             "\": use payload or payload_b64, and id, lane, delay_ms, at, unique, unique_mode, unique_for_ms";
     }
   }
+  if (std::string why = read_unique(j, job); !why.empty()) return why;
   const bool text = j.contains("payload"), b64 = j.contains("payload_b64");
   if (text == b64) return "give exactly one of \"payload\" and \"payload_b64\"";
   if (text) {

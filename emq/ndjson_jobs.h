@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "echomq/transitions.h"
+
 namespace echomq::cli {
 
 // Ten years: far enough for any real schedule, and far from overflowing
@@ -23,6 +25,7 @@ struct NdjsonJob {
   int lane = 0;
   std::optional<std::int64_t> delay_ms;  // from the server's now
   std::optional<std::int64_t> at_ms;     // epoch ms
+  JobOptions job{};                      // unique, unique_mode, unique_for_ms
 };
 
 struct NdjsonError {
@@ -36,7 +39,8 @@ struct NdjsonInput {
 };
 
 // Each line: {"payload": …} or {"payload_b64": "…"}, and optionally "id",
-// "lane", "delay_ms", "at" (RFC 3339 or epoch ms; not with delay_ms).
+// "lane", "delay_ms", "at" (RFC 3339 or epoch ms; not with delay_ms),
+// "unique", "unique_mode", "unique_for_ms".
 // A payload that is a JSON string is its UTF-8 bytes; any other JSON value
 // is that value written compactly. Blank lines are skipped; any other key
 // is an error (a typo must not pass unseen).

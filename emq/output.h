@@ -17,7 +17,8 @@ enum ExitCode : int {
                       // not alive (daemons quiet|stop), no at a prompt
   kExitUsage = 2,     // bad arguments, queue name, job id, lane, time or URL; purge without --yes off a terminal
   kExitServer = 3,    // server unreachable, login refused, or a server error
-  kExitRunning = 4,   // refused: the job is running (cancel), the queue still holds jobs (forget)
+  kExitRunning = 4,   // refused: the job is running (cancel), the queue still holds jobs (forget), a unique
+                      // key held (enqueue --strict)
   kExitTimeout = 5,   // wait: the job had not ended when --timeout ran out; daemons quiet|stop: no answer in time
 };
 

@@ -18,12 +18,19 @@ FireOutcome fire_schedule(Executor& x, const QueueKeys& q, const std::string& na
     out.kind = FireOutcome::Kind::Broken;
     return out;
   }
-  CronFire fire{name, x.server_time_ms(), settings->lane, settings->skip_overlap};
+  CronFire fire{name, x.server_time_ms(), settings->lane, settings->skip_overlap, settings->job};
   const std::string id = mint_job_id();
-  switch (enqueue_cron(x, q, id, payload, fire)) {
+  KeyHolder holder;
+  switch (decode_enqueue_cron(x.eval(enqueue_cron_call(q, id, payload, fire)), &holder)) {
     case CronFireResult::Enqueued: out.job_id = id; break;
     case CronFireResult::Skipped: out.kind = FireOutcome::Kind::Skipped; break;
     case CronFireResult::Already: out.kind = FireOutcome::Kind::MarkerAhead; break;
+    case CronFireResult::KeyHeld:
+    case CronFireResult::Replaced:
+      out.kind = FireOutcome::Kind::KeyHeld;
+      out.job_id = holder.id;
+      out.problem = holder.state;
+      break;
   }
   return out;
 }

@@ -17,6 +17,7 @@ struct FireOutcome {
     Broken,       // the published definition does not read: problem says why
     Skipped,      // overlap is skip and the last fire's job is unfinished
     MarkerAhead,  // the marker already holds a fire at or after now
+    KeyHeld,      // its unique key is held: job_id is the holder, problem its state
   };
   Kind kind = Kind::Fired;
   std::string job_id;

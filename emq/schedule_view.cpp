@@ -109,6 +109,27 @@ void read_definition(ScheduleView& v, const std::string& text, std::int64_t now)
   }
 }
 
+// The definition's unique key, as the daemon publishes it: false, with
+// problem naming the field, for one another writer broke.
+bool unique_settings(const nlohmann::json& d, FireSettings& s, std::string& problem) {
+  if (!d.contains("unique")) return true;
+  const nlohmann::json& key = d["unique"];
+  const nlohmann::json mode = d.contains("unique_mode") ? d["unique_mode"] : nlohmann::json("finished");
+  const nlohmann::json window = d.contains("unique_for_ms") ? d["unique_for_ms"] : nlohmann::json(0);
+  UniqueKey u;
+  if (key.is_string() && valid_unique_key(key.get<std::string>())) u.key = key.get<std::string>();
+  if (mode.is_string()) u.mode = unique_mode_from(mode.get<std::string>());
+  if (window.is_number_integer()) u.for_ms = window.get<std::int64_t>();
+  const bool ok = !u.key.empty() && u.mode && window.is_number_integer() && u.for_ms >= 0 &&
+                  (u.for_ms > 0) == (u.mode == UniqueMode::Window);
+  if (!ok) {
+    problem = "has a unique key that does not read (\"unique\", \"unique_mode\", \"unique_for_ms\"): " +
+              d.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return false;
+  }
+  s.job.unique = std::move(u);
+  return true;
+}
 }  // namespace
 
 std::optional<FireSettings> fire_settings(const std::string& text, std::string& problem) {
@@ -140,7 +161,7 @@ std::optional<FireSettings> fire_settings(const std::string& text, std::string& 
     }
     s.skip_overlap = overlap == "skip";
   }
-  return s;
+  return unique_settings(d, s, problem) ? std::optional<FireSettings>(s) : std::nullopt;
 }
 
 std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::int64_t now) {

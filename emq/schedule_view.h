@@ -13,6 +13,7 @@
 
 #include "echomq/executor.h"
 #include "echomq/keyspace.h"
+#include "echomq/transitions.h"
 
 namespace echomq::cli {
 
@@ -42,6 +43,7 @@ std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::i
 struct FireSettings {
   std::int64_t lane = 0;
   bool skip_overlap = false;
+  JobOptions job{};  // its jobs' unique key ("unique", "unique_mode", "unique_for_ms")
 };
 std::optional<FireSettings> fire_settings(const std::string& definition, std::string& problem);
 

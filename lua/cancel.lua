@@ -23,7 +23,12 @@
                                     the outbox: member id, score time (ms)
   KEYS[7]  emq:{q}:deps:<id>  set   optional: the parent's awaited refs
   KEYS[8]  emq:{q}:results:<id> hash optional: the parent's children's outcomes
-  KEYS[9]  emq:{q}:events     stream optional, the last KEY whichever of the
+  KEYS[9]  emq:{q}:uniq:       optional, the uniq root, after whichever of
+                                    the optional KEYS above are given: a job
+                                    deleted, or a child sent to dead, frees
+                                    its unique key, only while the lock
+                                    holds its id
+  KEYS[10] emq:{q}:events     stream optional, the last KEY whichever of the
                                     optional ones come before it: given,
                                     the entry removed, or dead with error
                                     "cancelled" for a child
@@ -57,7 +62,34 @@ local function emit(event, id, attempt, ...)
   end
 end
 
-local given = stream and #KEYS - 1 or #KEYS  -- KEYS before the stream
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
+
+local given = uniq_at - (uniq_root and 1 or 0)  -- KEYS before the root and the stream
 local row, pending, delayed, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local outbox = given >= 5 and KEYS[5] or nil
 local waiting, deps, results
@@ -72,7 +104,7 @@ if string.sub(id, 1, 3) ~= 'JOB' then
 end
 -- [end shared job_id]
 
-local f = redis.call('HMGET', row, 'state', 'parent', 'attempts')
+local f = redis.call('HMGET', row, 'state', 'parent', 'attempts', 'unique', 'unique_mode')
 local state, child = f[1], outbox and f[2]
 if state == 'active' or (state == 'waiting' and not results) then
   return 2
@@ -99,6 +131,7 @@ if child and state ~= 'completed' then
   redis.call('HSET', row, 'state', 'dead', 'error', 'cancelled')
   redis.call('ZADD', dead, now, id)
   redis.call('ZADD', outbox, now, id)
+  release_key(id, f[4], f[5])
   emit('dead', id, f[3] or '0', 'error', 'cancelled')
   return 1
 end
@@ -107,5 +140,6 @@ redis.call('DEL', row)
 if results then
   redis.call('DEL', deps, results)
 end
+release_key(id, f[4], f[5])
 emit('removed', id, f[3] or '0')
 return 1

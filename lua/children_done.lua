@@ -17,8 +17,11 @@
                                        itself a child and dies here is added
                                        (member id, score now), so its own
                                        parent hears of it
-  KEYS[9]  emq:{q}:events        stream optional (KEYS[8] without the
-                                       outbox): given, the parent's entry
+  KEYS[9]  emq:{q}:uniq:          optional, the uniq root (after the outbox,
+                                       when given): a parent dying here (reply
+                                       3) frees its unique key, only while the
+                                       lock holds its id
+  KEYS[10] emq:{q}:events        stream optional, last: given, the parent's entry
                                        pending (reply 2) or dead (reply 3,
                                        with the error's first 256 bytes)
   ARGV     per child, three: ref (<queue>:<id>), outcome (completed or
@@ -67,9 +70,36 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
+
 local row, deps, results, waiting, pending, dead, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
   KEYS[7]
-local outbox = KEYS[8] ~= stream and KEYS[8] or nil
+local outbox = KEYS[8] ~= stream and KEYS[8] ~= uniq_root and KEYS[8] or nil
 -- The triples end before the stream's length, when it is given.
 local last = stream and #ARGV - 1 or #ARGV
 
@@ -102,7 +132,7 @@ if redis.call('EXISTS', row) == 0 then
   return none
 end
 
-local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts')
+local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts', 'unique', 'unique_mode')
 local state = f[1]
 local policy = f[2] or 'fail'
 -- Absent is lane 0.
@@ -161,6 +191,7 @@ for i = 1, last, 3 do
         if outbox and f[4] then
           redis.call('ZADD', outbox, now, id)
         end
+        release_key(id, f[6], f[7])
         emit('dead', id, f[5] or '0', 'error', string.sub(err, 1, 256))
         state = 'dead'
         reply = 3

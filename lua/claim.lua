@@ -30,9 +30,14 @@
                                     bucket (below)
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
-  KEYS[7]  emq:{q}:events     stream optional: given, the entries pending
-                                    (each job promoted) and active (each
-                                    job claimed), in that order
+  KEYS[7]  emq:{q}:uniq:       optional, the uniq root: given, a job
+                                    claimed in unique_mode started frees its
+                                    key (the lock root .. its unique), only
+                                    while the lock holds its id
+  KEYS[8]  emq:{q}:events     stream optional (KEYS[7] without the root):
+                                    given, the entries pending (each job
+                                    promoted) and active (each job claimed),
+                                    in that order
   ARGV[1]  lease_ms           integer 1..1000000000000
   ARGV[2]  max_count          integer 1..1000000, jobs to claim at most
   ARGV[3]  promote_limit      integer 0..1000000, due delayed jobs to move first
@@ -79,6 +84,33 @@ local function emit(event, id, attempt, ...)
     redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
   end
 end
+
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
 
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -308,9 +340,13 @@ while claimed < want do
       local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
       redis.call('HSET', row, 'state', 'active')
       redis.call('ZADD', active, deadline, id)
+      local f = redis.call('HMGET', row, 'payload', 'unique', 'unique_mode')
+      if f[3] == 'started' then
+        release_key(id, f[2], f[3])
+      end
       emit('active', id, attempts)
       jobs[#jobs + 1] = id
-      jobs[#jobs + 1] = redis.call('HGET', row, 'payload') or ''
+      jobs[#jobs + 1] = f[1] or ''
       jobs[#jobs + 1] = attempts
       jobs[#jobs + 1] = epoch
       claimed = claimed + 1

@@ -8,8 +8,12 @@
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:active     zset  member id, score lease deadline (ms)
   KEYS[3]  emq:{q}:stats      hash  counter completed
-  KEYS[4]  emq:{q}:events     stream optional: given, the entry completed
-                                    (also when keep_ms 0 deletes the row)
+  KEYS[4]  emq:{q}:uniq:       optional, the uniq root: given, the job's
+                                    unique key is freed (only while the lock
+                                    holds its id; a window is left to expire)
+  KEYS[5]  emq:{q}:events     stream optional (KEYS[4] without the root):
+                                    given, the entry completed (also when
+                                    keep_ms 0 deletes the row)
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
@@ -39,6 +43,33 @@ local function emit(event, id, attempt, ...)
     redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
   end
 end
+
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
 
 local row, active, stats = KEYS[1], KEYS[2], KEYS[3]
 local id, epoch, keep_arg = ARGV[1], ARGV[2], ARGV[3]
@@ -73,7 +104,7 @@ if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'unique', 'unique_mode')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
@@ -86,6 +117,7 @@ else
   redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
+release_key(id, fields[4], fields[5])
 emit('completed', id, fields[3] or '0')
 if counted then
   redis.call('HINCRBY', stats, 'completed', 1)

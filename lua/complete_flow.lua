@@ -12,7 +12,11 @@
   KEYS[4]  emq:{q}:outbox     zset  member id, score time (ms)
   KEYS[5]  emq:{q}:deps:      the deps root; a parent's deps are KEYS[5] .. id
   KEYS[6]  emq:{q}:results:   the results root; its results are KEYS[6] .. id
-  KEYS[7]  emq:{q}:events     stream optional: given, the entry completed
+  KEYS[7]  emq:{q}:uniq:       optional, the uniq root: given, the job's
+                                    unique key is freed (only while the lock
+                                    holds its id; a window is left to expire)
+  KEYS[8]  emq:{q}:events     stream optional (KEYS[7] without the root):
+                                    given, the entry completed
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  keep_ms            integer 0..1000000000000; 0 deletes the row
@@ -42,6 +46,33 @@ local function emit(event, id, attempt, ...)
     redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
   end
 end
+
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
 
 local row, active, stats, outbox, deps_root, results_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, epoch, keep_arg = ARGV[1], ARGV[2], ARGV[3]
@@ -83,7 +114,8 @@ if not keep_ms or keep_ms > 1000000000000 then
   return redis.error_reply('EMQARG keep_ms must be an integer in 0..1000000000000')
 end
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children', 'attempts')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'parent', 'children', 'attempts', 'unique',
+  'unique_mode')
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
 end
@@ -107,6 +139,7 @@ else
   redis.call('HSET', row, 'state', 'completed', 'result', result or '')
   redis.call('PEXPIRE', row, keep_ms)
 end
+release_key(id, fields[6], fields[7])
 emit('completed', id, fields[5] or '0')
 if fields[4] then
   redis.call('DEL', deps_root .. id, results_root .. id)

@@ -1,17 +1,48 @@
---[[ enqueue: admit a job to the pending set at lane 0.
-  The seed's transition, behaviour for behaviour: the JOB kind gate, the
-  duplicate no-op, the three-field row, the pending entry.
+--[[ enqueue: admit a job, at lane 0 or as its named options say.
+  With only id and payload it is the seed's transition, behaviour for
+  behaviour: the JOB kind gate, the duplicate no-op, the three-field row,
+  the pending entry. After the payload it takes named options, name value
+  pairs in any order (docs/protocol.md, "The optioned enqueue"): lane,
+  due_ms (the job waits in delayed), unique with unique_mode and
+  unique_for_ms (one live job per key: the lock is a pointer, the verdict
+  is read from the holder's row), traceparent and tracestate; group is
+  reserved. The KEYS follow in a fixed order, each only when its option is
+  given, so positions 3 and 4 shift: delayed with due_ms, then the lock
+  with unique, then the stream.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
+  KEYS[3]  emq:{q}:delayed    zset  optional, given exactly with due_ms:
+                                    member id, score due time (ms)
+  KEYS[4]  emq:{q}:uniq:<k>   string optional, given exactly with unique
+                                    (KEYS[3] without due_ms): the lock, the
+                                    id of the job holding key k
+  KEYS[5]  emq:{q}:events     stream optional, last: given, the entry
+                                    pending (or delayed)
   ARGV[1]  id                 branded job id, JOB_...
-  KEYS[3]  emq:{q}:events     stream optional: given, the entry pending
   ARGV[2]  payload            opaque bytes
-  ARGV[3]  events             with the stream: its length, 1..10000000
+  ARGV[3]… options            name value pairs: lane (-1000..1000), due_ms
+                              (0..10^15, server ms), unique (1-128 bytes of
+                              [0-9A-Za-z_.:-]), unique_mode (finished,
+                              started, window, replace), unique_for_ms
+                              (1..10^12), traceparent (55 bytes),
+                              tracestate (at most 512 bytes)
+  ARGV[n]  events             with the stream, last: its length, 1..10000000
 
-  Reply:   1 enqueued
-           0 duplicate (the row exists, whatever its state)
+  Reply:   1 enqueued (with unique: the job holds the key)
+           0 duplicate, without unique (the row exists, whatever its
+             state; nothing changes)
+           [0, holder id, holder state] duplicate, with unique: the row
+             exists (it is its own holder), or the key is held; nothing
+             changes but the stats counter duplicates
+           [2, holder id, holder state] replaced, unique_mode replace: the
+             holder is pending or delayed; its payload (and, given due_ms,
+             a delayed holder's due time) replaced, stats replaced + 1
   Errors:  EMQKIND when the id is not JOB-namespaced
+           EMQARG  when an option is unknown, given twice or malformed,
+                   when options do not go together, when the KEYS are not
+                   the ones the options need, or the lock is not
+                   emq:{q}:uniq:<unique> of the row's queue
            EMQARG  when events is not an integer in 1..10000000
            WRONGTYPE when the stream is not a stream
 ]]
@@ -31,13 +62,281 @@ local function emit(event, id, attempt, ...)
   end
 end
 
-if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
+local row, pending = KEYS[1], KEYS[2]
+local id, payload = ARGV[1], ARGV[2]
+-- The options end before the stream's length, when it is given.
+local last = stream and #ARGV - 1 or #ARGV
+
+if string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
+-- emq/1's enqueue, id and payload alone: the seed's steps and nothing
+-- more, taken before the options' helpers are so much as defined, so the
+-- plain enqueue pays nothing for them.
+if last <= 2 and #KEYS == (stream and 3 or 2) then
+  if redis.call('EXISTS', row) == 1 then
+    return 0
+  end
+  redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload)
+  redis.call('ZADD', pending, 0, id)
+  emit('pending', id, '0')
+  return 1
 end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-emit('pending', ARGV[1], '0')
+
+-- [shared enqueue_options: every copy the same, tests/lua/script_copies_test.cpp]
+-- One named option's value, as docs/protocol.md's table gives it: the
+-- value to use, or nil and the refusal's text.
+local function option_value(name, v)
+  if name == 'lane' then
+    local n = string.match(v, '^-?%d+$') and tonumber(v)
+    if n and n >= -1000 and n <= 1000 then
+      return n
+    end
+    return nil, 'lane must be an integer in -1000..1000'
+  elseif name == 'due_ms' then
+    local n = string.match(v, '^%d+$') and tonumber(v)
+    if n and n <= 1000000000000000 then
+      return n
+    end
+    return nil, 'due_ms must be an integer in 0..1000000000000000 (epoch ms)'
+  elseif name == 'unique' then
+    if #v <= 128 and string.match(v, '^[0-9A-Za-z_.:%-]+$') then
+      return v
+    end
+    return nil, 'unique must be 1-128 bytes of [0-9A-Za-z_.:-]'
+  elseif name == 'unique_mode' then
+    if v == 'finished' or v == 'started' or v == 'window' or v == 'replace' then
+      return v
+    end
+    return nil, 'unique_mode must be finished, started, window or replace'
+  elseif name == 'unique_for_ms' then
+    local n = string.match(v, '^%d+$') and tonumber(v)
+    if n and n >= 1 and n <= 1000000000000 then
+      return n
+    end
+    return nil, 'unique_for_ms must be an integer in 1..1000000000000'
+  elseif name == 'traceparent' then
+    if #v == 55 then
+      return v
+    end
+    return nil, 'traceparent must be exactly 55 bytes'
+  elseif name == 'tracestate' then
+    if #v <= 512 then
+      return v
+    end
+    return nil, 'tracestate must be at most 512 bytes'
+  end
+  return nil, 'enqueue option group is reserved for groups and not accepted yet'
+end
+
+-- The named options ARGV[first..last] (docs/protocol.md, "The optioned
+-- enqueue"), checked in the order given, then together; lane and due_ms
+-- only where this transition (who) takes them (with_lane_and_due). nil and
+-- the refusal's text when one is wrong. Names are compared, not looked up
+-- in tables built per call: the enqueue is the hottest call there is.
+local function options_of(first, last, with_lane_and_due, who)
+  if (last - first + 1) % 2 ~= 0 then
+    return nil, 'enqueue options must be name value pairs'
+  end
+  local o = {}
+  for i = first, last, 2 do
+    local name = ARGV[i]
+    local positional = name == 'lane' or name == 'due_ms'
+    if not (positional or name == 'unique' or name == 'unique_mode' or name == 'unique_for_ms' or
+        name == 'traceparent' or name == 'tracestate' or name == 'group') then
+      return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
+    elseif positional and not with_lane_and_due then
+      return nil, name .. ' is not an option of ' .. who
+    end
+    if o[name] then
+      return nil, 'enqueue option ' .. name .. ' is given twice'
+    end
+    local value, broken = option_value(name, ARGV[i + 1])
+    if broken then
+      return nil, broken
+    end
+    o[name] = value
+  end
+  if (o.unique_mode or o.unique_for_ms) and not o.unique then
+    return nil, 'unique_mode and unique_for_ms need unique'
+  elseif o.unique_mode == 'window' and not o.unique_for_ms then
+    return nil, 'unique_mode window needs unique_for_ms'
+  elseif o.unique_for_ms and o.unique_mode and o.unique_mode ~= 'window' then
+    return nil, 'unique_for_ms is only for unique_mode window'
+  end
+  if o.unique then
+    o.unique_mode = o.unique_mode or (o.unique_for_ms and 'window' or 'finished')
+  end
+  return o
+end
+-- [end shared enqueue_options]
+
+-- [shared unique_holder: every copy the same, tests/lua/script_copies_test.cpp]
+-- Who holds unique key `key` through `lock` (docs/protocol.md, "Who holds
+-- a key"): the holder's id and state, or nil when the key is free. A lock
+-- with an expiry is a window, held whatever its holder does; any other is
+-- a pointer, held while the holder's row carries the key in a state its
+-- own mode covers.
+local function holder_of(lock, key, row_root)
+  local h = redis.pcall('GET', lock)
+  if type(h) ~= 'string' or string.sub(h, 1, 3) ~= 'JOB' then
+    return nil
+  end
+  local row = row_root .. h
+  local hash = redis.call('TYPE', row).ok == 'hash'
+  if redis.call('PTTL', lock) >= 0 then
+    return h, hash and redis.call('HGET', row, 'state') or 'gone'
+  end
+  if not hash then
+    return nil
+  end
+  local f = redis.call('HMGET', row, 'state', 'unique', 'unique_mode')
+  local covered = {pending = true, delayed = true, waiting = true, active = f[3] ~= 'started'}
+  if f[2] == key and f[1] and covered[f[1]] then
+    return h, f[1]
+  end
+  return nil
+end
+-- [end shared unique_holder]
+
+-- [shared unique_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
+-- A counter as HINCRBY takes it (the server's integer form), in 18 digits
+-- so that no count of ours can overflow it.
+local function is_counter(v)
+  return #v <= 18 and (v == '0' or string.match(v, '^-?[1-9]%d*$') ~= nil)
+end
+
+local function is_counter_of(hash, field)
+  local kind = redis.call('TYPE', hash).ok
+  if kind == 'none' then
+    return true
+  end
+  if kind ~= 'hash' then
+    return false
+  end
+  local v = redis.call('HGET', hash, field)
+  return not v or is_counter(v)
+end
+
+-- A unique duplicate or replace counted in the queue's stats (duplicates,
+-- replaced), found beside the row key: a report, so a broken counter is
+-- left as it is and named in the log.
+local function count_unique(stats, field, who)
+  if is_counter_of(stats, field) then
+    redis.call('HINCRBY', stats, field, 1)
+  else
+    redis.log(redis.LOG_WARNING, 'emq ' .. who .. ': ' .. stats .. ' ' .. field .. ' is not an integer counter; ' ..
+      '1 not counted, the field left in place for an operator')
+  end
+end
+
+-- The lock of the key given: KEYS[at], which must be exactly
+-- emq:{q}:uniq:<unique> of the row's queue. Without unique, none; nil and
+-- the refusal's text when it is another key.
+local function lock_given(o, at, queue)
+  if not o.unique then
+    return nil
+  end
+  if KEYS[at] ~= queue .. 'uniq:' .. o.unique then
+    return nil, 'KEYS[' .. at .. '] must be emq:{q}:uniq:<unique>, the lock of the key given'
+  end
+  return KEYS[at]
+end
+
+-- A job whose row exists, given a unique key: its own holder.
+local function duplicate_row(id, row, queue, who)
+  count_unique(queue .. 'stats', 'duplicates', who)
+  return {0, id, redis.call('TYPE', row).ok == 'hash' and redis.call('HGET', row, 'state') or ''}
+end
+
+-- The reply when the key is held (docs/protocol.md, "The optioned
+-- enqueue"): [2, holder, state] once a pending or delayed holder's payload
+-- (and a delayed one's due time, given due_ms) is replaced in replace mode,
+-- else [0, holder, state]. nil when the key is free.
+local function held_reply(o, lock, queue, payload, delayed, who)
+  local h, state = holder_of(lock, o.unique, queue .. 'job:')
+  if h and o.unique_mode == 'replace' and (state == 'pending' or state == 'delayed') then
+    redis.call('HSET', queue .. 'job:' .. h, 'payload', payload)
+    if o.due_ms and state == 'delayed' then
+      redis.call('ZADD', delayed, 'XX', o.due_ms, h)
+    end
+    count_unique(queue .. 'stats', 'replaced', who)
+    return {2, h, state}
+  elseif h then
+    count_unique(queue .. 'stats', 'duplicates', who)
+    return {0, h, state}
+  end
+  return nil
+end
+
+-- The row fields the options add after a new row's own: the key and its
+-- mode (and window), the trace context.
+local function with_options(fields, o)
+  local n = #fields
+  if o.unique then
+    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'unique', o.unique, 'unique_mode', o.unique_mode
+    n = n + 4
+    if o.unique_for_ms then
+      fields[n + 1], fields[n + 2] = 'unique_for_ms', string.format('%d', o.unique_for_ms)
+      n = n + 2
+    end
+  end
+  if o.traceparent then
+    fields[n + 1], fields[n + 2] = 'traceparent', o.traceparent
+    n = n + 2
+  end
+  if o.tracestate then
+    fields[n + 1], fields[n + 2] = 'tracestate', o.tracestate
+  end
+  return fields
+end
+
+-- The new job takes its key: the lock holds its id, expiring after the
+-- window in window mode (SET drops any expiry a stale lock had).
+local function take_lock(lock, id, o)
+  if o.unique_for_ms then
+    redis.call('SET', lock, id, 'PX', string.format('%d', o.unique_for_ms))
+  elseif lock then
+    redis.call('SET', lock, id)
+  end
+end
+-- [end shared unique_enqueue]
+
+local o, broken = options_of(3, last, true, 'enqueue')
+if not o then
+  return redis.error_reply('EMQARG ' .. broken)
+end
+-- emq:{q}: of the row's queue: where delayed, the lock, the holder's row
+-- and the stats counter of a duplicate are.
+local queue = string.match(row, '^(emq:{[^}]*}:)job:') or ''
+if #KEYS ~= 2 + (o.due_ms and 1 or 0) + (o.unique and 1 or 0) + (stream and 1 or 0) or
+    (o.due_ms and KEYS[3] ~= queue .. 'delayed') then
+  return redis.error_reply('EMQARG enqueue takes KEYS row, pending, then delayed with due_ms, the lock with unique, ' ..
+    'then the events stream')
+end
+local set = o.due_ms and KEYS[3] or pending
+local lock, wrong = lock_given(o, o.due_ms and 4 or 3, queue)
+if wrong then
+  return redis.error_reply('EMQARG ' .. wrong)
+end
+
+if redis.call('EXISTS', row) == 1 then
+  return lock and duplicate_row(id, row, queue, 'enqueue') or 0
+end
+local held = lock and held_reply(o, lock, queue, payload, set, 'enqueue')
+if held then
+  return held
+end
+
+local state = o.due_ms and 'delayed' or 'pending'
+local fields = {'state', state, 'attempts', '0', 'payload', payload}
+-- The row carries its lane only when it is not the default, so a lane-0 row
+-- is exactly the seed's three-field row.
+if o.lane and o.lane ~= 0 then
+  fields[7], fields[8] = 'lane', o.lane
+end
+redis.call('HSET', row, unpack(with_options(fields, o)))
+redis.call('ZADD', set, o.due_ms or o.lane or 0, id)
+take_lock(lock, id, o)
+emit(state, id, '0')
 return 1

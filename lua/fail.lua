@@ -12,9 +12,14 @@
   KEYS[4]  emq:{q}:pending    zset  member id, score lane
   KEYS[5]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[6]  emq:{q}:stats      hash  counters retried, dead
-  KEYS[7]  emq:{q}:events     stream optional: given, the entry dead,
-                                    delayed or pending, with the error's
-                                    first 256 bytes
+  KEYS[7]  emq:{q}:uniq:       optional, the uniq root: given, a job that
+                                    goes dead frees its unique key (only
+                                    while the lock holds its id; a window is
+                                    left to expire)
+  KEYS[8]  emq:{q}:events     stream optional (KEYS[7] without the root):
+                                    given, the entry dead, delayed or
+                                    pending, with the error's first 256
+                                    bytes
   ARGV[1]  id                 branded job id
   ARGV[2]  lease_epoch        the epoch the job was claimed with
   ARGV[3]  error              error text; the row keeps its first 4096 bytes
@@ -47,6 +52,33 @@ local function emit(event, id, attempt, ...)
     redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
   end
 end
+
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
 
 local row, active, delayed, pending, dead, stats =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -109,7 +141,9 @@ if permanent ~= '0' and permanent ~= '1' then
 end
 -- [end shared fail_arguments]
 
-local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'failures', 'lane')
+local fields = redis.call('HMGET', row, 'state', 'lease_epoch', 'attempts', 'failures', 'lane', 'unique',
+  'unique_mode')
+local unique_key, unique_mode = fields[6], fields[7]
 -- [shared fail_row: every copy the same, tests/lua/script_copies_test.cpp]
 if fields[1] ~= 'active' or fields[2] ~= epoch then
   return 0
@@ -150,6 +184,9 @@ elseif backoff_ms > 0 then
 else
   redis.call('HSET', row, 'state', 'pending')
   redis.call('ZADD', pending, lane, id)
+end
+if dies then
+  release_key(id, unique_key, unique_mode)
 end
 emit(dies and 'dead' or (backoff_ms > 0 and 'delayed' or 'pending'), id, fields[3] or '0', 'error',
   string.sub(err, 1, 256))

@@ -21,10 +21,13 @@
   KEYS[6]  emq:{q}:outbox     zset  optional (flow-aware speakers pass it): a
                                     child (a row with parent) sent to dead is
                                     added, member id, score now
-  KEYS[7]  emq:{q}:events     stream optional (KEYS[6] without the
-                                    outbox): given, the entry pending or
-                                    dead of each job moved, error
-                                    "lease expired"
+  KEYS[7]  emq:{q}:uniq:       optional, the uniq root (after the outbox,
+                                    when given): a job sent to dead frees
+                                    its unique key, only while the lock
+                                    holds its id
+  KEYS[8]  emq:{q}:events     stream optional, last: given, the entry
+                                    pending or dead of each job moved,
+                                    error "lease expired"
   ARGV[1]  max_attempts       integer 1..1000000
   ARGV[2]  limit              integer 1..1000000, ids to look at at most
   ARGV[3]  events             with the stream: its length, 1..10000000
@@ -50,8 +53,35 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
+
 local active, pending, dead, stats, row_root = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local outbox = KEYS[6] ~= stream and KEYS[6] or nil
+local outbox = KEYS[6] ~= stream and KEYS[6] ~= uniq_root and KEYS[6] or nil
 
 -- A set this call adds to must be a zset (or absent) before the first
 -- write: ZADD failing after it would leave the job in no set.
@@ -112,7 +142,8 @@ local requeued, died = 0, 0
 for _, id in ipairs(expired) do
   local row = row_root .. id
   local kind = redis.call('TYPE', row).ok
-  local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane', 'parent') or {}
+  local f = kind == 'hash' and redis.call('HMGET', row, 'attempts', 'failures', 'lane', 'parent', 'unique',
+    'unique_mode') or {}
   local lane = lane_of(f[3])
   local fault = (f[1] and not is_counter(f[1]) and 'attempts') or (f[2] and not is_counter(f[2]) and 'failures')
   if kind == 'none' then
@@ -139,6 +170,7 @@ for _, id in ipairs(expired) do
       if outbox and f[4] then
         redis.call('ZADD', outbox, now, id)
       end
+      release_key(id, f[5], f[6])
       emit('dead', id, f[1] or '0', 'error', 'lease expired')
       died = died + 1
     else

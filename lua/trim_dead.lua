@@ -4,8 +4,12 @@
 
   KEYS[1]  emq:{q}:dead       zset  member id, score time of death (ms)
   KEYS[2]  emq:{q}:job:       the row root; a row is KEYS[2] .. id
-  KEYS[3]  emq:{q}:events     stream optional: given, the entry removed of
-                                    each row deleted
+  KEYS[3]  emq:{q}:uniq:       optional, the uniq root: given, a row
+                                    deleted frees its unique key, only while
+                                    the lock holds its id
+  KEYS[4]  emq:{q}:events     stream optional (KEYS[3] without the root):
+                                    given, the entry removed of each row
+                                    deleted
   ARGV[1]  older_than_ms      integer 0..1000000000000, age on the server's clock
   ARGV[2]  max_keep           integer 0..1000000000; 0 sets no count limit
   ARGV[3]  events             with the stream: its length, 1..10000000
@@ -30,6 +34,33 @@ local function emit(event, id, attempt, ...)
     redis.call('XADD', stream, 'MAXLEN', '~', stream_len, '*', 'event', event, 'id', id, 'attempt', attempt, ...)
   end
 end
+
+-- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
+-- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
+-- before the stream (the last without one) when it is emq:{q}:uniq:.
+-- Given it, a job leaving its key's cover frees the key, only while the
+-- lock still holds its id; a window is left to expire.
+local uniq_at = #KEYS - (stream and 1 or 0)
+local uniq_root = string.match(KEYS[uniq_at] or '', '^emq:{[^}]*}:uniq:$') and KEYS[uniq_at]
+
+-- The lock of a row's unique key that this call may free or take: none
+-- without the root, for a key that is not well formed, or for a window.
+local function lock_of(key, mode)
+  if uniq_root and key and mode ~= 'window' and #key <= 128 and string.match(key, '^[0-9A-Za-z_.:%-]+$') then
+    return uniq_root .. key
+  end
+  return nil
+end
+-- [end shared unique_root]
+
+-- [shared unique_release: every copy the same, tests/lua/script_copies_test.cpp]
+local function release_key(id, key, mode)
+  local lock = lock_of(key, mode)
+  if lock and redis.pcall('GET', lock) == id then
+    redis.call('DEL', lock)
+  end
+end
+-- [end shared unique_release]
 
 local dead, row_root = KEYS[1], KEYS[2]
 
@@ -57,11 +88,13 @@ end
 
 for _, id in ipairs(doomed) do
   local row = row_root .. id
-  -- The attempt of a row that is not a hash (some other writer's) is 0.
-  local attempts = stream and redis.call('TYPE', row).ok == 'hash' and redis.call('HGET', row, 'attempts')
+  -- A row that is not a hash (some other writer's) has attempt 0 and no key.
+  local f = (stream or uniq_root) and redis.call('TYPE', row).ok == 'hash' and
+    redis.call('HMGET', row, 'attempts', 'unique', 'unique_mode') or {}
   redis.call('ZREM', dead, id)
   if redis.call('DEL', row) == 1 then
-    emit('removed', id, attempts or '0')
+    release_key(id, f[2], f[3])
+    emit('removed', id, f[1] or '0')
   end
 end
 return #doomed

@@ -23,6 +23,8 @@ static const char *role_suffix(EmqKeyRole role) {
     case EMQ_KEY_DEPS_ROOT: return "deps:";
     case EMQ_KEY_RESULTS_ROOT: return "results:";
     case EMQ_KEY_EVENTS: return "events";
+    case EMQ_KEY_UNIQ_ROOT:
+    case EMQ_KEY_LOCK: return "uniq:";
   }
   return "";
 }
@@ -47,30 +49,60 @@ static int split_key(const char *k, size_t len, const char **q, size_t *qlen, co
   return 1;
 }
 
-static int is_events_key(RedisModuleString *key) {
+/* Whether key has role's shape, emq:{q}:<type> (a lock: emq:{q}:uniq:<k>
+ * with k not empty; a row: emq:{q}:job:<anything>). */
+static int has_shape(RedisModuleString *key, EmqKeyRole role) {
   size_t len, qlen, restlen;
   const char *k = RedisModule_StringPtrLen(key, &len), *q, *rest;
-  return split_key(k, len, &q, &qlen, &rest, &restlen) && restlen == 6 && memcmp(rest, "events", 6) == 0;
+  const char *suffix = role_suffix(role);
+  const size_t slen = strlen(suffix);
+  if (!split_key(k, len, &q, &qlen, &rest, &restlen) || restlen < slen || memcmp(rest, suffix, slen) != 0) return 0;
+  if (role == EMQ_KEY_LOCK) return restlen > slen;
+  return role == EMQ_KEY_ROW || restlen == slen;
 }
 
-static EmqKeyRole role_of(const EmqTransition *t, const EmqCall *call, int i) {
-  (void)call;
-  return i < t->num_keys ? t->roles[i] : EMQ_KEY_EVENTS;
+RedisModuleString *emq_optional_key(const EmqCall *call, const EmqTransition *t, EmqKeyRole role) {
+  for (int i = 0; i < t->num_optional; ++i) {
+    if (t->optional[i] == role) return call->optional[i];
+  }
+  return NULL;
 }
 
-static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call) {
+/* Gives each KEY after the transition's own (and before the stream) the
+ * first optional role left whose shape it has, in order; roles holds
+ * every KEY's role. 0 once it has replied EMQLAYOUT for a KEY that is
+ * none of them. */
+static int place_optional(RedisModuleCtx *ctx, const EmqTransition *t, EmqCall *call, int given, EmqKeyRole *roles) {
+  int next = 0;
+  for (int i = t->num_keys; i < given; ++i) {
+    while (next < t->num_optional && !has_shape(call->keys[i], t->optional[next])) ++next;
+    if (next == t->num_optional) {
+      reply_layout(
+          ctx, "EMQLAYOUT KEYS[%d] of %s must be %s", t->name, i + 1,
+          t->num_optional == 0 ? "emq:{q}:events" : "one of its optional KEYS in their order, or emq:{q}:events last");
+      return 0;
+    }
+    roles[i] = t->optional[next];
+    call->optional[next++] = call->keys[i];
+  }
+  return 1;
+}
+
+static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCall *call, int num_keys,
+                        const EmqKeyRole *roles) {
   const char *q0 = NULL;
   size_t q0len = 0;
-  const int num_keys = t->num_keys + (call->events.stream != NULL);
   for (int i = 0; i < num_keys; ++i) {
     size_t len, qlen, restlen;
     const char *k = RedisModule_StringPtrLen(call->keys[i], &len);
     const char *q, *rest;
-    const EmqKeyRole role = role_of(t, call, i);
+    const EmqKeyRole role = roles[i];
     const char *suffix = role_suffix(role);
     size_t slen = strlen(suffix);
     int ok = split_key(k, len, &q, &qlen, &rest, &restlen) && restlen >= slen && memcmp(rest, suffix, slen) == 0;
-    if (ok && role == EMQ_KEY_ROW) {
+    if (ok && role == EMQ_KEY_LOCK) {
+      ok = restlen > slen;
+    } else if (ok && role == EMQ_KEY_ROW) {
       size_t idlen;
       const char *id = RedisModule_StringPtrLen(call->args[0], &idlen);
       ok = restlen == slen + idlen && memcmp(rest + slen, id, idlen) == 0;
@@ -148,31 +180,37 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   size_t nlen;
   const char *n = RedisModule_StringPtrLen(argv[1], &nlen);
   const int parsed = emq_strict_ll(n, nlen, &numkeys);
-  const int with_stream = parsed && t->events && numkeys == t->num_keys + 1;
-  if (!parsed || (numkeys != t->num_keys && !with_stream) || numkeys > argc - 2) {
-    char text[160];
-    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys%s", t->name, t->num_keys, t->num_keys,
-             t->events ? " (one more: the events stream, last)" : "");
+  const long long most = t->num_keys + t->num_optional + (t->events ? 1 : 0);
+  if (!parsed || numkeys < t->num_keys || numkeys > most || numkeys > argc - 2) {
+    const char *more = t->num_optional > 0 ? " (more: its optional KEYS, then the events stream, last)"
+                       : t->events         ? " (one more: the events stream, last)"
+                                           : "";
+    char text[200];
+    snprintf(text, sizeof text, "EMQLAYOUT %s takes numkeys %d and %d keys%s", t->name, t->num_keys, t->num_keys, more);
     RedisModule_ReplyWithError(ctx, text);
     return 0;
   }
   call->ctx = ctx;
   call->keys = argv + 2;
   call->args = argv + 2 + numkeys;
+  for (int i = 0; i < EMQ_MAX_OPTIONAL; ++i) call->optional[i] = NULL;
+  /* A key past the transition's own is the stream (last), an optional KEY
+   * or a mistake: said as a layout error, before the arguments that
+   * mistake shifted are counted. */
+  const int with_stream = numkeys > t->num_keys && t->events && has_shape(call->keys[numkeys - 1], EMQ_KEY_EVENTS);
   call->num_args = argc - 2 - (int)numkeys - with_stream;
   call->events.stream = with_stream ? call->keys[numkeys - 1] : NULL;
   call->events.len = 0;
-  /* One key more than the transition's is the stream or a mistake: said as
-   * a layout error, before the arguments that mistake shifted are counted. */
-  if (with_stream && !is_events_key(call->events.stream)) {
-    reply_layout(ctx, "EMQLAYOUT KEYS[%d] of %s must be emq:{q}:%s", t->name, (int)numkeys, "events");
-    return 0;
-  }
+  /* numkeys is at most num_keys + EMQ_MAX_OPTIONAL + 1 here. */
+  EmqKeyRole roles[16];
+  for (int i = 0; i < t->num_keys; ++i) roles[i] = t->roles[i];
+  if (with_stream) roles[numkeys - 1] = EMQ_KEY_EVENTS;
+  if (!place_optional(ctx, t, call, (int)numkeys - with_stream, roles)) return 0;
   if (call->num_args < t->min_args) {
     RedisModule_WrongArity(ctx);
     return 0;
   }
-  if (check_layout(ctx, t, call) != -1) return 0;
+  if (check_layout(ctx, t, call, (int)numkeys, roles) != -1) return 0;
   if (check_wire(ctx) != -1) return 0;
   return call->events.stream == NULL || check_stream(ctx, call);
 }
@@ -203,17 +241,26 @@ int emq_job_id_arg(const EmqCall *call, int i) {
 
 int emq_reply_error(RedisModuleCtx *ctx, const char *text) { return RedisModule_ReplyWithError(ctx, text); }
 
-int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags) {
-  if (n == 0) return 1;
+/* The index of the first of keys the caller's ACL refuses, written to ACL
+ * LOG as the server logs a script's; n when it refuses none. */
+static size_t first_refused(RedisModuleCtx *ctx, RedisModuleString **keys, size_t n, uint64_t flags) {
   RedisModuleString *name = RedisModule_GetCurrentUserName(ctx);
   /* No user: the server's own client, which may touch every key. */
   RedisModuleUser *user = name != NULL ? RedisModule_GetModuleUserFromUserName(name) : NULL;
-  if (user == NULL) return 1;
+  if (user == NULL) return n;
   size_t i = 0;
-  while (i < n && RedisModule_ACLCheckKeyPermissions(user, rows[i], (int)flags) == REDISMODULE_OK) ++i;
-  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, rows[i], REDISMODULE_ACL_LOG_KEY);
+  while (i < n && RedisModule_ACLCheckKeyPermissions(user, keys[i], (int)flags) == REDISMODULE_OK) ++i;
+  if (i < n) RedisModule_ACLAddLogEntry(ctx, user, keys[i], REDISMODULE_ACL_LOG_KEY);
   RedisModule_FreeModuleUser(user);
-  if (i == n) return 1;
+  return i;
+}
+
+int emq_acl_allows(RedisModuleCtx *ctx, RedisModuleString *key, uint64_t flags) {
+  return first_refused(ctx, &key, 1, flags) == 1;
+}
+
+int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags) {
+  if (n == 0 || first_refused(ctx, rows, n, flags) == n) return 1;
   char text[128];
   snprintf(text, sizeof text, "ERR ACL failure in %s: No permissions to access a key", command);
   RedisModule_ReplyWithError(ctx, text);

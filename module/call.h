@@ -22,8 +22,13 @@ typedef enum {
   EMQ_KEY_OUTBOX,
   EMQ_KEY_DEPS_ROOT,    /* emq:{q}:deps: */
   EMQ_KEY_RESULTS_ROOT, /* emq:{q}:results: */
-  EMQ_KEY_EVENTS        /* emq:{q}:events */
+  EMQ_KEY_EVENTS,       /* emq:{q}:events */
+  EMQ_KEY_UNIQ_ROOT,    /* emq:{q}:uniq: */
+  EMQ_KEY_LOCK          /* emq:{q}:uniq:<k>, k not empty */
 } EmqKeyRole;
+
+/* The most optional KEYS a transition takes before the stream. */
+#define EMQ_MAX_OPTIONAL 2
 
 typedef struct {
   const char *name;        /* "EMQ.CLAIM", for messages */
@@ -33,6 +38,11 @@ typedef struct {
   /* It takes the queue's events stream as one more KEY, last, and the
    * stream's length as one more ARGV, last (PROTOCOL.md, "Events"). */
   int events;
+  /* KEYS it may take after its own, before the stream, each at most once
+   * and in this order, each known by its shape (the uniq root; the
+   * optioned enqueue's delayed and lock). */
+  EmqKeyRole optional[EMQ_MAX_OPTIONAL];
+  int num_optional;
 } EmqTransition;
 
 /* The queue's events stream, as a call was given it: stream NULL when not. */
@@ -47,10 +57,17 @@ typedef struct {
   RedisModuleString **args; /* ARGV[1] is args[0] */
   int num_args;             /* the transition's own: without the stream's length */
   EmqEvents events;
+  /* The optional KEYS given, by their place in EmqTransition.optional:
+   * NULL where not given. */
+  RedisModuleString *optional[EMQ_MAX_OPTIONAL];
 } EmqCall;
 
-/* Checks arity, numkeys, each key's layout and the wire identity, in that
- * order; then, given the events stream, its length and its type, as the
+/* The optional KEY given in this role (the uniq root, a lock, delayed),
+ * or NULL. */
+RedisModuleString *emq_optional_key(const EmqCall *call, const EmqTransition *t, EmqKeyRole role);
+
+/* Checks arity, numkeys, each key's layout (the optional ones told apart
+ * by their shape) and the wire identity, in that order; then, given the events stream, its length and its type, as the
  * scripts check them first. On failure it has replied (EMQLAYOUT, EMQWIRE,
  * an arity error, the scripts' EMQARG or WRONGTYPE) and returns 0; nothing
  * has been written. */
@@ -84,6 +101,11 @@ int emq_reply_error(RedisModuleCtx *ctx, const char *text);
  * refusal ("ERR ACL failure in EMQ.CLAIM: No permissions to access a
  * key"), added the key to ACL LOG, and returns 0. */
 int emq_may_touch_rows(RedisModuleCtx *ctx, const char *command, RedisModuleString **rows, size_t n, uint64_t flags);
+/* Whether the caller's ACL lets it touch key as flags say: a refusal is
+ * added to ACL LOG, as the server logs a script's, and not replied; the
+ * caller goes on without the key (a unique key's release, which the
+ * script's pcall skips alike). */
+int emq_acl_allows(RedisModuleCtx *ctx, RedisModuleString *key, uint64_t flags);
 /* A row a transition reads and writes. */
 #define EMQ_ROW_WRITE (REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE)
 

@@ -10,10 +10,11 @@
 #include "limits.h"
 #include "pause.h"
 #include "transitions.h"
+#include "unique.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_PENDING, EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_META,    EMQ_KEY_STATS,  EMQ_KEY_ROW_ROOT};
-static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1};
+static const EmqTransition kClaim = {"EMQ.CLAIM", kRoles, 6, 0, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 static void skip_malformed(RedisModuleCtx *ctx, RedisModuleString *row, RedisModuleString *set) {
   size_t rlen, slen;
@@ -41,6 +42,7 @@ typedef struct {
   RedisModuleString *dead_name;
   mstime_t now;
   const EmqEvents *events;
+  RedisModuleString *uniq_root; /* given: a job claimed in started mode frees its key */
 } Sets;
 
 /* emq:{q}:dead from the row root emq:{q}:job: (its layout checked). */
@@ -132,6 +134,7 @@ typedef struct {
   long long attempts;
   long long epoch;
   RedisModuleString *attempts_text; /* as written, for its entry */
+  RedisModuleString *unique, *unique_mode;
 } Claimed;
 
 /* One job's lease, with the script's effects in its order (HINCRBY
@@ -148,10 +151,12 @@ static int lease_job(RedisModuleCtx *ctx, const Sets *sets, RedisModuleString *r
     return 0;
   }
   RedisModuleString *attempts = NULL, *epoch = NULL;
-  job->payload = NULL;
+  job->payload = job->unique = job->unique_mode = NULL;
   if (type == REDISMODULE_KEYTYPE_HASH) {
     RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_ATTEMPTS), &attempts,
-                        emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload, NULL);
+                        emq_word(EMQ_WORD_LEASE_EPOCH), &epoch, emq_word(EMQ_WORD_PAYLOAD), &job->payload,
+                        emq_word(EMQ_WORD_UNIQUE), &job->unique, emq_word(EMQ_WORD_UNIQUE_MODE), &job->unique_mode,
+                        NULL);
   }
   if (type != REDISMODULE_KEYTYPE_HASH) {
     skip_malformed(ctx, row_name, set_name);
@@ -210,6 +215,9 @@ static int lease(RedisModuleCtx *ctx, const EmqCall *call, const Sets *sets, dou
       if (!lease_job(ctx, sets, emq_row_key(ctx, root, popped[i]), pending_name, job)) continue;
       ++claimed;
       emq_zadd_batched(ctx, &leases, popped[i]);
+      if (emq_bytes_equal(job->unique_mode, "started", 7)) {
+        emq_release_key(ctx, sets->uniq_root, popped[i], job->unique, job->unique_mode);
+      }
       emq_emit(ctx, &call->events, EMQ_WORD_ACTIVE, popped[i], job->attempts_text, NULL, NULL);
     }
   }
@@ -262,6 +270,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   RedisModuleKey *stats = emq_open_write(ctx, call.keys[4]);
   Sets sets;
   sets.events = &call.events;
+  sets.uniq_root = emq_optional_key(&call, &kClaim, EMQ_KEY_UNIQ_ROOT);
   RedisModuleKey **set[] = {&sets.pending, &sets.active, &sets.delayed};
   for (int i = 0; i < 3; ++i) {
     *set[i] = emq_open_write(ctx, call.keys[i]);

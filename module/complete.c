@@ -6,13 +6,14 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_STATS};
-static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2, 1};
+static const EmqTransition kComplete = {"EMQ.COMPLETE", kRoles, 3, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCompletion c;
   if (!emq_completion_open(ctx, argv, argc, &kComplete, &c)) return REDISMODULE_OK;
   emq_zrem(ctx, c.active, c.active_name, c.id);
   emq_completion_settle_row(ctx, &c);
+  emq_completion_release(ctx, &c);
   emq_completion_emit(ctx, &c);
   return emq_completion_finish(ctx, &c, "complete");
 }

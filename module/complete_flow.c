@@ -6,7 +6,8 @@
  * parent (a row with children) has run, and its deps and results go.
  *
  *   KEYS   row, active, stats, outbox, deps root (emq:{q}:deps:), results
- *          root (emq:{q}:results:), and the events stream (optional, last)
+ *          root (emq:{q}:results:), the uniq root (optional), and the
+ *          events stream (optional, last)
  *   ARGV   id, lease_epoch, keep_ms, result, and with the stream its length
  *   Reply  1 done, 0 lease lost (nothing changes); EMQKIND, EMQARG,
  *          WRONGTYPE (a child's outbox or the stream of another type),
@@ -20,7 +21,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,    EMQ_KEY_ACTIVE,    EMQ_KEY_STATS,
                                     EMQ_KEY_OUTBOX, EMQ_KEY_DEPS_ROOT, EMQ_KEY_RESULTS_ROOT};
-static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW", kRoles, 6, 2, 1};
+static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW", kRoles, 6, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCompletion c;
@@ -50,6 +51,7 @@ int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   } else {
     emq_completion_settle_row(ctx, &c);
   }
+  emq_completion_release(ctx, &c);
   emq_completion_emit(ctx, &c);
   if (parent) emq_del_keys(ctx, spent, 2);
   return emq_completion_finish(ctx, &c, "complete_flow");

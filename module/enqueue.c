@@ -1,27 +1,167 @@
 /* EMQ.ENQUEUE: the native twin of lua/enqueue.lua. That script's header is the
  * contract (KEYS, ARGV, replies, errors); this file follows it byte for
- * byte, on the server's keys, without Lua. */
+ * byte, on the server's keys, without Lua: the seed's enqueue with only id
+ * and payload, and the optioned enqueue with named options after them
+ * (lane, due_ms, unique and its mode and window, the trace context).
+ *
+ * Where the C differs in how, not what: the optional KEYS are told apart
+ * by their shape for the layout check, then read by position as the
+ * script reads them; the rows and the stats key it finds beside the row
+ * key are checked against the caller's ACL before they are touched; a
+ * set of the wrong type is refused before the row is written. */
+#include <stdio.h>
+#include <string.h>
+
 #include "transitions.h"
+#include "unique.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};
-static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1};
+static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1, {EMQ_KEY_DELAYED, EMQ_KEY_LOCK}, 2};
+
+/* The KEYS the options need, by position as the script reads them: 1 when
+ * they are, else the script's refusal has been replied. */
+static int keys_as_options_need(const EmqCall *call, int numkeys, const EmqOptions *o, const char *queue, size_t qlen,
+                                RedisModuleString **lock) {
+  const int want = 2 + o->has_due + (o->unique != NULL) + (call->events.stream != NULL);
+  int ok = numkeys == want;
+  if (ok && o->has_due) {
+    size_t len;
+    const char *k = RedisModule_StringPtrLen(call->keys[2], &len);
+    ok = len == qlen + 7 && memcmp(k, queue, qlen) == 0 && memcmp(k + qlen, "delayed", 7) == 0;
+  }
+  if (!ok) {
+    emq_reply_error(call->ctx,
+                    "EMQARG enqueue takes KEYS row, pending, then delayed with due_ms, the lock with unique, "
+                    "then the events stream");
+    return 0;
+  }
+  *lock = NULL;
+  if (o->unique == NULL) return 1;
+  const int at = o->has_due ? 4 : 3;
+  size_t len, ulen;
+  const char *k = RedisModule_StringPtrLen(call->keys[at - 1], &len);
+  const char *u = RedisModule_StringPtrLen(o->unique, &ulen);
+  if (len != qlen + 5 + ulen || memcmp(k, queue, qlen) != 0 || memcmp(k + qlen, "uniq:", 5) != 0 ||
+      memcmp(k + qlen + 5, u, ulen) != 0) {
+    char text[128];
+    snprintf(text, sizeof text, "EMQARG KEYS[%d] must be emq:{q}:uniq:<unique>, the lock of the key given", at);
+    emq_reply_error(call->ctx, text);
+    return 0;
+  }
+  *lock = call->keys[at - 1];
+  return 1;
+}
+
+/* The row's fields, as the script's one HSET writes them. */
+static int row_fields(RedisModuleCtx *ctx, const EmqOptions *o, RedisModuleString *payload, RedisModuleString **pairs) {
+  int n = 0;
+  pairs[n++] = emq_word(EMQ_WORD_STATE);
+  pairs[n++] = emq_word(o->has_due ? EMQ_WORD_DELAYED : EMQ_WORD_PENDING);
+  pairs[n++] = emq_word(EMQ_WORD_ATTEMPTS);
+  pairs[n++] = emq_word(EMQ_WORD_ZERO);
+  pairs[n++] = emq_word(EMQ_WORD_PAYLOAD);
+  pairs[n++] = payload;
+  char buf[24];
+  if (o->has_lane && o->lane != 0) {
+    pairs[n++] = emq_word(EMQ_WORD_LANE);
+    pairs[n++] = RedisModule_CreateString(ctx, buf, emq_format_ll(buf, (long long)o->lane));
+  }
+  if (o->unique != NULL) {
+    pairs[n++] = emq_word(EMQ_WORD_UNIQUE);
+    pairs[n++] = o->unique;
+    pairs[n++] = emq_word(EMQ_WORD_UNIQUE_MODE);
+    pairs[n++] = RedisModule_CreateString(ctx, o->unique_mode, strlen(o->unique_mode));
+    if (o->unique_for_ms > 0) {
+      pairs[n++] = emq_word(EMQ_WORD_UNIQUE_FOR_MS);
+      pairs[n++] = RedisModule_CreateString(ctx, buf, emq_format_ll(buf, (long long)o->unique_for_ms));
+    }
+  }
+  if (o->traceparent != NULL) {
+    pairs[n++] = emq_word(EMQ_WORD_TRACEPARENT);
+    pairs[n++] = o->traceparent;
+  }
+  if (o->tracestate != NULL) {
+    pairs[n++] = emq_word(EMQ_WORD_TRACESTATE);
+    pairs[n++] = o->tracestate;
+  }
+  return n / 2;
+}
+
+/* The key is held (held_reply): a pending or delayed holder's payload (and
+ * a delayed one's due time) replaced in replace mode, else a duplicate. */
+static int held(RedisModuleCtx *ctx, const EmqCall *call, const EmqOptions *o, const char *queue, size_t qlen,
+                RedisModuleString *holder, RedisModuleString *state) {
+  /* A duplicate counts in the stats beside the row key: a key the server
+   * does not check against the caller's ACL, so checked here, before any
+   * write (and only where the count is made, as the script's HINCRBY). */
+  if (!emq_may_touch_stats(ctx, kEnqueue.name, queue, qlen)) return REDISMODULE_OK;
+  const int replaces = strcmp(o->unique_mode, "replace") == 0 &&
+                       (emq_bytes_equal(state, "pending", 7) || emq_bytes_equal(state, "delayed", 7));
+  if (!replaces) {
+    emq_count_unique(ctx, queue, qlen, EMQ_WORD_DUPLICATES, "enqueue");
+    return emq_reply_holder(ctx, 0, holder, state);
+  }
+  RedisModuleKey *delayed = NULL;
+  if (o->has_due && emq_bytes_equal(state, "delayed", 7)) {
+    delayed = emq_open_write(ctx, call->keys[2]);
+    if (!emq_require_type(ctx, delayed, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  }
+  size_t hlen;
+  const char *h = RedisModule_StringPtrLen(holder, &hlen);
+  char *name = RedisModule_PoolAlloc(ctx, qlen + 4 + hlen);
+  memcpy(name, queue, qlen);
+  memcpy(name + qlen, "job:", 4);
+  memcpy(name + qlen + 4, h, hlen);
+  RedisModuleString *row_name = RedisModule_CreateString(ctx, name, qlen + 4 + hlen);
+  RedisModuleKey *row = emq_open_write(ctx, row_name);
+  const EmqWord field = EMQ_WORD_PAYLOAD;
+  RedisModuleString *payload = call->args[1];
+  emq_hset(ctx, row, row_name, 1, &field, &payload);
+  RedisModule_CloseKey(row);
+  if (delayed != NULL) emq_zadd(ctx, delayed, call->keys[2], o->due_ms, holder, 1);
+  emq_count_unique(ctx, queue, qlen, EMQ_WORD_REPLACED, "enqueue");
+  return emq_reply_holder(ctx, 2, holder, state);
+}
 
 int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kEnqueue, &call)) return REDISMODULE_OK;
-  RedisModuleString *row_name = call.keys[0], *pending_name = call.keys[1];
+  RedisModuleString *row_name = call.keys[0];
   RedisModuleString *id = call.args[0], *payload = call.args[1];
   if (!emq_job_id_arg(&call, 1)) return REDISMODULE_OK;
+  EmqOptions o;
+  if (!emq_options_read(&call, 3, call.num_args, EMQ_ENQUEUE_OPTIONS, "enqueue", &o)) return REDISMODULE_OK;
+  /* emq:{q}: of the row's queue (the layout made the row emq:{q}:job:<id>). */
+  size_t rlen, idlen;
+  const char *queue = RedisModule_StringPtrLen(row_name, &rlen);
+  RedisModule_StringPtrLen(id, &idlen);
+  const size_t qlen = rlen - idlen - 4;
+  RedisModuleString *lock;
+  if (!keys_as_options_need(&call, (int)(call.args - call.keys), &o, queue, qlen, &lock)) return REDISMODULE_OK;
 
   RedisModuleKey *row = emq_open_write(ctx, row_name);
-  if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
-  RedisModuleKey *pending = emq_open_write(ctx, pending_name);
-  if (!emq_require_type(ctx, pending, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  if (RedisModule_KeyType(row) != REDISMODULE_KEYTYPE_EMPTY) {
+    if (lock == NULL) return RedisModule_ReplyWithLongLong(ctx, 0);
+    if (!emq_may_touch_stats(ctx, kEnqueue.name, queue, qlen)) return REDISMODULE_OK;
+    RedisModuleString *state = emq_hget(row, EMQ_WORD_STATE);
+    emq_count_unique(ctx, queue, qlen, EMQ_WORD_DUPLICATES, "enqueue");
+    return emq_reply_holder(ctx, 0, id, state != NULL ? state : emq_word(EMQ_WORD_EMPTY));
+  }
+  if (lock != NULL) {
+    RedisModuleString *holder, *state;
+    const int h = emq_holder_of(ctx, kEnqueue.name, lock, o.unique, queue, qlen, strcmp(o.unique_mode, "replace") == 0,
+                                &holder, &state);
+    if (h < 0) return REDISMODULE_OK;
+    if (h > 0) return held(ctx, &call, &o, queue, qlen, holder, state);
+  }
+  RedisModuleString *set_name = o.has_due ? call.keys[2] : call.keys[1];
+  RedisModuleKey *set = emq_open_write(ctx, set_name);
+  if (!emq_require_type(ctx, set, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
 
-  const EmqWord fields[] = {EMQ_WORD_STATE, EMQ_WORD_ATTEMPTS, EMQ_WORD_PAYLOAD};
-  RedisModuleString *values[] = {emq_word(EMQ_WORD_PENDING), emq_word(EMQ_WORD_ZERO), payload};
-  emq_hset(ctx, row, row_name, 3, fields, values);
-  emq_zadd(ctx, pending, pending_name, 0, id, 0);
-  emq_emit(ctx, &call.events, EMQ_WORD_PENDING, id, NULL, NULL, NULL);
+  RedisModuleString *pairs[20];
+  emq_hset_pairs(ctx, row, row_name, pairs, row_fields(ctx, &o, payload, pairs));
+  emq_zadd(ctx, set, set_name, o.has_due ? o.due_ms : (o.has_lane ? o.lane : 0), id, 0);
+  emq_take_lock(ctx, lock, id, &o);
+  emq_emit(ctx, &call.events, o.has_due ? EMQ_WORD_DELAYED : EMQ_WORD_PENDING, id, NULL, NULL, NULL);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

@@ -5,7 +5,7 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ACTIVE, EMQ_KEY_ROW_ROOT};
-static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0, 0};
+static const EmqTransition kExtend = {"EMQ.EXTEND", kRoles, 2, 0, 0, {EMQ_KEY_EVENTS}, 0};
 
 /* Whether the job's lease still holds: its row is active at this epoch and
  * the id is in the active set. -1 when the caller may not read the row, or

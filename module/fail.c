@@ -7,7 +7,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,     EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,
                                     EMQ_KEY_PENDING, EMQ_KEY_DEAD,   EMQ_KEY_STATS};
-static const EmqTransition kFail = {"EMQ.FAIL", kRoles, 6, 2, 1};
+static const EmqTransition kFail = {"EMQ.FAIL", kRoles, 6, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqFailure f;

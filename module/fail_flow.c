@@ -6,7 +6,8 @@
  * keeps its deps and results (the roots are in KEYS, never touched).
  *
  *   KEYS   row, active, delayed, pending, dead, stats, outbox, deps root,
- *          results root, and the events stream (optional, last)
+ *          results root, the uniq root (optional), and the events stream
+ *          (optional, last)
  *   ARGV   id, lease_epoch, error, max_attempts, backoff_ms, permanent,
  *          and with the stream its length
  *   Reply  0 lease lost (nothing changes), 1 will retry, 2 dead; EMQKIND,
@@ -18,7 +19,7 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,   EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,   EMQ_KEY_PENDING,     EMQ_KEY_DEAD,
                                     EMQ_KEY_STATS, EMQ_KEY_OUTBOX, EMQ_KEY_DEPS_ROOT, EMQ_KEY_RESULTS_ROOT};
-static const EmqTransition kFailFlow = {"EMQ.FAIL_FLOW", kRoles, 9, 2, 1};
+static const EmqTransition kFailFlow = {"EMQ.FAIL_FLOW", kRoles, 9, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
 
 int emq_fail_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqFailure f;

@@ -4,7 +4,7 @@
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_PENDING, EMQ_KEY_STATS};
-static const EmqTransition kRelease = {"EMQ.RELEASE", kRoles, 4, 2, 1};
+static const EmqTransition kRelease = {"EMQ.RELEASE", kRoles, 4, 2, 1, {EMQ_KEY_EVENTS}, 0};
 
 int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;

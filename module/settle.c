@@ -1,6 +1,8 @@
 /* The steps complete and fail share with their flow forms: see settle.h. */
 #include "settle.h"
 
+#include "unique.h"
+
 #define EMQ_MAX_ERROR 4096
 
 int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t,
@@ -22,6 +24,9 @@ int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
   c->stats = emq_open_write(ctx, c->stats_name);
   c->counted = emq_stats_counter(c->stats, EMQ_WORD_COMPLETED, &c->completed);
   c->attempts = emq_hget(c->row, EMQ_WORD_ATTEMPTS);
+  c->uniq_root = emq_optional_key(&c->call, t, EMQ_KEY_UNIQ_ROOT);
+  c->unique = emq_hget(c->row, EMQ_WORD_UNIQUE);
+  c->unique_mode = emq_hget(c->row, EMQ_WORD_UNIQUE_MODE);
   return 1;
 }
 
@@ -41,6 +46,10 @@ void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c) {
   }
   emq_completion_keep(ctx, c);
   emq_pexpire(ctx, c->row, c->row_name, emq_now_ms() + (mstime_t)c->keep_ms);
+}
+
+void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c) {
+  emq_release_key(ctx, c->uniq_root, c->id, c->unique, c->unique_mode);
 }
 
 void emq_completion_emit(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -132,6 +141,9 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
   size_t len;
   const char *err = emq_arg(&f->call, 3, &len);
   f->error = RedisModule_CreateString(ctx, err ? err : "", len > EMQ_MAX_ERROR ? EMQ_MAX_ERROR : len);
+  f->uniq_root = emq_optional_key(&f->call, t, EMQ_KEY_UNIQ_ROOT);
+  f->unique = emq_hget(f->row, EMQ_WORD_UNIQUE);
+  f->unique_mode = emq_hget(f->row, EMQ_WORD_UNIQUE_MODE);
   return 1;
 }
 
@@ -146,6 +158,7 @@ void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f) {
 }
 
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who) {
+  if (f->dies) emq_release_key(ctx, f->uniq_root, f->id, f->unique, f->unique_mode);
   emq_emit(ctx, &f->call.events, f->state, f->id, emq_hget(f->row, EMQ_WORD_ATTEMPTS), "error", f->error);
   emq_count(ctx, f->stats, f->stats_name, f->counter_field, f->counted, f->counter, 1, who);
   return RedisModule_ReplyWithLongLong(ctx, f->dies ? 2 : 1);

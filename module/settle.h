@@ -17,6 +17,8 @@ typedef struct {
   RedisModuleString *row_name, *active_name, *stats_name, *id;
   RedisModuleKey *row, *active, *stats;
   RedisModuleString *attempts; /* the row's, read before the row may go */
+  /* The uniq root given (or NULL), and the row's unique and unique_mode. */
+  RedisModuleString *uniq_root, *unique, *unique_mode;
   double keep_ms;
   long long completed;
   int counted;
@@ -32,6 +34,8 @@ void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* complete's row: deleted when keep_ms is 0, else kept with its result,
  * expiring in keep_ms. */
 void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c);
+/* The job's unique key freed (release_key). */
+void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* The completed entry, given the stream. */
 void emq_completion_emit(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* stats completed + 1 (or the log line of a broken counter), and the
@@ -49,6 +53,7 @@ typedef struct {
   mstime_t now;
   EmqWord state, counter_field;
   int dies, counted;
+  RedisModuleString *uniq_root, *unique, *unique_mode;
 } EmqFailure;
 
 /* fail's checks, in its script's order: the call, the id, max_attempts,
@@ -59,8 +64,9 @@ typedef struct {
 int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqFailure *f);
 /* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target. */
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f);
-/* The entry of the state written (with the error), the counter (dead or
- * retried), and the reply: 2 dead, 1 will retry. */
+/* A job that dies frees its unique key (release_key); then the entry of
+ * the state written (with the error), the counter (dead or retried), and
+ * the reply: 2 dead, 1 will retry. */
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who);
 
 #endif

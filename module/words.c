@@ -8,10 +8,40 @@
 static RedisModuleString *words[EMQ_WORD_COUNT];
 
 int emq_create_words(void) {
-  static const char *const text[EMQ_WORD_COUNT] = {
-      "state",    "attempts",       "lease_epoch", "payload", "lane",   "failures", "error", "result",    "paused",
-      "claimed",  "retried",        "released",    "pending", "active", "delayed",  "dead",  "completed", "max_active",
-      "rate_max", "rate_window_ms", "rate_credit", "rate_at", "parent", "children", "0",     ""};
+  static const char *const text[EMQ_WORD_COUNT] = {"state",
+                                                   "attempts",
+                                                   "lease_epoch",
+                                                   "payload",
+                                                   "lane",
+                                                   "failures",
+                                                   "error",
+                                                   "result",
+                                                   "paused",
+                                                   "claimed",
+                                                   "retried",
+                                                   "released",
+                                                   "pending",
+                                                   "active",
+                                                   "delayed",
+                                                   "dead",
+                                                   "completed",
+                                                   "max_active",
+                                                   "rate_max",
+                                                   "rate_window_ms",
+                                                   "rate_credit",
+                                                   "rate_at",
+                                                   "parent",
+                                                   "children",
+                                                   "unique",
+                                                   "unique_mode",
+                                                   "unique_for_ms",
+                                                   "traceparent",
+                                                   "tracestate",
+                                                   "duplicates",
+                                                   "replaced",
+                                                   "gone",
+                                                   "0",
+                                                   ""};
   for (int i = 0; i < EMQ_WORD_COUNT; ++i) {
     /* No context: the strings outlive every call, as long as the module. */
     if (words[i] == NULL) words[i] = RedisModule_CreateString(NULL, text[i], strlen(text[i]));

@@ -40,6 +40,19 @@ void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
   for (int i = 0; i < num_events; ++i) RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, events[i], name);
 }
 
+void emq_hset_pairs(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString **pairs,
+                    int n) {
+  RedisModuleString **argv = RedisModule_PoolAlloc(ctx, sizeof *argv * (size_t)(1 + 2 * n));
+  argv[0] = name;
+  for (int i = 0; i < n; ++i) {
+    RedisModule_HashSet(key, REDISMODULE_HASH_NONE, pairs[2 * i], pairs[2 * i + 1], NULL);
+    argv[1 + 2 * i] = pairs[2 * i];
+    argv[2 + 2 * i] = pairs[2 * i + 1];
+  }
+  RedisModule_Replicate(ctx, "HSET", "v", argv, (size_t)(1 + 2 * n));
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hset", name);
+}
+
 void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state) {
   static const EmqWord field = EMQ_WORD_STATE;
   RedisModuleString *value = emq_word(state);

@@ -23,6 +23,9 @@ void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
  * lease_epoch, HSET state: one write, one command to replicate). */
 void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
                  RedisModuleString **values, const char *const *events, int num_events);
+/* HSET key f1 v1 f2 v2 ...: pairs holds 2 * n field, value strings. */
+void emq_hset_pairs(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString **pairs,
+                    int n);
 /* HSET row state <word>. */
 void emq_set_state(RedisModuleCtx *ctx, RedisModuleKey *row, RedisModuleString *row_name, EmqWord state);
 /* HINCRBY key field delta, where current is what field holds, read (and

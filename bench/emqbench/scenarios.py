@@ -11,6 +11,7 @@ from emqbench import ROOT, BenchError, log, wait_for
 from emqbench.measure import (CpuShare, best_pair, emqd_rate, percentile, process_cpu, rss_kib, run_json,
                               run_json_cpu)
 from emqbench.servers import Valkey, form_cluster
+from emqbench.unique import scenario_unique
 
 # exec: the share of the raw spawn loop's rate emqd is held to, by
 # concurrency, and what emqd's own threads may spend per job beyond the
@@ -845,6 +846,7 @@ SCENARIOS = {
     "flows": scenario_flows,
     "events": scenario_events,
     "search": scenario_search,
+    "unique": scenario_unique,
     "tracing": scenario_tracing,
     "latency": scenario_latency,
     "memory": scenario_memory,

@@ -16,6 +16,7 @@ from emqbench.servers import Emqd
 SIZES = {
     "enqueue_jobs": (100_000, 20_000),
     "enqueue_d1_jobs": (20_000, 5_000),  # depth 1 is round-trip bound: fewer jobs, the same rate
+    "settle_jobs": (50_000, 10_000),  # completes timed by the server (unique)
     "bull_enqueue_jobs": (30_000, 5_000),
     "noop_jobs": (100_000, 20_000),
     "noop_c1_jobs": (30_000, 5_000),  # c=1 is round-trip bound too

@@ -109,7 +109,13 @@ void describe_schedule(std::ostream& out, const ScheduleConfig& s) {
   row(out, "  overlap", s.skip_overlap ? "skip while its last job is unfinished" : "allow");
   row(out, "  grace", ms(s.misfire_grace_ms) + " to fire a missed tick");
   // The payload may carry what an operator would not paste: its size only.
-  row(out, "  job", std::to_string(s.payload.size()) + " bytes of payload, lane " + std::to_string(s.lane));
+  std::string job = std::to_string(s.payload.size()) + " bytes of payload, lane " + std::to_string(s.lane);
+  if (!s.unique.empty()) {
+    job += ", unique key " + s.unique + " (" +
+           (s.unique_mode.empty() ? (s.unique_for_ms > 0 ? "window" : "finished") : s.unique_mode) +
+           (s.unique_for_ms > 0 ? " " + std::to_string(s.unique_for_ms) + " ms" : "") + ")";
+  }
+  row(out, "  job", job);
 }
 
 // The headers show as a count and their file: names and values may both

@@ -15,6 +15,7 @@ namespace {
 constexpr std::int64_t kMinEveryMs = 1000;  // ticks below a second would be a job stream, not a schedule
 constexpr std::int64_t kMaxEveryMs = std::int64_t{366} * 86400000;
 constexpr std::int64_t kMaxGraceMs = std::int64_t{7} * 86400000;
+constexpr std::int64_t kMaxUniqueForMs = std::int64_t{10000} * 86400000;  // under the wire's 10^12
 
 bool duration(ConfigReader& r, const Field& f, std::int64_t lo, std::int64_t hi, const char* range_text,
               std::int64_t& out) {
@@ -56,7 +57,7 @@ class ScheduleReader {
     }
     if (const Field* f = m.get("misfire_grace"))
       ok = duration(r_, *f, 0, kMaxGraceMs, "0s to 7d", s.misfire_grace_ms) && ok;
-    return ok;
+    return read_unique(m, s) && ok;
   }
 
  private:
@@ -85,6 +86,36 @@ class ScheduleReader {
     if (!fresh) {
       r_.error(*name, "duplicate schedule " + s.name + " in queue " + s.queue + ", first defined at line " +
                           std::to_string(first->second));
+      return false;
+    }
+    return true;
+  }
+
+  // unique, unique_mode and unique_for: each fire's job carries the key.
+  bool read_unique(const Mapping& m, ScheduleConfig& s) {
+    const Field* key = m.get("unique");
+    const Field* mode = m.get("unique_mode");
+    const Field* window = m.get("unique_for");
+    bool ok = true;
+    if (key != nullptr && r_.string(*key, s.unique) && !valid_unique_key(s.unique)) {
+      r_.error(*key, "expected 1-128 characters of A-Z a-z 0-9 _ . : - (hash anything longer), got \"" +
+                         s.unique.substr(0, 80) + "\"");
+      ok = false;
+    }
+    if (mode != nullptr) ok = r_.word(*mode, {"finished", "started", "window", "replace"}, s.unique_mode) && ok;
+    if (window != nullptr) ok = duration(r_, *window, 1, kMaxUniqueForMs, "1ms to 10000d", s.unique_for_ms) && ok;
+    if (!ok) return false;
+    const Field* loose = mode != nullptr ? mode : window;
+    if (key == nullptr && loose != nullptr) {
+      r_.error(*loose, "needs unique: the key each fire's job carries");
+      return false;
+    }
+    if (s.unique_mode == "window" && window == nullptr) {
+      r_.error(*mode, "window needs unique_for: how long the key is held, e.g. 10m");
+      return false;
+    }
+    if (window != nullptr && mode != nullptr && s.unique_mode != "window") {
+      r_.error(*window, "only unique_mode window takes a window (unique_mode is " + s.unique_mode + ")");
       return false;
     }
     return true;

@@ -190,6 +190,9 @@ std::vector<KeySpec> build_schema() {
     with(key("lane", kSchedule, V::Custom), "0", "job"),
     with(key("overlap", kSchedule, V::Custom), "allow", "overlap"),
     with(key("misfire_grace", kSchedule, V::Custom), "1m", "grace"),
+    with(key("unique", kSchedule, V::Custom), "", "job"),
+    with(key("unique_mode", kSchedule, V::Custom), "finished", "job"),
+    with(key("unique_for", kSchedule, V::Custom), "", "job"),
   };
   // clang-format on
 }

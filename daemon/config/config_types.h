@@ -110,6 +110,12 @@ struct ScheduleConfig {
   std::int64_t lane = 0;
   bool skip_overlap = false;  // overlap: skip
   std::int64_t misfire_grace_ms = 60000;
+  // unique: each fire's job carries this key (docs/protocol.md, "Unique
+  // jobs"); "" for none. unique_mode "" is the wire's default (finished,
+  // or window with unique_for).
+  std::string unique;
+  std::string unique_mode;
+  std::int64_t unique_for_ms = 0;
   int line = 0;  // where it is defined, for logs
 };
 

@@ -175,6 +175,13 @@ std::chrono::milliseconds QueueSampler::tick() {
     m.delayed->Set(static_cast<double>(s.delayed));
     m.dead->Set(static_cast<double>(s.dead));
     m.paused->Set(s.paused ? 1 : 0);
+    // The server's counter, followed: what it gained since the last sample
+    // (all of it at the first), never back when an operator resets it.
+    const auto d = s.counters.find("duplicates");
+    std::int64_t& counted = duplicates_[s.queue];
+    if (d != s.counters.end() && d->second > counted)
+      m.unique_duplicates->Increment(static_cast<double>(d->second - counted));
+    if (d != s.counters.end()) counted = d->second;
     double age_s = 0;  // empty, or a head id that is not minted and so cannot be dated
     if (s.head_pending) {
       if (auto minted = minted_at_ms(*s.head_pending)) {

@@ -65,9 +65,10 @@ class QueueSampler : public Periodic {
   Metrics& metrics_;
   // steady_clock ticks of the last good sample; 0: none since the last failure.
   std::atomic<std::int64_t> answered_at_{0};
-  bool down_ = false;                          // tick() only: log an outage once, when it starts
-  std::string problems_;                       // tick() only: what could not be read, logged on change
-  std::map<std::string, std::string> limits_;  // tick() only: each queue's limits at the last sample
+  bool down_ = false;                               // tick() only: log an outage once, when it starts
+  std::string problems_;                            // tick() only: what could not be read, logged on change
+  std::map<std::string, std::string> limits_;       // tick() only: each queue's limits at the last sample
+  std::map<std::string, std::int64_t> duplicates_;  // tick() only: each queue's stats duplicates counted so far
   mutable std::mutex mutex_;
   std::string refused_;  // the server's word for refusing writes; "" while it takes them
   std::string missing_;  // the cluster node that does not answer; "" when none

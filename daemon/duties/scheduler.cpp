@@ -44,6 +44,11 @@ std::string schedule_definition(const ScheduleConfig& s) {
   j["lane"] = s.lane;
   j["overlap"] = s.skip_overlap ? "skip" : "allow";
   j["misfire_grace_ms"] = s.misfire_grace_ms;
+  if (!s.unique.empty()) {
+    j["unique"] = s.unique;
+    j["unique_mode"] = s.unique_mode.empty() ? (s.unique_for_ms > 0 ? "window" : "finished") : s.unique_mode;
+    if (s.unique_for_ms > 0) j["unique_for_ms"] = s.unique_for_ms;
+  }
   return j.dump();
 }
 
@@ -209,10 +214,14 @@ std::optional<std::int64_t> Scheduler::run(Entry& e, std::int64_t now_ms) {
 
 void Scheduler::fire(Entry& e, std::int64_t tick_ms) {
   const std::string id = mint_job_id();
-  const CronFire fire{e.config.name, tick_ms, e.config.lane, e.config.skip_overlap};
+  CronFire fire{e.config.name, tick_ms, e.config.lane, e.config.skip_overlap, {}};
+  if (!e.config.unique.empty()) {
+    fire.job.unique = UniqueKey{e.config.unique, unique_mode_from(e.config.unique_mode), e.config.unique_for_ms};
+  }
   CronFireResult result;
+  KeyHolder holder;
   try {
-    result = enqueue_cron(executor_, e.keys, id, e.config.payload, fire);
+    result = decode_enqueue_cron(executor_.eval(enqueue_cron_call(e.keys, id, e.config.payload, fire)), &holder);
   } catch (const Error& err) {
     if (!err.transient()) marker(e);  // a broken marker or cron hash is said in its own words
     throw;
@@ -231,6 +240,14 @@ void Scheduler::fire(Entry& e, std::int64_t tick_ms) {
       e.metrics.skipped->Increment();
       spdlog::info("schedule {} of queue {}: skipped the tick at {} ms, the last fire's job is unfinished",
                    e.config.name, e.config.queue, tick_ms);
+      break;
+    case CronFireResult::KeyHeld:
+    case CronFireResult::Replaced:
+      e.metrics.held->Increment();
+      spdlog::info("schedule {} of queue {}: the tick at {} ms {}: unique key {} is held by {} ({})", e.config.name,
+                   e.config.queue, tick_ms,
+                   result == CronFireResult::Replaced ? "replaced the holder's payload" : "enqueued nothing",
+                   e.config.unique, holder.id, holder.state);
       break;
   }
 }

@@ -66,6 +66,9 @@ ApiAnswer ActionsApi::fire(const std::string& queue, const std::string& name) {
       return refused(409, "skipped", "not fired: overlap is skip and the last fire's job is unfinished");
     case FireOutcome::Kind::MarkerAhead:
       return refused(409, "marker_ahead", "not fired: the marker already holds a fire at or after now");
+    case FireOutcome::Kind::KeyHeld:
+      return refused(409, "key_held",
+                     "not fired: the schedule's unique key is held by " + r.job_id + " (" + r.problem + ")");
   }
   return api_error(500, "unexpected fire outcome");
 }

@@ -398,14 +398,21 @@ ApiAnswer WebApi::signal_daemon(const std::string& id, const std::string& signal
 
 ApiAnswer WebApi::retry_all(const std::string& name) {
   QueueKeys q(name);
-  return {200, {{"queue", q.queue}, {"moved", retry_all_dead(x_, q)}}};
+  const RetryDeadResult r = retry_all_dead(x_, q);
+  return {200, {{"queue", q.queue}, {"moved", r.moved}, {"skipped", r.skipped}}};
 }
 
 ApiAnswer WebApi::retry(const std::string& name, const std::string& id) {
   QueueKeys q(name);
   check_wire_gate(id);
-  if (retry_jobs(x_, q, {id}).front() == RetryJobResult::NotDead) {
+  std::vector<KeyHolder> holders;
+  const RetryJobResult r = retry_jobs(x_, q, {id}, &holders).front();
+  if (r == RetryJobResult::NotDead) {
     return api_error(409, id + " is not dead (it was retried, deleted or never died); nothing changed");
+  }
+  if (r == RetryJobResult::KeyHeld) {
+    return api_error(409, id + " stays dead: its unique key is held by " + holders.front().id + " (" +
+                              holders.front().state + "); retry it once that job has finished");
   }
   return {200, {{"queue", q.queue}, {"id", id}, {"retried", true}}};
 }

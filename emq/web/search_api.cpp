@@ -122,7 +122,8 @@ ApiAnswer SearchApi::bulk(const std::string& queue, const std::string& action, c
            {"total", r.total},
            {"found", ids.size()},
            {"done", b.done},
-           {"changed", b.changed}}};
+           {"changed", b.changed},
+           {"held", b.held}}};
 }
 
 }  // namespace echomq::cli

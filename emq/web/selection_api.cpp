@@ -74,7 +74,8 @@ ApiAnswer act_on_selection(Executor& x, const std::string& queue, const std::str
            {"state", to_string(*state)},
            {"asked", ids.size()},
            {"done", r.done},
-           {"moved_on", r.changed}}};
+           {"moved_on", r.changed},
+           {"held", r.held}}};
 }
 
 }  // namespace echomq::cli

@@ -36,7 +36,9 @@ std::vector<std::string> still_in(Executor& x, const std::string& set, const std
 BulkResult retry_found(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
   BulkResult out;
   in_batches(ids, [&](const std::vector<std::string>& batch) {
-    for (RetryJobResult r : retry_jobs(x, q, batch)) ++(r == RetryJobResult::Moved ? out.done : out.changed);
+    for (RetryJobResult r : retry_jobs(x, q, batch)) {
+      ++(r == RetryJobResult::Moved ? out.done : r == RetryJobResult::KeyHeld ? out.held : out.changed);
+    }
   });
   return out;
 }

@@ -35,6 +35,13 @@ bool carries_events(const ScriptCall& call) {
 std::int64_t entries_appended(const ScriptCall& call, const Reply& r) {
   if (r.type == Reply::Type::Array) {
     if (call.script == Script::Claim) return static_cast<std::int64_t>(r.elements.size() / 4);
+    // [moved, skipped]; a unique duplicate's or refusal's [code, holder,
+    // state] appends nothing.
+    if (call.script == Script::RetryDead && !r.elements.empty()) return r.elements[0].integer;
+    if (call.script == Script::Enqueue || call.script == Script::EnqueueChild || call.script == Script::EnqueueParent ||
+        call.script == Script::EnqueueCron || call.script == Script::RetryJob) {
+      return 0;
+    }
     std::int64_t n = 0;
     for (const Reply& e : r.elements) {
       if (e.type != Reply::Type::Integer) continue;

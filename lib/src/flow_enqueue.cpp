@@ -108,13 +108,17 @@ ScriptCall node_call(const FlowNode& n, const std::string& id, const std::string
                  {q.row(id), q.waiting, q.deps(id), q.meta},
                  {id, n.payload, num(n.lane), n.on_child_failure, parent}};
     c.args.insert(c.args.end(), child_refs.begin(), child_refs.end());
+    add_job_options(q, n.job, c.keys, c.args);
     return c;
   }
   if (!parent.empty()) {
-    return {Script::EnqueueChild, {q.row(id), q.pending, q.meta}, {id, n.payload, num(n.lane), parent}};
+    ScriptCall c{Script::EnqueueChild, {q.row(id), q.pending, q.meta}, {id, n.payload, num(n.lane), parent}};
+    add_job_options(q, n.job, c.keys, c.args);
+    return c;
   }
   EnqueueOptions o;
   o.lane = n.lane;
+  o.job = n.job;
   return enqueue_call(q, id, n.payload, o);
 }
 
@@ -146,6 +150,18 @@ class HalfWay {
     if (!first_) first_ = error_from_reply("flow", "the server refused " + ref_of(*e.job) + ": " + reply);
     ++refused_;
     if (e.parent != nullptr) waiting(*e.parent);
+  }
+  // A node whose unique key another job holds: not enqueued, so its parent
+  // waits for it as for a refusal.
+  void held(const LevelEntry& e) {
+    if (e.parent == nullptr) return;
+    if (!first_) {
+      first_ = Error(ErrorKind::Reply, "flow",
+                     "the unique key of " + ref_of(*e.job) + " is held by " + e.job->holder.id + " (" +
+                         e.job->holder.state + "), so it was not enqueued");
+    }
+    ++refused_;
+    waiting(*e.parent);
   }
   void waiting(const FlowJob& parent) {
     if (std::find(parents_.begin(), parents_.end(), &parent) == parents_.end()) parents_.push_back(&parent);
@@ -205,7 +221,11 @@ std::vector<LevelEntry> send_level(Executor& x, const std::vector<LevelEntry>& l
       half.refused(e, replies[i].str);
       continue;
     }
-    e.job->result = decode_enqueue(replies[i]);
+    e.job->result = decode_enqueue(replies[i], &e.job->holder);
+    if (e.job->result != EnqueueResult::Enqueued && !e.job->holder.id.empty() && e.job->holder.id != e.job->id) {
+      half.held(e);
+      continue;
+    }
     for (std::size_t k = 0; k < e.node->children.size(); ++k) {
       next.push_back({&e.node->children[k], &e.job->children[k], e.job});
     }

@@ -24,22 +24,32 @@ std::vector<Result> run_batched(Executor& x, const std::vector<std::string>& ids
 }
 }  // namespace
 
-std::int64_t retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
+RetryDeadResult retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
   std::int64_t left = limit > 0 ? limit : count_jobs(x, q, JobState::Dead);
-  std::int64_t moved = 0;
+  RetryDeadResult total;
+  // Jobs left dead because their key is held stay first in the set (the
+  // oldest deaths): each call looks past them to a slice of new ones, and
+  // the last call's count is how many stayed.
+  std::int64_t stuck = 0;
   while (left > 0) {
     const std::int64_t slice = std::min(left, kRetrySlice);
-    const std::int64_t n = retry_dead(x, q, slice);
-    moved += n;
+    const RetryDeadResult n = retry_dead(x, q, std::min(stuck + slice, kMaxRetryDeadLimit));
+    total.moved += n.moved;
+    stuck = n.skipped;
     left -= slice;
-    if (n == 0 && count_jobs(x, q, JobState::Dead) == 0) break;
+    if (n.moved == 0 && count_jobs(x, q, JobState::Dead) <= stuck) break;
   }
-  return moved;
+  total.skipped = stuck;
+  return total;
 }
 
-std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {
+std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
+                                       std::vector<KeyHolder>* holders) {
+  if (holders != nullptr) holders->assign(ids.size(), KeyHolder{});
+  std::size_t at = 0;
   return run_batched<RetryJobResult>(
-      x, ids, [&](const std::string& id) { return retry_job_call(q, id); }, decode_retry_job);
+      x, ids, [&](const std::string& id) { return retry_job_call(q, id); },
+      [&](const Reply& r) { return decode_retry_job(r, holders != nullptr ? &(*holders)[at++] : nullptr); });
 }
 
 std::vector<PromoteJobResult> promote_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids) {

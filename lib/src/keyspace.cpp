@@ -56,7 +56,28 @@ QueueKeys::QueueKeys(std::string_view q)
       outbox(queue_key(q, "outbox")),
       deps_root(queue_key(q, "deps:")),
       results_root(queue_key(q, "results:")),
-      events(queue_key(q, "events")) {}
+      events(queue_key(q, "events")),
+      uniq_root(queue_key(q, "uniq:")) {}
+
+bool valid_unique_key(std::string_view key) {
+  if (key.empty() || key.size() > 128) return false;
+  for (unsigned char c : key) {
+    if (!name_byte(c) && c != ':') return false;
+  }
+  return true;
+}
+
+void check_unique_key(std::string_view key) {
+  if (valid_unique_key(key)) return;
+  throw Error(ErrorKind::Invalid, "unique key",
+              "'" + std::string(key.substr(0, 80)) +
+                  "' is not a valid unique key: use 1-128 bytes of A-Z a-z 0-9 _ . : - (hash anything longer)");
+}
+
+std::string QueueKeys::uniq(std::string_view key) const {
+  check_unique_key(key);
+  return uniq_root + std::string(key);
+}
 
 namespace {
 std::string under(const std::string& root, std::string_view job_id) {

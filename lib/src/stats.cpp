@@ -10,7 +10,8 @@
 namespace echomq {
 
 namespace {
-constexpr const char* kCounters[] = {"claimed", "completed", "retried", "dead", "reaped", "released"};
+constexpr const char* kCounters[] = {"claimed", "completed", "retried",    "dead",
+                                     "reaped",  "released",  "duplicates", "replaced"};
 constexpr std::size_t kReadsPerQueue = 9;
 
 // An integer reply, or an integer in a string reply; nullopt and a line in

@@ -15,10 +15,77 @@ void check_lane(int lane) {
 }
 }  // namespace
 
+const char* unique_mode_name(UniqueMode m) {
+  switch (m) {
+    case UniqueMode::Started: return "started";
+    case UniqueMode::Window: return "window";
+    case UniqueMode::Replace: return "replace";
+    default: return "finished";
+  }
+}
+
+std::optional<UniqueMode> unique_mode_from(std::string_view name) {
+  for (UniqueMode m : {UniqueMode::Finished, UniqueMode::Started, UniqueMode::Window, UniqueMode::Replace}) {
+    if (name == unique_mode_name(m)) return m;
+  }
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::int64_t kMaxWindowMs = 1000000000000;
+
+void check_job_options(const JobOptions& o) {
+  if (o.unique) {
+    check_unique_key(o.unique->key);
+    const UniqueKey& u = *o.unique;
+    if (u.for_ms < 0 || u.for_ms > kMaxWindowMs) {
+      throw Error(ErrorKind::Invalid, "unique window", "must be 1 ms to 10^12 ms (31 years)");
+    }
+    if (u.mode == UniqueMode::Window && u.for_ms == 0) {
+      throw Error(ErrorKind::Invalid, "unique mode", "window needs a window: give it in ms (unique_for)");
+    }
+    if (u.for_ms > 0 && u.mode && u.mode != UniqueMode::Window) {
+      throw Error(ErrorKind::Invalid, "unique mode",
+                  std::string(unique_mode_name(*u.mode)) + " takes no window: a window is the window mode");
+    }
+  }
+  if (!o.traceparent.empty() && o.traceparent.size() != 55) {
+    throw Error(ErrorKind::Invalid, "traceparent", "must be a W3C traceparent header of 55 bytes");
+  }
+  if (o.tracestate.size() > 512) throw Error(ErrorKind::Invalid, "tracestate", "must be at most 512 bytes");
+}
+
+bool has_job_options(const JobOptions& o) { return o.unique || !o.traceparent.empty() || !o.tracestate.empty(); }
+}  // namespace
+
+void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::string>& keys,
+                     std::vector<std::string>& args) {
+  check_job_options(o);
+  if (o.unique) {
+    keys.push_back(q.uniq(o.unique->key));
+    args.insert(args.end(), {"unique", o.unique->key});
+    if (o.unique->mode) args.insert(args.end(), {"unique_mode", unique_mode_name(*o.unique->mode)});
+    if (o.unique->for_ms > 0) args.insert(args.end(), {"unique_for_ms", num(o.unique->for_ms)});
+  }
+  if (!o.traceparent.empty()) args.insert(args.end(), {"traceparent", o.traceparent});
+  if (!o.tracestate.empty()) args.insert(args.end(), {"tracestate", o.tracestate});
+}
+
 ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload, const EnqueueOptions& o) {
   check_lane(o.lane);
   check_job_id(id);  // a new id is minted or taken from a user: the full form
   std::string row = q.row(id);
+  if (has_job_options(o.job)) {
+    // The optioned enqueue: delayed with a due time, then the lock.
+    ScriptCall call{Script::Enqueue, {std::move(row), q.pending}, {std::string(id), std::string(payload)}};
+    if (o.lane != 0) call.args.insert(call.args.end(), {"lane", num(o.lane)});
+    if (o.due_ms) {
+      call.keys.push_back(q.delayed);
+      call.args.insert(call.args.end(), {"due_ms", num(*o.due_ms)});
+    }
+    add_job_options(q, o.job, call.keys, call.args);
+    return call;
+  }
   if (o.due_ms) {
     return {Script::EnqueueAt,
             {std::move(row), q.delayed},
@@ -30,8 +97,12 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
   return {Script::Enqueue, {std::move(row), q.pending}, {std::string(id), std::string(payload)}};
 }
 
-EnqueueResult decode_enqueue(const Reply& r) {
-  return integer_of(r, "enqueue") == 1 ? EnqueueResult::Enqueued : EnqueueResult::Duplicate;
+EnqueueResult decode_enqueue(const Reply& r, KeyHolder* holder) {
+  switch (holder_reply(r, "enqueue", holder)) {
+    case 1: return EnqueueResult::Enqueued;
+    case 2: return EnqueueResult::Replaced;
+    default: return EnqueueResult::Duplicate;
+  }
 }
 
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
@@ -40,24 +111,31 @@ EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std:
 }
 
 ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& f) {
-  return {Script::EnqueueCron,
-          {q.row(id), q.pending, q.cron, q.row_root},
-          {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
-           f.skip_overlap ? "skip" : "allow"}};
+  ScriptCall call{Script::EnqueueCron,
+                  {q.row(id), q.pending, q.cron, q.row_root},
+                  {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
+                   f.skip_overlap ? "skip" : "allow"}};
+  add_job_options(q, f.job, call.keys, call.args);
+  return call;
+}
+
+CronFireResult decode_enqueue_cron(const Reply& r, KeyHolder* holder) {
+  const bool names_holder = r.type == Reply::Type::Array;
+  switch (holder_reply(r, "enqueue_cron", holder)) {
+    case 1: return CronFireResult::Enqueued;
+    case 2: return names_holder ? CronFireResult::Replaced : CronFireResult::Skipped;
+    default: return names_holder ? CronFireResult::KeyHeld : CronFireResult::Already;
+  }
 }
 
 CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                             const CronFire& fire) {
-  switch (integer_of(x.eval(enqueue_cron_call(q, id, payload, fire)), "enqueue_cron")) {
-    case 1: return CronFireResult::Enqueued;
-    case 2: return CronFireResult::Skipped;
-    default: return CronFireResult::Already;
-  }
+  return decode_enqueue_cron(x.eval(enqueue_cron_call(q, id, payload, fire)), nullptr);
 }
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
   return {Script::Claim,
-          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root},
           {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
 }
 
@@ -129,6 +207,7 @@ ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_m
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  call.keys.push_back(q.uniq_root);
   return call;
 }
 
@@ -150,6 +229,7 @@ ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, Flow
     call.script = Script::FailFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  call.keys.push_back(q.uniq_root);
   return call;
 }
 
@@ -178,24 +258,34 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval(
-      {Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}});
+  Reply r = x.eval({Script::Reap,
+                    {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox, q.uniq_root},
+                    {num(max_attempts), num(limit)}});
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }
   return {integer_of(r.elements[0], "reap"), integer_of(r.elements[1], "reap")};
 }
 
-std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
-  return integer_of(x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}}), "retry_dead");
+RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
+  Reply r = x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {num(limit)}});
+  throw_if_error(r, "retry_dead");
+  if (r.type != Reply::Type::Array || r.elements.size() != 2) {
+    throw Error(ErrorKind::Protocol, "retry_dead", "expected [moved, skipped]");
+  }
+  return {integer_of(r.elements[0], "retry_dead"), integer_of(r.elements[1], "retry_dead")};
 }
 
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
+  return {Script::RetryJob, {q.row(id), q.dead, q.pending, q.uniq_root}, {std::string(id)}};
 }
 
-RetryJobResult decode_retry_job(const Reply& r) {
-  return integer_of(r, "retry_job") == 1 ? RetryJobResult::Moved : RetryJobResult::NotDead;
+RetryJobResult decode_retry_job(const Reply& r, KeyHolder* holder) {
+  switch (holder_reply(r, "retry_job", holder)) {
+    case 1: return RetryJobResult::Moved;
+    case 2: return RetryJobResult::KeyHeld;
+    default: return RetryJobResult::NotDead;
+  }
 }
 
 RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
@@ -217,6 +307,7 @@ PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view i
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.insert(call.keys.end(), {q.outbox, q.waiting, q.deps(id), q.results(id)});
+  call.keys.push_back(q.uniq_root);
   return call;
 }
 
@@ -233,7 +324,8 @@ CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMo
 }
 
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
-  return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root}, {num(older_than_ms), num(max_keep)}}), "trim_dead");
+  return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root, q.uniq_root}, {num(older_than_ms), num(max_keep)}}),
+                    "trim_dead");
 }
 
 }  // namespace echomq

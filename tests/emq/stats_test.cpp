@@ -64,21 +64,28 @@ TEST_F(StatsCli, JsonHasStableFields) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());
   ASSERT_EQ(j.size(), 1u);
-  nlohmann::json want = {
-      {"queue", queue()},
-      {"paused", true},
-      {"pending", 2},
-      {"active", 1},
-      {"delayed", 1},
-      {"dead", 1},
-      {"waiting", 1},
-      {"counters", {{"claimed", 2}, {"completed", 0}, {"retried", 0}, {"dead", 1}, {"reaped", 0}, {"released", 0}}},
-      {"pause",
-       {{"by", "ann@host-a"},
-        {"reason", "deploy of v2"},
-        {"until_ms", nullptr},
-        {"ended", false},
-        {"broken_until", nullptr}}}};
+  nlohmann::json want = {{"queue", queue()},
+                         {"paused", true},
+                         {"pending", 2},
+                         {"active", 1},
+                         {"delayed", 1},
+                         {"dead", 1},
+                         {"waiting", 1},
+                         {"counters",
+                          {{"claimed", 2},
+                           {"completed", 0},
+                           {"retried", 0},
+                           {"dead", 1},
+                           {"reaped", 0},
+                           {"released", 0},
+                           {"duplicates", 0},
+                           {"replaced", 0}}},
+                         {"pause",
+                          {{"by", "ann@host-a"},
+                           {"reason", "deploy of v2"},
+                           {"until_ms", nullptr},
+                           {"ended", false},
+                           {"broken_until", nullptr}}}};
 
   EXPECT_EQ(j[0], want) << j.dump(2);
 }

@@ -128,9 +128,18 @@ TEST_F(HostilePeerProcess, CrashLoopingPoolHoldsItsJobsPendingUntilAProcessComes
                        crashy_pool(server.dir(), broken) + "\"]\n");
   ASSERT_TRUE(d);
   // The crash loop goes on for a while: several replacements, each failing.
-  ASSERT_TRUE(wait_for([&] { return metric(f.metrics_port, restarts) >= 6; }, seconds(30))) << d->log();
-  HttpAnswer health = http_get(f.metrics_port, "/healthz");
-  EXPECT_EQ(health.status, 503) << health.body;
+  // Until each slot's first process has been seen to die (a slow machine
+  // may take a while for one), that slot still counts as up, so the
+  // check waits for the pool to say so rather than reading it once.
+  HttpAnswer health;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        if (metric(f.metrics_port, restarts) < 6) return false;
+        health = http_get(f.metrics_port, "/healthz");
+        return health.status == 503 && metric(f.metrics_port, up) == 0;
+      },
+      seconds(30)))
+      << health.body << d->log();
   EXPECT_NE(health.body.find("queue crashy"), std::string::npos) << health.body;
   EXPECT_NE(health.body.find("no pool process is up"), std::string::npos) << health.body;
   EXPECT_NE(health.body.find("exit"), std::string::npos) << "the reason: " << health.body;

@@ -167,16 +167,18 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   Lease l{"JOB_1", 3};
   EXPECT_EQ(complete_call(k, l, 0, "r").script, Script::Complete);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).script, Script::CompleteFlow);
-  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 6u);
+  // Their KEYS, and the uniq root last (docs/protocol.md, "Release").
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 7u);
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.back(), k.uniq_root);
   FailArgs f;
   EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).script, Script::FailFlow);
-  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u);
+  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 10u);
   EXPECT_EQ(cancel_call(k, "JOB_1").keys,
             (std::vector<std::string>{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
-                                      k.deps("JOB_1"), k.results("JOB_1")}))
+                                      k.deps("JOB_1"), k.results("JOB_1"), k.uniq_root}))
       << "an operator's cancel tells a child's parent, and removes a waiting parent";
-  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u);
+  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 5u);
 }
 
 TEST_F(FlowApi, AChildDyingUnderFailKillsItsParentThroughFailFlow) {

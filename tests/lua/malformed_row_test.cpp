@@ -128,7 +128,7 @@ TEST_F(MalformedRow, RetryDeadLeavesABadRowInDeadAndMovesTheRest) {
   cmd({"HSET", q.row(lane), "lane", "nan"});
   cmd({"DEL", q.row(string_row)});
   cmd({"SET", q.row(string_row), "not a hash"});
-  EXPECT_EQ(retry_dead(x, q, 10), 1);
+  EXPECT_EQ(retry_dead(x, q, 10).moved, 1);
   EXPECT_EQ(members(q.pending), std::vector<std::string>{good});
   std::vector<std::string> dead = members(q.dead);
   std::sort(dead.begin(), dead.end());

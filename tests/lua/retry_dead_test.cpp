@@ -52,7 +52,7 @@ TEST_F(RetryDead, TakesTheOldestDeathsFirstUpToLimit) {
   cmd({"ZADD", q.dead, "XX", std::to_string(now - 2000), c});
   cmd({"ZADD", q.dead, "XX", std::to_string(now - 1000), a});
 
-  EXPECT_EQ(retry_dead(x, q, 2), 2);
+  EXPECT_EQ(retry_dead(x, q, 2).moved, 2);
   EXPECT_EQ(members(q.dead), (std::vector<std::string>{a}));
   std::vector<std::string> back = members(q.pending);
   std::sort(back.begin(), back.end());
@@ -60,15 +60,15 @@ TEST_F(RetryDead, TakesTheOldestDeathsFirstUpToLimit) {
   std::sort(want.begin(), want.end());
   EXPECT_EQ(back, want);
   EXPECT_EQ(row(a).at("state"), "dead");
-  EXPECT_EQ(retry_dead(x, q, 2), 1);
-  EXPECT_EQ(retry_dead(x, q, 2), 0);
+  EXPECT_EQ(retry_dead(x, q, 2).moved, 1);
+  EXPECT_EQ(retry_dead(x, q, 2).moved, 0);
 }
 
 TEST_F(RetryDead, DropsDeadIdsWhoseRowIsGone) {
   std::string gone = make_dead();
   std::string kept = make_dead();
   cmd({"DEL", q.row_root + gone});
-  EXPECT_EQ(retry_dead(x, q, 10), 1);
+  EXPECT_EQ(retry_dead(x, q, 10).moved, 1);
   EXPECT_EQ(zset(q.dead), ZSet{});
   EXPECT_EQ(zset(q.pending), (ZSet{{kept, 0}}));
   EXPECT_FALSE(exists(q.row_root + gone));

@@ -1,8 +1,9 @@
 // The helpers several scripts share (is_counter, is_zset, lane_of, the
 // WRONGTYPE text, ...) and the blocks fenced as shared (the argument
 // checks, the halves fail and fail_flow, promote_job and retry_job have in
-// common) are copies, since each script is loaded alone by SHA and Lua in
-// Valkey has no include. A copy that drifts is a rule that differs between
+// common, the unique jobs' options, holder rule and release) are copies,
+// since each script is loaded alone by SHA and Lua in Valkey has no
+// include. A copy that drifts is a rule that differs between
 // transitions: every copy must be the same, byte for byte, as every other.
 #include <gtest/gtest.h>
 
@@ -149,9 +150,12 @@ TEST(ScriptCopies, EveryCopyOfAFencedBlockIsTheSame) {
                                   << ".lua differs from its copy in lua/" << first_script << ".lua";
     }
   }
-  // fail and fail_flow, promote_job and retry_job, and the argument checks.
+  // fail and fail_flow, promote_job and retry_job, the argument checks, and
+  // unique jobs: the enqueue forms' options and holder rule, and the uniq
+  // root every ending transition takes.
   for (const char* name : {"fail_helpers", "fail_arguments", "fail_row", "fail_writes", "fail_requeue", "move_keys",
-                           "move_row", "move_lane", "job_id", "lane_argument"}) {
+                           "move_row", "move_lane", "job_id", "lane_argument", "enqueue_options", "unique_holder",
+                           "unique_enqueue", "unique_root", "unique_release"}) {
     EXPECT_EQ(blocks.count(name), 1u) << "no block fenced as " << name << ": is " << kLuaDir << " the scripts' folder?";
   }
 }

@@ -29,7 +29,7 @@ TEST_F(Stats, EachCounterMovesWithItsTransitionAndNothingElse) {
   ASSERT_EQ(fail(x, q, l, {"e", 5, 0, true}), FailResult::Dead);
   EXPECT_EQ(counters(), counters_with({{"claimed", 3}, {"completed", 1}, {"retried", 1}, {"dead", 1}}));
 
-  ASSERT_EQ(retry_dead(x, q, 10), 1);
+  ASSERT_EQ(retry_dead(x, q, 10).moved, 1);
   EXPECT_EQ(counters(), counters_with({{"claimed", 3}, {"completed", 1}, {"retried", 1}, {"dead", 1}}))
       << "retry_dead counts nothing";
 

@@ -215,10 +215,10 @@ class WireTest : public ::testing::Test {
   inline static std::unique_ptr<ValkeyServer> server_;
 };
 
-// The six counters of emq:{q}:stats, all zero but those given.
+// The counters of emq:{q}:stats, all zero but those given.
 inline std::map<std::string, std::int64_t> counters_with(std::map<std::string, std::int64_t> set) {
-  std::map<std::string, std::int64_t> all{{"claimed", 0}, {"completed", 0}, {"retried", 0},
-                                          {"dead", 0},    {"reaped", 0},    {"released", 0}};
+  std::map<std::string, std::int64_t> all{{"claimed", 0}, {"completed", 0}, {"retried", 0},    {"dead", 0},
+                                          {"reaped", 0},  {"released", 0},  {"duplicates", 0}, {"replaced", 0}};
   for (auto& [k, v] : set) all[k] = v;
   return all;
 }

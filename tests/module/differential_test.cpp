@@ -29,6 +29,13 @@
 // scripts a drainer runs, their rows, outbox, deps and results broken,
 // with the stream on and off; its closing line counts them.
 //
+// It draws unique keys too: jobs enqueued with a key of a small pool in
+// every mode (windows that expire at once and that outlive the run),
+// replacements with and without a due time, settles that pass the uniq
+// root and that do not (leaving stale pointers), and stale pointers made
+// by hand (a holder's row deleted or made a string, a lock of garbage or
+// of another type); after every step no two live jobs share a key.
+//
 // It draws the queue's events too: the stream passed or not, of lengths
 // that trim it and that do not, the stream made another type by some
 // other writer, and the progress transition, so that the EMQ.* commands
@@ -62,6 +69,7 @@
 #include "differential_flows.h"
 #include "keyspace_dump.h"
 #include "valkey_server.h"
+#include "wait_for.h"
 
 namespace echomq::test {
 namespace {
@@ -146,6 +154,37 @@ std::vector<std::string> stranded(const Keyspace& ks, const QueueKeys& q) {
         out.push_back(show(id) + " in state " + show(named) + (holds ? " is also in " : " is not in ") + name);
       }
     }
+  }
+  return out;
+}
+
+// Unique keys: no two live jobs hold one key (PROTOCOL.md, "Unique jobs"):
+// rows carrying the same key in a state their own mode covers, a window
+// aside (a throttle, which lets a second job in once it expires), a
+// started-mode job once claimed aside. One line per key held twice.
+std::vector<std::string> shared_keys(const Keyspace& ks, const QueueKeys& q) {
+  std::map<std::string, std::vector<std::string>> holders;
+  for (const auto& [key, row] : ks) {
+    if (key.rfind(q.row_root, 0) != 0 || row.type != "hash") continue;
+    const auto field = [&](const char* f) {
+      auto it = row.entries.find(f);
+      return it == row.entries.end() ? std::string() : it->second;
+    };
+    const std::string k = field("unique"), mode = field("unique_mode"), state = field("state");
+    // A started-mode job holds its key until its first claim: once claimed
+    // (a lease_epoch), a retry does not make it a holder again.
+    const bool claimed = row.entries.count("lease_epoch") == 1;
+    const bool covered = mode == "started"
+                             ? !claimed && (state == "pending" || state == "delayed" || state == "waiting")
+                             : state == "pending" || state == "delayed" || state == "waiting" || state == "active";
+    if (!k.empty() && mode != "window" && covered) holders[k].push_back(key.substr(q.row_root.size()) + " " + state);
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, rows] : holders) {
+    if (rows.size() < 2) continue;
+    std::string line = "key " + k + " is held by";
+    for (const std::string& r : rows) line += " " + r;
+    out.push_back(line);
   }
   return out;
 }
@@ -263,6 +302,71 @@ class Differential : public ::testing::Test {
   bool chance(int percent) { return pick(100) < percent; }
 
   static Reply eval(Side& s, const ScriptCall& call) { return s.x.eval_batch({call}).front(); }
+
+  // A unique key of the run's small pool, its mode drawn: a window that
+  // expires before the next step or outlives the run, a mode left to the
+  // default, or none at all.
+  std::optional<UniqueKey> some_unique() {
+    if (chance(40)) return std::nullopt;
+    UniqueKey u{"k" + std::to_string(pick(4)), std::nullopt, 0};
+    switch (pick(6)) {
+      case 0: break;  // finished, the default
+      case 1: u.mode = UniqueMode::Started; break;
+      case 2: u.mode = UniqueMode::Replace; break;
+      case 3: u.mode = UniqueMode::Finished; break;
+      default:
+        u.for_ms = chance(50) ? 1 : kLong;
+        if (chance(50)) u.mode = UniqueMode::Window;
+    }
+    ++unique_enqueues_;
+    return u;
+  }
+
+  // A window of 1 ms set in this step ends on each side a little apart:
+  // between the two sides' dumps, or before the fence on one side and after
+  // it on the other (its expired event in another step). So each such lock
+  // is waited out on both sides before the step is compared; a long window
+  // outlives the run.
+  void let_short_windows_end() {
+    for (Side* side : {&scripted, &native}) {
+      for (int k = 0; k < 4; ++k) {
+        const std::string lock = q.uniq("k" + std::to_string(k));
+        ASSERT_TRUE(wait_for(
+            [&] {
+              const std::int64_t ttl = side->raw.command({"PTTL", lock}).integer;
+              return ttl < 0 || ttl > kLong / 2;
+            },
+            std::chrono::seconds(1)))
+            << lock << " outlived its 1 ms window";
+      }
+    }
+  }
+
+  // Stale pointers made by hand, the same on both sides: a holder's row
+  // deleted (and its set entries) or made a string, a lock of garbage or
+  // of another type where no live job holds the key.
+  Step stale_pointer() {
+    ++stale_steps_;
+    const std::string k = "k" + std::to_string(pick(4));
+    const std::string lock = q.uniq(k);
+    Reply held = scripted.raw.command({"GET", lock});
+    const std::string h = held.type == Reply::Type::String ? held.str : "";
+    if (!h.empty() && h.rfind("JOB", 0) == 0 && chance(70)) {
+      const std::string row = q.row_root + h;
+      std::vector<Command> plant = {{"DEL", row}};
+      for (const std::string* set : {&q.pending, &q.active, &q.delayed, &q.dead}) plant.push_back({"ZREM", *set, h});
+      if (chance(50)) plant.push_back({"SET", row, "no longer a hash"});
+      return raw_step(std::move(plant));
+    }
+    if (!h.empty()) return raw_step({{"TYPE", lock}});
+    return raw_step({chance(50) ? Command{"SET", lock, "not-an-id"} : Command{"HSET", lock, "f", "v"}});
+  }
+
+  // A settle call without the uniq root, as an emq/1 speaker sends it.
+  ScriptCall without_root(ScriptCall call) {
+    if (!call.keys.empty() && call.keys.back() == q.uniq_root && chance(25)) call.keys.pop_back();
+    return call;
+  }
 
   // A lease to settle: one the run was handed, sometimes made stale.
   Lease some_lease() {
@@ -552,6 +656,7 @@ class Differential : public ::testing::Test {
       EnqueueOptions o;
       o.lane = pick(11) - 5;
       if (chance(50)) o.due_ms = chance(50) ? 1000 : server_now() + kLong;
+      o.job.unique = some_unique();
       ScriptCall call = ev(enqueue_call(q, id, bytes(16), o));
       return [call](Side& s) { return eval(s, call); };
     }
@@ -581,29 +686,34 @@ class Differential : public ::testing::Test {
     }
     if (roll < 61) {
       const Lease l = some_lease();
-      return settle_step(ev(complete_call(q, l, chance(50) ? 0 : kLong, bytes(24), flows_.settle_mode())));
+      return settle_step(
+          ev(without_root(complete_call(q, l, chance(50) ? 0 : kLong, bytes(24), flows_.settle_mode()))));
     }
     if (roll < 72) {
       const std::string error = bytes(64);
       FailArgs a{error, 1 + pick(3), chance(40) ? 0 : (chance(50) ? 1 : kLong), chance(20)};
       const Lease l = some_lease();
-      return settle_step(ev(fail_call(q, l, a, flows_.settle_mode())));
+      return settle_step(ev(without_root(fail_call(q, l, a, flows_.settle_mode()))));
     }
     if (roll < 77) {
       ScriptCall call = ev(release_call(q, some_lease()));
       return [call](Side& s) { return eval(s, call); };
     }
     if (roll < 82) {
-      ScriptCall call =
-          ev({Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root}, {"3", std::to_string(1 + pick(4))}});
+      ScriptCall call = ev({Script::Reap,
+                            {q.active, q.pending, q.dead, q.stats, q.row_root, q.uniq_root},
+                            {"3", std::to_string(1 + pick(4))}});
       return [call](Side& s) { return eval(s, call); };
     }
-    if (roll < 85) return malformed();
+    if (roll < 84) return malformed();
+    if (roll < 85) return stale_pointer();
     if (roll < 90) return corrupt();
     if (roll < 93) {
       ScriptCall call;
       switch (pick(4)) {
-        case 0: call = {Script::RetryDead, {q.dead, q.pending, q.row_root}, {std::to_string(pick(3))}}; break;
+        case 0:
+          call = {Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {std::to_string(1 + pick(3))}};
+          break;
         case 1: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
           call = {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {id}};
@@ -611,10 +721,12 @@ class Differential : public ::testing::Test {
         }
         case 2: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
-          call = {Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {id}};
+          call = chance(50) ? cancel_call(q, id, FlowMode::Plain) : retry_job_call(q, id);
           break;
         }
-        default: call = {Script::TrimDead, {q.dead, q.row_root}, {std::to_string(kLong), std::to_string(pick(3))}};
+        default:
+          call = {
+              Script::TrimDead, {q.dead, q.row_root, q.uniq_root}, {std::to_string(kLong), std::to_string(pick(3))}};
       }
       call = ev(std::move(call));
       return [call](Side& s) { return eval(s, call); };
@@ -630,6 +742,13 @@ class Differential : public ::testing::Test {
          {q.row("JOB_1"), q.active, q.delayed, q.pending, q.dead, q.stats},
          {"JOB_1", "1", "e", "3", "0", "2"}},
         {Script::Release, {q.row_root + "NOPE", q.active, q.pending, q.stats}, {"NOPE", "1"}},
+        // The optioned enqueue's refusals.
+        {Script::Enqueue, {q.row("JOB_1"), q.pending}, {"JOB_1", "p", "colour", "red"}},
+        {Script::Enqueue, {q.row("JOB_1"), q.pending, q.uniq("k9")}, {"JOB_1", "p", "unique", "k0"}},
+        {Script::Enqueue,
+         {q.row("JOB_1"), q.pending, q.uniq("k0")},
+         {"JOB_1", "p", "unique", "k0", "unique_for_ms", "0"}},
+        {Script::Enqueue, {q.row("JOB_1"), q.pending}, {"JOB_1", "p", "group", "g"}},
         // The stream with a length no script takes.
         {Script::Enqueue, {q.row("JOB_1"), q.pending, q.events}, {"JOB_1", "p", chance(50) ? "0" : "10000001"}},
         {Script::Complete, {q.row("JOB_1"), q.active, q.stats, q.events}, {"JOB_1", "1", "0", "r", "x"}},
@@ -682,6 +801,9 @@ class Differential : public ::testing::Test {
   std::set<std::string> broken_to_dead_;  // rows claim or reap sent to dead for a broken counter
   // And of pauses: steps that set one, claims that lifted one.
   int pause_steps_ = 0, pause_lifts_ = 0;
+  // And of unique keys: enqueues given one, stale pointers made by hand,
+  // replies naming a holder (a duplicate, a replace, a refused retry).
+  int unique_enqueues_ = 0, stale_steps_ = 0, holder_replies_ = 0;
 
  private:
   int next_id_ = 1;
@@ -710,6 +832,7 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     const bool paused_before = is_paused(scripted);
     Reply a = step(scripted);
     Reply b = step(native);
+    let_short_windows_end();
     const std::string mark = std::to_string(n);
     control.command({"PUBLISH", kFence, mark});
     std::map<int, std::vector<std::string>> events = tap.until(mark);
@@ -739,6 +862,11 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
         broken_to_dead_.insert(key);
       }
     }
+    if (a.type == Reply::Type::Array && a.elements.size() == 3 && a.elements[1].type == Reply::Type::String) {
+      ++holder_replies_;
+    }
+    std::vector<std::string> shared = shared_keys(ka, q);
+    ASSERT_TRUE(shared.empty()) << where << ": " << shared.front() << "; last reply " << show_reply(a);
     std::vector<std::string> lost = stranded(ka, q);
     ASSERT_TRUE(lost.empty()) << where << ": " << lost.front() << " (" << lost.size() << " rows in all); last reply "
                               << show_reply(a);
@@ -750,6 +878,9 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
       limits_steps_, rate_claims_, limit_refusals_, events_steps_, entries_, static_cast<int>(broken_to_dead_.size()),
       pause_steps_, pause_lifts_);
   std::printf("differential: %d flow steps; %s\n", flow_steps_, flows_.summary().c_str());
+  std::printf("differential: %d enqueues with a unique key, %d replies naming a holder, %d stale pointers made\n",
+              unique_enqueues_, holder_replies_, stale_steps_);
+  EXPECT_GT(holder_replies_, 0) << "the run should have met a held key";
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

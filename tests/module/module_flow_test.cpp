@@ -106,7 +106,7 @@ TEST_F(ModuleFlow, AParentsDepsAndResultsAreCheckedAgainstTheCallersAcl) {
   ASSERT_EQ(raw.command({"SADD", q.deps(parent), "mflow:JOB_gone"}).integer, 1);
   ASSERT_EQ(raw.command({"HSET", q.results(parent), "mflow:JOB_c", "c:ok"}).integer, 1);
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all", "~{emq}:*", "~" + q.row(parent)};
-  for (const std::string& k : {q.active, q.stats, q.outbox, q.deps_root, q.results_root}) {
+  for (const std::string& k : {q.active, q.stats, q.outbox, q.deps_root, q.results_root, q.uniq_root}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(raw.command(declared_only).str, "OK");

@@ -118,9 +118,11 @@ TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
   for (const ScriptCall& call : core_calls(q, held, mint_job_id())) {
     const Command good = native_command(call);
     SCOPED_TRACE(good[0]);
-    // numkeys: one too few, one too many, not a number.
+    // numkeys: one too few (of the transition's own KEYS: the uniq root
+    // after them is optional), one too many, not a number.
+    const std::size_t own = call.keys.size() - (call.keys.back() == q.uniq_root ? 1 : 0);
     Command c = good;
-    c[1] = std::to_string(call.keys.size() - 1);
+    c[1] = std::to_string(own - 1);
     expect_refused(c, "EMQLAYOUT");
     c[1] = std::to_string(call.keys.size() + 1);
     expect_refused(c, "EMQLAYOUT");
@@ -147,7 +149,10 @@ TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
       expect_refused(c, "EMQLAYOUT");
     }
     for (std::size_t k = 0; k < call.keys.size(); ++k) {
-      if (call.keys[k] != q.row_root && call.keys[k] != q.deps_root && call.keys[k] != q.results_root) continue;
+      if (call.keys[k] != q.row_root && call.keys[k] != q.deps_root && call.keys[k] != q.results_root &&
+          call.keys[k] != q.uniq_root) {
+        continue;
+      }
       c = good;
       c[2 + k] = call.keys[k] + "x";
       expect_refused(c, "EMQLAYOUT");
@@ -291,7 +296,7 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   enqueue(x, q, mint_job_id(), "p", {0, 1});  // a due delayed job, for the promotion
   Connection admin = Connection::open(server.options());
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all"};
-  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root}) {
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(admin.command(declared_only).str, "OK");
@@ -322,6 +327,42 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   ASSERT_EQ(admin.command({"ACL", "SETUSER", "declared", "~" + q.row_root + "*", "~" + q.dead}).str, "OK");
   Reply ok = user.command(native_command(claim_call(q, {30000, 5, 5})));
   EXPECT_EQ(ok.type, Reply::Type::Array) << ok.str;
+}
+
+// A unique key's lock is built from the uniq root: the server checks the
+// root, never the lock. A caller whose ACL refuses the lock completes its
+// job on either executor alike: the script's pcall skips the release, the
+// module checks the lock and skips it too, each logging the key. The lock
+// is left as a stale pointer, which blocks no enqueue.
+TEST_F(Module, AReleaseTheCallersAclRefusesLeavesAStalePointerOnBothExecutors) {
+  Connection admin = Connection::open(server.options());
+  Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all", "~" + q.row_root + "*"};
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.uniq_root}) {
+    declared_only.push_back("~" + k);
+  }
+  ASSERT_EQ(admin.command(declared_only).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "declared", "pw"}).str, "OK");
+
+  for (bool native : {true, false}) {
+    SCOPED_TRACE(native ? "EMQ.COMPLETE" : "the script");
+    EnqueueOptions o;
+    o.job.unique = UniqueKey{"locked", std::nullopt, 0};
+    const std::string id = mint_job_id();
+    ASSERT_EQ(enqueue(x, q, id, "p", o), EnqueueResult::Enqueued);
+    const std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+    ASSERT_EQ(jobs.size(), 1u);
+    const ScriptCall call = complete_call(q, {id, jobs[0].lease_epoch}, 0, "r");
+    const Reply r = user.command(native ? native_command(call) : eval_command(call));
+    EXPECT_EQ(r.type, Reply::Type::Integer) << r.str;
+    EXPECT_EQ(r.integer, 1);
+    EXPECT_EQ(admin.command({"EXISTS", q.row(id)}).integer, 0) << "the job completed";
+    EXPECT_EQ(admin.command({"GET", q.uniq("locked")}).str, id) << "the lock is left, a stale pointer";
+    EXPECT_EQ(newest_acl_log_entry(admin)["object"], q.uniq("locked"));
+    EXPECT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Enqueued) << "and blocks nothing";
+    ASSERT_EQ(admin.command({"DEL", q.uniq("locked")}).integer, 1);
+    ASSERT_EQ(admin.command({"DEL", q.pending}).integer, 1);
+  }
 }
 
 }  // namespace

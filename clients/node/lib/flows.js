@@ -6,10 +6,11 @@ const ids = require('./ids');
 const { EchoMQError, InvalidError, fromReply } = require('./errors');
 const { keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
+const { jobOptions } = require('./options');
 
 const POLICIES = ['fail', 'wait', 'ignore'];
 const MAX_DEPTH = 64; // levels, the root's included: libechomq's kMaxFlowDepth
-const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children'];
+const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children', 'unique', 'uniqueMode', 'uniqueFor'];
 const LEAST_BULK = 1 << 20; // the least proto-max-bulk-len a server takes
 const DEFAULT_BULK = 512 * LEAST_BULK; // its default, where CONFIG is not ours to call
 const NAMED_PARENTS = 10;
@@ -49,11 +50,13 @@ function planTree(tree, defaultQueue) {
     const id = node.id || ids.mintJobId();
     let payload;
     let lane;
+    let options;
     try {
       ids.checkQueueName(queue);
       ids.checkJobId(id);
       payload = payloadBytes(node.payload);
       lane = checkLane(node.lane || 0);
+      options = jobOptions({ unique: node.unique, uniqueMode: node.uniqueMode, uniqueFor: node.uniqueFor });
     } catch (e) {
       if (e instanceof InvalidError) bad(e.message);
       throw e;
@@ -76,7 +79,7 @@ function planTree(tree, defaultQueue) {
       at.pop();
       return planned;
     });
-    return { queue, id, payload, lane, policy, children };
+    return { queue, id, payload, lane, policy, children, unique: node.unique, options };
   };
   const root = visit(tree, defaultQueue, []);
   return { root, largest };
@@ -101,15 +104,22 @@ async function plan(client, tree, defaultQueue) {
   return root;
 }
 
+// The node's enqueue; resolves to its reply.
 function send(run, n, parent) {
   const k = keys(n.queue);
   const row = k.rowRoot + n.id;
   const lane = String(n.lane);
+  const lock = n.unique != null ? [k.uniqRoot + n.unique] : [];
   if (n.children.length) {
-    return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta],
-      [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf)]);
+    return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta, ...lock],
+      [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf), ...n.options]);
   }
-  if (parent) return run('enqueue_child', n.queue, [row, k.pending, k.meta], [n.id, n.payload, lane, refOf(parent)]);
+  if (parent) {
+    return run('enqueue_child', n.queue, [row, k.pending, k.meta, ...lock], [n.id, n.payload, lane, refOf(parent), ...n.options]);
+  }
+  if (n.options.length) {
+    return run('enqueue', n.queue, [row, k.pending, ...lock], [n.id, n.payload, ...(n.lane !== 0 ? ['lane', lane] : []), ...n.options]);
+  }
   if (n.lane !== 0) return run('enqueue_lane', n.queue, [row, k.pending], [n.id, n.payload, lane]);
   return run('enqueue', n.queue, [row, k.pending], [n.id, n.payload]);
 }
@@ -136,11 +146,23 @@ async function enqueue(run, root) {
   while (level.length) {
     const below = [];
     for (const [n, parent] of level) {
+      let reply;
       try {
-        await send(run, n, parent);
+        reply = await send(run, n, parent);
       } catch (e) { // a refusal, or a lost connection: either way this node may be missing
         first = first || [fromReply(e), refOf(n)];
         if (parent && !waiting.includes(refOf(parent))) waiting.push(refOf(parent));
+        continue;
+      }
+      if (Array.isArray(reply) && String(reply[1]) !== n.id) { // its unique key is held: not enqueued, nor its subtree
+        if (!parent) { // the tree stands for the job holding the root's key
+          n.id = String(reply[1]);
+          n.children = [];
+        }
+        if (parent) {
+          first = first || [new EchoMQError(`its unique key is held by ${reply[1]} (${reply[2]})`), refOf(n)];
+          if (!waiting.includes(refOf(parent))) waiting.push(refOf(parent));
+        }
         continue;
       }
       for (const c of n.children) below.push([c, n]);

@@ -15,7 +15,7 @@ function keys(queue) {
   ids.checkQueueName(queue);
   const out = {};
   for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = queueKey(queue, t);
-  return { ...out, rowRoot: queueKey(queue, 'job:'), depsRoot: queueKey(queue, 'deps:'), resultsRoot: queueKey(queue, 'results:') };
+  return { ...out, rowRoot: queueKey(queue, 'job:'), depsRoot: queueKey(queue, 'deps:'), resultsRoot: queueKey(queue, 'results:'), uniqRoot: queueKey(queue, 'uniq:') };
 }
 
 const streamKey = (queue) => queueKey(queue, 'events');

@@ -9,8 +9,9 @@ const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 const { QUEUES_KEY, keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
+const { jobOptions, enqueued } = require('./options');
 
-const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released'];
+const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
 const DEPTHS = ['pending', 'active', 'delayed', 'dead', 'waiting'];
 
@@ -85,23 +86,47 @@ class Queue {
     return null;
   }
 
-  // Enqueues a job; resolves to its id. A duplicate id enqueues nothing and resolves to the id all the same.
-  async enqueue(payload, { id, lane = 0, at, delay } = {}) {
+  // Enqueues a job; resolves to its id. A duplicate id enqueues nothing and
+  // resolves to the id all the same. With unique: KEY, at most one live job
+  // of the queue holds KEY, and a duplicate resolves to the id of the job
+  // holding it (enqueueResult says which happened).
+  async enqueue(payload, options = {}) {
+    return (await this.enqueueResult(payload, options)).id;
+  }
+
+  // As enqueue, resolving to {id, outcome, state}: outcome 'enqueued',
+  // 'duplicate' or 'replaced' (uniqueMode 'replace': the pending or delayed
+  // holder took this payload and due time); on a unique duplicate or
+  // replace, id and state are the holder's. uniqueMode is 'finished' (the
+  // default: held until it completes or dies), 'started' (until first
+  // claimed), 'window' (uniqueFor ms, whatever the job does) or 'replace'.
+  async enqueueResult(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
     const jobId = id == null ? ids.mintJobId() : id;
     ids.checkJobId(jobId);
     checkLane(lane);
     const body = payloadBytes(payload);
+    const options = jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate });
     await this.ensure();
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
-    if (due != null) {
-      await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
+    let reply;
+    if (options.length > 0) {
+      const k = [row, this.keys.pending];
+      const a = [jobId, body, ...(lane !== 0 ? ['lane', String(lane)] : [])];
+      if (due != null) {
+        k.push(this.keys.delayed);
+        a.push('due_ms', String(due));
+      }
+      if (unique != null) k.push(this.keys.uniqRoot + unique);
+      reply = await this.run('enqueue', this.name, k, [...a, ...options]);
+    } else if (due != null) {
+      reply = await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
     } else if (lane !== 0) {
-      await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
+      reply = await this.run('enqueue_lane', this.name, [row, this.keys.pending], [jobId, body, String(lane)]);
     } else {
-      await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
+      reply = await this.run('enqueue', this.name, [row, this.keys.pending], [jobId, body]);
     }
-    return jobId;
+    return enqueued(jobId, reply);
   }
 
   // Enqueues a tree of jobs, each parent before its children. A node is

@@ -4,10 +4,11 @@ enqueue_flow, docs/decisions.md "Flows checked whole")."""
 from . import ids, values
 from .errors import EchoMQError, InvalidError, from_reply
 from .keys import keys
+from .options import enqueued, job_options
 
 POLICIES = ("fail", "wait", "ignore")
 MAX_DEPTH = 64  # levels, the root's included: libechomq's kMaxFlowDepth
-_FIELDS = {"payload", "queue", "id", "lane", "on_child_failure", "children"}
+_FIELDS = {"payload", "queue", "id", "lane", "on_child_failure", "children", "unique", "unique_mode", "unique_for"}
 _LEAST_BULK = 1 << 20  # the least proto-max-bulk-len a server takes
 _DEFAULT_BULK = 512 << 20  # its default, where CONFIG is not ours to call
 _NAMED_PARENTS = 10
@@ -55,6 +56,7 @@ class _Plan:
             job_id = node.get("id") or ids.mint_job_id()
             ids.check_job_id(job_id)
             body, lane = values.payload(node["payload"]), values.lane(node.get("lane", 0))
+            options = job_options(node.get("unique"), node.get("unique_mode"), node.get("unique_for"))
         except InvalidError as e:
             bad(str(e))
         policy = node.get("on_child_failure", "fail")
@@ -75,7 +77,8 @@ class _Plan:
             at.append(i)
             children.append(self.node(c, queue, at))
             at.pop()
-        return {"queue": queue, "id": job_id, "payload": body, "lane": lane, "policy": policy, "children": children}
+        return {"queue": queue, "id": job_id, "payload": body, "lane": lane, "policy": policy, "children": children,
+                "unique": node.get("unique"), "options": options}
 
 
 def _bulk_limit(client):
@@ -102,18 +105,25 @@ def _ref(n):
 
 
 def _send(run, n, parent):
+    """The node's enqueue; its reply as an Enqueued."""
     k = keys(n["queue"])
     row = k["row_root"] + n["id"]
+    lock = [k["uniq_root"] + n["unique"]] if n["unique"] is not None else []
     if n["children"]:
-        run("enqueue_parent", n["queue"], [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]],
-            [n["id"], n["payload"], n["lane"], n["policy"], _ref(parent) if parent else "",
-             *[_ref(c) for c in n["children"]]])
+        reply = run("enqueue_parent", n["queue"], [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]] + lock,
+                    [n["id"], n["payload"], n["lane"], n["policy"], _ref(parent) if parent else "",
+                     *[_ref(c) for c in n["children"]], *n["options"]])
     elif parent:
-        run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]], [n["id"], n["payload"], n["lane"], _ref(parent)])
+        reply = run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]] + lock,
+                    [n["id"], n["payload"], n["lane"], _ref(parent), *n["options"]])
+    elif n["options"]:
+        reply = run("enqueue", n["queue"], [row, k["pending"]] + lock,
+                    [n["id"], n["payload"], *(["lane", n["lane"]] if n["lane"] else []), *n["options"]])
     elif n["lane"] != 0:
-        run("enqueue_lane", n["queue"], [row, k["pending"]], [n["id"], n["payload"], n["lane"]])
+        reply = run("enqueue_lane", n["queue"], [row, k["pending"]], [n["id"], n["payload"], n["lane"]])
     else:
-        run("enqueue", n["queue"], [row, k["pending"]], [n["id"], n["payload"]])
+        reply = run("enqueue", n["queue"], [row, k["pending"]], [n["id"], n["payload"]])
+    return enqueued(n["id"], reply)
 
 
 def _incomplete(cause, failed, waiting):
@@ -139,11 +149,19 @@ def enqueue(run, root):
         below = []
         for n, parent in level:
             try:
-                _send(run, n, parent)
+                sent = _send(run, n, parent)
             except Exception as e:  # a refusal, or a lost connection: either way this node may be missing
                 first = first or (from_reply(e), _ref(n))
                 if parent and _ref(parent) not in waiting:
                     waiting.append(_ref(parent))
+                continue
+            if sent != n["id"]:  # its unique key is held by another job: not enqueued, nor its subtree
+                if not parent:  # the tree stands for the job holding the root's key
+                    n["id"], n["children"] = str(sent), []
+                if parent:
+                    first = first or (EchoMQError("its unique key is held by %s (%s)" % (sent, sent.state)), _ref(n))
+                    if _ref(parent) not in waiting:
+                        waiting.append(_ref(parent))
                 continue
             below.extend((c, n) for c in n["children"])
         level = below

@@ -18,7 +18,7 @@ def keys(queue):
     out = {t: _queue_key(queue, t) for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting",
                                              "outbox", "events")}
     out.update(row_root=_queue_key(queue, "job:"), deps_root=_queue_key(queue, "deps:"),
-               results_root=_queue_key(queue, "results:"))
+               results_root=_queue_key(queue, "results:"), uniq_root=_queue_key(queue, "uniq:"))
     return out
 
 

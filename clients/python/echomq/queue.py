@@ -9,8 +9,9 @@ from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
 from .events import EventsBook, Waiter
 from .keys import QUEUES_KEY, keys
+from .options import enqueued, job_options
 from .scripts import Scripts
-COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released")
+COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
 PAUSE_FIELDS = ("paused", "paused_by", "paused_reason", "paused_until")
@@ -35,17 +36,6 @@ def _pause(paused, by, reason, until, server_time_ms):
     broken = _text(until[:40]) if until is not None and until_ms is None else None
     return {"by": _text(by) or None, "reason": _text(reason) or None, "until_ms": until_ms,
             "ended": until_ms is not None and until_ms <= server_time_ms(), "broken_until": broken}
-
-
-def _seconds(value, what):
-    """A span in seconds as delay= and timeout= take it: a number or a timedelta, 0..10^9.
-
-    NaN and infinity are refused, and so is text: each would make wait poll for ever.
-    """
-    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else value
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**9:
-        raise InvalidError("%s must be seconds (a number, or a timedelta) in 0..10^9, not %r" % (what, value))
-    return seconds
 
 
 def _counter(v):
@@ -98,27 +88,48 @@ class Queue:
                 return at
             raise InvalidError("at must be an aware datetime or epoch milliseconds in 0..10^15")
         if delay is not None:
-            seconds = _seconds(delay, "delay")
+            seconds = values.seconds(delay, "delay")
             # Due times are the server's clock, never ours.
             return self.server_time_ms() + int(seconds * 1000)
         return None
 
-    def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None):
-        """Enqueues a job; returns its id. A duplicate id enqueues nothing and returns the id all the same."""
+    def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None, unique=None, unique_mode=None,
+                unique_for=None, traceparent=None, tracestate=None):
+        """Enqueues a job; returns its id, an Enqueued (a str).
+
+        A duplicate id enqueues nothing and returns the id all the same.
+        With unique=KEY at most one live job of the queue holds KEY: a
+        duplicate enqueues nothing and returns the id of the job holding
+        it (.outcome "duplicate", .state its state); unique_mode is
+        "finished" (the default: held until it completes or dies),
+        "started" (until first claimed), "window" (unique_for seconds, or
+        a timedelta, whatever the job does) or "replace" (a pending or
+        delayed holder takes this payload and due time: .outcome
+        "replaced").
+        """
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = values.lane(lane)
         body = values.payload(payload)
+        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate)
         self._ensure()
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
-        if due is not None:
-            self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
+        if options:
+            keys, args = [row, self.keys["pending"]], [job_id, body] + (["lane", lane] if lane else [])
+            if due is not None:
+                keys.append(self.keys["delayed"])
+                args += ["due_ms", due]
+            if unique is not None:
+                keys.append(self.keys["uniq_root"] + unique)
+            reply = self._run("enqueue", self.name, keys, args + options)
+        elif due is not None:
+            reply = self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
         elif lane != 0:
-            self._run("enqueue_lane", self.name, [row, self.keys["pending"]], [job_id, body, lane])
+            reply = self._run("enqueue_lane", self.name, [row, self.keys["pending"]], [job_id, body, lane])
         else:
-            self._run("enqueue", self.name, [row, self.keys["pending"]], [job_id, body])
-        return job_id
+            reply = self._run("enqueue", self.name, [row, self.keys["pending"]], [job_id, body])
+        return enqueued(job_id, reply)
 
     def enqueue_flow(self, tree):
         """Enqueues a tree of jobs, each parent before its children.
@@ -200,7 +211,7 @@ class Queue:
         completion (a queue that keeps no completed rows) returns None.
         """
         ids.check_wire_gate(job_id)
-        timeout = None if timeout is None else _seconds(timeout, "timeout")
+        timeout = None if timeout is None else values.seconds(timeout, "timeout")
         state = self.client.hget(self.keys["row_root"] + job_id, "state")
         if state is None:
             raise JobNotFound("no job %s in queue %s" % (job_id, self.name))
@@ -218,7 +229,7 @@ class Queue:
         ended within timeout seconds (the others are left out), an end being
         {"state": "completed"|"dead"|"gone", "result", "error", "attempts"}."""
         job_ids = list(dict.fromkeys(job_ids))
-        timeout = None if timeout is None else _seconds(timeout, "timeout")
+        timeout = None if timeout is None else values.seconds(timeout, "timeout")
         for job_id in job_ids:
             ids.check_wire_gate(job_id)
         waiter = Waiter(self.client, self.name, self.keys["row_root"])

@@ -204,7 +204,8 @@
     if (readOnly || q.dead === 0) return null;
     return button('Retry all dead', () => {
       if (!window.confirm('Retry all ' + q.dead + ' dead jobs of ' + q.queue + '?')) return;
-      act('/api/queues/' + encodeURIComponent(q.queue) + '/retry-dead', (b) => 'Moved ' + b.moved + ' dead jobs to pending');
+      act('/api/queues/' + encodeURIComponent(q.queue) + '/retry-dead', (b) => 'Moved ' + b.moved + ' dead jobs to pending' +
+        (b.skipped ? '; ' + b.skipped + ' stayed dead: another live job holds their unique key' : ''));
     }, true);
   }
 

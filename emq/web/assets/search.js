@@ -103,6 +103,7 @@ window.emqSearch = (function () {
         box.replaceChildren(kit.el('span', { id: 'bulk-result' },
           (action === 'retry' ? 'Retried ' : 'Cancelled ') + r.done +
           (left ? '; ' + left + ' had changed state and were left alone' : '') +
+          (r.held ? '; ' + r.held + ' stayed dead: another live job holds their unique key' : '') +
           (r.found > data.found ? '; ' + (r.found - data.found) + ' more matched than at the search' : '') + '.'));
       } catch (e) {
         box.replaceChildren(kit.el('span', { class: 'err' }, 'Refused: ' + e.message));

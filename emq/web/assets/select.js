@@ -92,7 +92,7 @@ window.emqSelect = (function () {
     const base = '/api/queues/' + encodeURIComponent(queue) + '/selection/' + action + '?state=' +
       (state === 'retries' ? 'delayed' : state);
     const started = performance.now();
-    let done = 0, moved = 0, sent = 0;
+    let done = 0, moved = 0, held = 0, sent = 0;
     kit.hold(true);
     try {
       for (const [url, n] of batches(base, segs)) {
@@ -100,13 +100,15 @@ window.emqSelect = (function () {
         const r = await kit.api(url, { method: 'POST', headers: { 'X-EMQ-Token': kit.token } });
         done += r.done;
         moved += r.moved_on;
+        held += r.held;
         sent += n;
       }
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       chosen = new Map();
       kit.notice(verb + ' ' + done + ' of ' + segs.length + ' in ' + seconds + ' s' +
         (moved ? '; ' + moved + ' had moved on (' + MOVED[action] + ') and ' + (moved === 1 ? 'was' : 'were') +
-          ' left alone' : '') + '.', false);
+          ' left alone' : '') +
+        (held ? '; ' + held + ' stayed dead: another live job holds their unique key' : '') + '.', false);
     } catch (e) {
       if (!e.shown) kit.notice('Refused after ' + done + ' done of ' + segs.length + ': ' + e.message, true);
     } finally {

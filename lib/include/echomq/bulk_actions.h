@@ -25,6 +25,7 @@ inline constexpr std::size_t kBulkBatch = 100;
 struct BulkResult {
   std::int64_t done = 0;     // retried, or cancelled
   std::int64_t changed = 0;  // not in the searched state any more: left alone
+  std::int64_t held = 0;     // retry: left dead, another live job holds its unique key
 };
 
 // Moves those of ids that are dead now back to pending (retry_job).

@@ -25,6 +25,7 @@ struct FlowNode {
   std::string on_child_failure = "fail";
   std::string id;  // "" mints one
   std::vector<FlowNode> children;
+  JobOptions job{};  // its unique key and trace context
 };
 
 // A node as enqueued: its id, and whether it was new.
@@ -32,6 +33,7 @@ struct FlowJob {
   std::string queue;
   std::string id;
   EnqueueResult result = EnqueueResult::Enqueued;
+  KeyHolder holder;  // a unique duplicate's (or replace's): the job holding its key
   std::vector<FlowJob> children;
 };
 
@@ -59,7 +61,10 @@ void check_flow(const FlowNode& root);
 // a cluster. A parent is enqueue_parent, a leaf that has a parent
 // enqueue_child, a root without children a plain enqueue. A node found
 // already there (Duplicate) does not stop its children: enqueueing the same
-// tree again with its ids fills in what a failed call left out. Throws
+// tree again with its ids fills in what a failed call left out. A node
+// whose unique key another job holds is not enqueued, nor its subtree: its
+// parent then waits for it, as for a refusal (below); a root so held
+// enqueues nothing and is no error. Throws
 // Error as check_flow does (a payload is checked against the server's own
 // proto-max-bulk-len when over 1 MiB), before anything is sent. A call the
 // server still refuses skips its node's subtree; the rest is enqueued, then

@@ -20,7 +20,10 @@ namespace echomq {
 // One call per id, in one round trip per kActionBatch ids; one result per
 // id, in order. Ids are taken as given past the wire's gate (an id that is
 // not JOB-namespaced throws Error{Kind}): check ids a person typed first.
-std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
+// KeyHeld: another live job holds the dead job's unique key (it stays
+// dead); given holders, each such id's holder is at its index.
+std::vector<RetryJobResult> retry_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids,
+                                       std::vector<KeyHolder>* holders = nullptr);
 std::vector<PromoteJobResult> promote_jobs(Executor& x, const QueueKeys& q, const std::vector<std::string>& ids);
 // cancel_jobs in Flow mode moves a child to dead and tells its parent
 // (transitions.h, FlowMode); Plain deletes every row.
@@ -40,10 +43,12 @@ std::vector<bool> delete_dead_jobs(Executor& x, const QueueKeys& q, const std::v
 // first, kRetrySlice at a time (one script call blocks the server while it
 // runs), or at most limit when one is given (> 0). Jobs that die while it
 // runs are not chased: it stops once it has moved as many as were dead at
-// the start. Returns how many moved. `emq dead retry` and `emq web`'s
+// the start. Returns how many moved, and how many stayed dead because
+// another live job holds their unique key. `emq dead retry` and `emq web`'s
 // "retry all".
 inline constexpr std::int64_t kRetrySlice = 1000;
-std::int64_t retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit = 0);
+inline constexpr std::int64_t kMaxRetryDeadLimit = 1000000;  // retry_dead's own bound
+RetryDeadResult retry_all_dead(Executor& x, const QueueKeys& q, std::int64_t limit = 0);
 
 // Ids per pipelined round trip: large enough to amortise the trip, small
 // enough that the server serves other clients between batches.

@@ -21,6 +21,11 @@ std::string queue_key(std::string_view queue, std::string_view type);
 // Throws Error{Invalid} naming the rule, before any key is built.
 void check_queue_name(std::string_view name);
 
+// A unique key (PROTOCOL.md, "Unique jobs"): 1-128 bytes of [0-9A-Za-z_.:-].
+bool valid_unique_key(std::string_view key);
+// Throws Error{Invalid} naming the rule.
+void check_unique_key(std::string_view key);
+
 // Every key of one queue, built once. The braces are the cluster hashtag:
 // all of them live in one slot, so one script may touch them together.
 struct QueueKeys {
@@ -41,6 +46,7 @@ struct QueueKeys {
   std::string deps_root;     // "emq:{q}:deps:"; a parent's deps are deps_root + id
   std::string results_root;  // "emq:{q}:results:"; its results are results_root + id
   std::string events;        // stream: one entry per change of a job's state, when meta has events
+  std::string uniq_root;     // "emq:{q}:uniq:"; the lock of unique key k is uniq_root + k
 
   // The row of a job. Checks only the wire's gate (check_wire_gate): the
   // ids settled, shown and cancelled are read back from the server and may
@@ -49,6 +55,8 @@ struct QueueKeys {
   // A parent's deps and results keys, with row()'s check.
   std::string deps(std::string_view job_id) const;
   std::string results(std::string_view job_id) const;
+  // The lock of a unique key, checked by check_unique_key.
+  std::string uniq(std::string_view key) const;
   // The ref "<queue>:<id>" by which flows name a job of this queue.
   std::string ref(std::string_view job_id) const;
 };

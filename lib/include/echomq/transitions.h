@@ -22,7 +22,9 @@ namespace echomq {
 inline constexpr int kMinLane = -1000;
 inline constexpr int kMaxLane = 1000;
 
-enum class EnqueueResult { Enqueued, Duplicate };
+// Replaced: a unique enqueue in replace mode gave its payload (and due
+// time) to the pending or delayed job holding its key.
+enum class EnqueueResult { Enqueued, Duplicate, Replaced };
 enum class CompleteResult { Completed, LeaseLost };
 enum class FailResult { LeaseLost, Retry, Dead };
 enum class ReleaseResult { Released, LeaseLost };
@@ -30,16 +32,48 @@ enum class ReleaseResult { Released, LeaseLost };
 // finished child whose parent has not been told; job_actions.h,
 // cancel_refusal, says which).
 enum class CancelResult { Removed, NotFound, Refused };
-enum class RetryJobResult { Moved, NotDead };
+// KeyHeld: another live job holds the dead job's unique key; it stays dead.
+enum class RetryJobResult { Moved, NotDead, KeyHeld };
 enum class PromoteJobResult { Moved, NotDelayed };
-// enqueue_cron's replies: 1, 0, 2.
-enum class CronFireResult { Enqueued, Already, Skipped };
+// enqueue_cron's replies: 1, 0, 2; KeyHeld and Replaced when the job's
+// unique key is held (the tick taken, nothing enqueued; in replace mode the
+// holder's payload replaced).
+enum class CronFireResult { Enqueued, Already, Skipped, KeyHeld, Replaced };
+
+// The job holding a unique key, as a duplicate's reply names it: its id,
+// and its state (the row's, or "gone" for a window whose row is gone).
+struct KeyHolder {
+  std::string id;
+  std::string state;
+};
+
+// The modes of a unique key (docs/protocol.md, "Unique jobs").
+enum class UniqueMode { Finished, Started, Window, Replace };
+const char* unique_mode_name(UniqueMode m);
+std::optional<UniqueMode> unique_mode_from(std::string_view name);
+
+// A job's unique key, its mode and its window (ms, window mode only; a
+// window given without a mode is window mode).
+struct UniqueKey {
+  std::string key;
+  std::optional<UniqueMode> mode;
+  std::int64_t for_ms = 0;
+};
+
+// The named options the flow and schedule forms take too: a unique key and
+// a trace context (traceparent 55 bytes, tracestate at most 512).
+struct JobOptions {
+  std::optional<UniqueKey> unique;
+  std::string traceparent;
+  std::string tracestate;
+};
 
 struct CronFire {
   std::string_view name;     // the schedule
   std::int64_t fire_ms = 0;  // the tick
   std::int64_t lane = 0;
   bool skip_overlap = false;  // overlap: skip
+  JobOptions job{};           // the job's unique key and trace context
 };
 
 struct EnqueueOptions {
@@ -47,7 +81,15 @@ struct EnqueueOptions {
   // When set, the job waits in the delayed set until this epoch millisecond
   // of the server's clock.
   std::optional<std::int64_t> due_ms;
+  // A unique key and a trace context: the optioned enqueue
+  // (docs/protocol.md, "The optioned enqueue").
+  JobOptions job{};
 };
+
+// The named pairs a JobOptions adds to an enqueue form's ARGV, and the lock
+// KEY it then takes; checked host-side first (Error{Invalid} naming what).
+void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::string>& keys,
+                     std::vector<std::string>& args);
 
 // A leased job as claim hands it out.
 struct ClaimedJob {
@@ -96,15 +138,20 @@ struct ReapResult {
 };
 
 // enqueue, enqueue_lane or enqueue_at, as the options ask: lane 0 and no
-// due time is the seed's enqueue. Throws Error{Invalid} for a bad id or lane.
+// due time is the seed's enqueue; a unique key or a trace context makes it
+// the optioned enqueue. Throws Error{Invalid} for a bad id, lane or option.
 ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload,
                         const EnqueueOptions& options = {});
-EnqueueResult decode_enqueue(const Reply& r);
+// Any enqueue form's reply (enqueue, enqueue_child, enqueue_parent): given
+// holder, a unique duplicate or replace fills it with the job holding the
+// key (a row that exists is its own holder).
+EnqueueResult decode_enqueue(const Reply& r, KeyHolder* holder = nullptr);
 EnqueueResult enqueue(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                       const EnqueueOptions& options = {});
 
 // One fire of a schedule, at most once per tick (PROTOCOL.md "Schedules").
 ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::string_view payload, const CronFire& fire);
+CronFireResult decode_enqueue_cron(const Reply& r, KeyHolder* holder = nullptr);
 CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id, std::string_view payload,
                             const CronFire& fire);
 
@@ -143,13 +190,18 @@ ReleaseResult decode_release(const Reply& r);
 ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease);
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit);
-std::int64_t retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
+// skipped: dead jobs left dead because another live job holds their unique key.
+struct RetryDeadResult {
+  std::int64_t moved = 0;
+  std::int64_t skipped = 0;
+};
+RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 
 // retry_job and cancel act on ids an operator names or a listing read back
 // from the server: their builders check no more than the wire's gate (the
 // script's EMQKIND), so an odd id a peer wrote can still be acted on.
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id);
-RetryJobResult decode_retry_job(const Reply& r);
+RetryJobResult decode_retry_job(const Reply& r, KeyHolder* holder = nullptr);
 RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id);
 // An operator's "run it now": one delayed job to pending at its lane.
 ScriptCall promote_job_call(const QueueKeys& q, std::string_view id);

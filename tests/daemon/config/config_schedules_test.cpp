@@ -55,6 +55,17 @@ const BadSchedule kBad[] = {
      "did you mean timezone?"},
     {"bad_queue_name", "  - { name: a, queue: \"a:b\", every: 1m }\n", 5, "schedules[0].queue",
      "expected 1-64 characters"},
+    {"bad_unique_key", "  - { name: a, queue: q, every: 1m, unique: \"a b\" }\n", 5, "schedules[0].unique",
+     "expected 1-128 characters of A-Z a-z 0-9 _ . : -"},
+    {"bad_unique_mode", "  - { name: a, queue: q, every: 1m, unique: k, unique_mode: once }\n", 5,
+     "schedules[0].unique_mode", "expected one of finished, started, window, replace, got once"},
+    {"unique_mode_without_a_key", "  - { name: a, queue: q, every: 1m, unique_mode: started }\n", 5,
+     "schedules[0].unique_mode", "needs unique"},
+    {"window_without_unique_for", "  - { name: a, queue: q, every: 1m, unique: k, unique_mode: window }\n", 5,
+     "schedules[0].unique_mode", "window needs unique_for"},
+    {"unique_for_of_another_mode",
+     "  - { name: a, queue: q, every: 1m, unique: k, unique_mode: started, unique_for: 1m }\n", 5,
+     "schedules[0].unique_for", "only unique_mode window takes a window"},
 };
 
 class BadScheduleConfig : public ::testing::TestWithParam<BadSchedule> {};
@@ -101,6 +112,22 @@ TEST(ScheduleConfig, LoadsEveryKeyAndTheDefaults) {
   EXPECT_EQ(b.payload, "");
   EXPECT_FALSE(b.skip_overlap);
   EXPECT_EQ(b.misfire_grace_ms, 60000);
+}
+
+TEST(ScheduleConfig, AScheduleMayNameAUniqueKeyItsModeAndWindow) {
+  TempDir dir;
+  const std::string path =
+      dir.write("emqd.yaml", std::string(kQueues) +
+                                 "  - { name: a, queue: q, every: 1m, unique: report:a }\n"
+                                 "  - { name: b, queue: q, every: 1m, unique: b, unique_for: 10m }\n"
+                                 "  - { name: c, queue: q, every: 1m, unique: c, unique_mode: started }\n");
+  Config c = load_config(path);
+  ASSERT_EQ(c.schedules.size(), 3u);
+  EXPECT_EQ(c.schedules[0].unique, "report:a");
+  EXPECT_EQ(c.schedules[0].unique_mode, "");
+  EXPECT_EQ(c.schedules[0].unique_for_ms, 0);
+  EXPECT_EQ(c.schedules[1].unique_for_ms, 600000);
+  EXPECT_EQ(c.schedules[2].unique_mode, "started");
 }
 
 TEST(ScheduleConfig, TheSameNameInTwoQueuesIsTwoSchedules) {

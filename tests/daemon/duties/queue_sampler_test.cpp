@@ -8,6 +8,7 @@
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
+#include "minted_id.h"
 #include "valkey_server.h"
 #include "wait_for.h"
 
@@ -17,15 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// A minted-form id dated `ms`. mint_job_id(ms) cannot go back in time once
-// this process has minted a later id, so older ids are spelt out here: 10
-// Crockford base32 digits of time, then 16 of (here zero) randomness.
-std::string id_minted_at(std::int64_t ms) {
-  static const char digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-  std::string time(10, '0');
-  for (int i = 9; i >= 0; --i, ms >>= 5) time[static_cast<std::size_t>(i)] = digits[ms & 31];
-  return "JOB_" + time + std::string(16, '0');
-}
+using test::id_minted_at;
 
 QueueSampler::Params every_50ms(std::vector<std::string> queues) { return {std::move(queues), milliseconds(50)}; }
 
@@ -74,6 +67,28 @@ TEST_F(QueueSamplerTest, EveryStateOfEveryQueueInOneSample) {
   claim(x, busy, {30000, 10, 0});
   const Depths drained{0, 3, 1, 1};
   EXPECT_TRUE(test::wait_for([&] { return depths(metrics, "busy") == drained; }, seconds(5)));
+}
+
+// emq_unique_duplicates_total follows the queue's stats duplicates, which
+// a unique duplicate by any producer counts: all of it at the first
+// sample, then what it gained.
+TEST_F(QueueSamplerTest, UniqueDuplicatesFollowTheQueuesCounter) {
+  QueueKeys q("uniq");
+  EnqueueOptions o;
+  o.job.unique = UniqueKey{"digest:ada", std::nullopt, 0};
+  ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Enqueued);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Duplicate);
+
+  Metrics metrics({"uniq"}, "test");
+  QueueSampler sampler(every_50ms({"uniq"}), server.options(), metrics);
+  sampler.start();
+  ASSERT_TRUE(
+      test::wait_for([&] { return scrape_has(metrics, "emq_unique_duplicates_total{queue=\"uniq\"} 3"); }, seconds(5)))
+      << metrics.scrape();
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Duplicate);
+  EXPECT_TRUE(
+      test::wait_for([&] { return scrape_has(metrics, "emq_unique_duplicates_total{queue=\"uniq\"} 5"); }, seconds(5)))
+      << metrics.scrape();
 }
 
 TEST_F(QueueSamplerTest, LatencyIsTheAgeOfTheHeadJobByTheServersClock) {

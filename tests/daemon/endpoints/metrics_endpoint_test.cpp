@@ -172,6 +172,7 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_daemons_stopped_beating", "gauge"},
     {"emq_queue_paused", "gauge"},
     {"emq_events_written_total", "counter"},
+    {"emq_unique_duplicates_total", "counter"},
     {"emq_trace_spans_dropped_total", "counter"},
 };
 

@@ -60,6 +60,27 @@ TEST(SchedulesCli, FireEnqueuesThroughTheMarkerAndTheListingShowsIt) {
   EXPECT_NE(table.out.find("30 2 * * * Europe/Berlin"), std::string::npos) << table.out;
 }
 
+// A schedule whose definition names a unique key: each fire's job carries
+// it, and a fire while the last one's job holds it enqueues nothing and
+// names that job (exit 4, as a fire overlap skip holds).
+TEST(SchedulesCli, AFireWhoseUniqueKeyIsHeldNamesTheHolder) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "nightly",
+             R"({"every_ms":1000,"lane":0,"misfire_grace_ms":60000,"overlap":"allow","timezone":"UTC",)"
+             R"("unique":"report:nightly","unique_mode":"finished"})"});
+  RunResult fired = emq(server, {"schedules", "fire", "reports", "nightly"});
+  ASSERT_EQ(fired.code, 0) << fired.err;
+  const std::string id = fired.out.substr(0, fired.out.find('\n'));
+  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "unique"}).str, "report:nightly");
+  RunResult again = emq(server, {"schedules", "fire", "reports", "nightly"});
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_EQ(again.out, id + "\n");
+  EXPECT_EQ(again.err,
+            "emq: not fired: the schedule's unique key is held by " + id + " (pending); the tick is taken\n");
+  EXPECT_EQ(c.command({"ZCARD", "emq:{reports}:pending"}).integer, 1);
+}
+
 // The listing is a table like every other of emq's: no tabs, each column
 // starting where its heading does, however long the cells above it.
 TEST(SchedulesCli, TheTableAlignsEachColumnUnderItsHeading) {

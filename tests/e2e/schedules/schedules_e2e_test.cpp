@@ -25,6 +25,8 @@
 #include <thread>
 
 #include "echomq/connection.h"
+#include "echomq/executor.h"
+#include "echomq/transitions.h"
 #include "command_log.h"
 #include "emqd_process.h"
 #include "schedule_e2e.h"
@@ -255,50 +257,79 @@ TEST(SchedulesE2E, AfterAllStoppedFiveTicksOneCatchUpAndTheRestMissed) {
   EXPECT_EQ(std::stoll(m[1].str()), gap_ticks) << logs;
 }
 
-TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
-  ValkeyServer server;
-  const std::string yaml = "valkey: { url: \"" + server.url() +
-                           "\" }\n"
-                           "metrics: { listen: \"\" }\n"
-                           "queues:\n"
-                           "  - name: slow\n"
-                           "    concurrency: 4\n"
-                           "    keep_completed_s: 600\n"
-                           "    handler: { type: exec, command: [/bin/sleep, \"2.5\"] }\n"
-                           "schedules:\n"
-                           "  - { name: beat, queue: slow, every: 1s, overlap: skip }\n";
-  EmqdProcess a(yaml);
-  EmqdProcess b(yaml);
+// The daemons of OverlapSkip... and AUniqueKey...: queue slow, four slots,
+// jobs of 2.5 s kept completed, and one schedule `beat` every second with
+// `more` (overlap or a unique key).
+std::string slow_beat_config(const ValkeyServer& server, const std::string& more) {
+  return "valkey: { url: \"" + server.url() +
+         "\" }\n"
+         "metrics: { listen: \"\" }\n"
+         "queues:\n"
+         "  - name: slow\n"
+         "    concurrency: 4\n"
+         "    keep_completed_s: 600\n"
+         "    handler: { type: exec, command: [/bin/sleep, \"2.5\"] }\n"
+         "schedules:\n"
+         "  - { name: beat, queue: slow, every: 1s, " +
+         more + " }\n";
+}
+
+// Waits until queue slow completed three jobs; the most jobs it had
+// unfinished (pending, active or delayed) at once meanwhile. One MULTI:
+// three ZCARDs apart counted a job claimed between them twice, once
+// pending and once active (CI saw 2).
+int most_unfinished_until_three_completed(const ValkeyServer& server, const EmqdProcess& a) {
   Connection c = Connection::open(server.options());
   int most = 0;
-  // One MULTI: three ZCARDs apart counted a job claimed between them twice,
-  // once pending and once active (CI saw 2).
-  auto unfinished = [&] {
-    std::vector<Reply> r = c.pipeline({{"MULTI"},
-                                       {"ZCARD", "emq:{slow}:pending"},
-                                       {"ZCARD", "emq:{slow}:active"},
-                                       {"ZCARD", "emq:{slow}:delayed"},
-                                       {"EXEC"}});
-    std::int64_t n = 0;
-    for (const Reply& e : r.back().elements) n += e.integer;
-    most = std::max(most, static_cast<int>(n));
-    return n;
-  };
   auto completed = [&] {
     std::int64_t n = 0;
     for (const Reply& k : c.command({"KEYS", "emq:{slow}:job:*"}).elements)
       if (c.command({"HGET", k.str, "state"}).str == "completed") ++n;
     return n;
   };
-  ASSERT_TRUE(wait_for(
+  EXPECT_TRUE(wait_for(
       [&] {
-        unfinished();
+        std::vector<Reply> r = c.pipeline({{"MULTI"},
+                                           {"ZCARD", "emq:{slow}:pending"},
+                                           {"ZCARD", "emq:{slow}:active"},
+                                           {"ZCARD", "emq:{slow}:delayed"},
+                                           {"EXEC"}});
+        std::int64_t n = 0;
+        for (const Reply& e : r.back().elements) n += e.integer;
+        most = std::max(most, static_cast<int>(n));
         return completed() >= 3;
       },
       60s))
       << a.log();
-  EXPECT_LE(most, 1);
+  return most;
+}
+
+TEST(SchedulesE2E, OverlapSkipNeverLeavesTwoJobsUnfinished) {
+  ValkeyServer server;
+  const std::string yaml = slow_beat_config(server, "overlap: skip");
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  EXPECT_LE(most_unfinished_until_three_completed(server, a), 1);
   EXPECT_NE((a.log() + b.log()).find("skipped the tick"), std::string::npos);
+}
+
+// A schedule with a unique key in finished mode: a tick whose key is held
+// enqueues nothing, whoever enqueued the job that holds it (here a
+// producer's, before the daemons start). Jobs last 2.5 s and ticks come
+// every second, with overlap allow: the key alone keeps them one at a time.
+TEST(SchedulesE2E, AUniqueKeyNeverRunsATickBesideTheLastJobWhoeverEnqueuedIt) {
+  ValkeyServer server;
+  const std::string yaml = slow_beat_config(server, "unique: beat");
+  Executor x(server.options());
+  EnqueueOptions by_hand;
+  by_hand.job.unique = UniqueKey{"beat", std::nullopt, 0};
+  ASSERT_EQ(enqueue(x, QueueKeys("slow"), "JOB_by_hand", "x", by_hand), EnqueueResult::Enqueued);
+  EmqdProcess a(yaml);
+  EmqdProcess b(yaml);
+  EXPECT_LE(most_unfinished_until_three_completed(server, a), 1) << "two jobs of the key were unfinished at once";
+  Connection c = Connection::open(server.options());
+  EXPECT_EQ(c.command({"HGET", "emq:{slow}:job:JOB_by_hand", "state"}).str, "completed");
+  EXPECT_NE((a.log() + b.log()).find("unique key beat is held by"), std::string::npos) << a.log() << b.log();
 }
 
 // The native executor runs the six core transitions as module commands;

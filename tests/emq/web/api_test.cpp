@@ -22,6 +22,7 @@
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "echomq/events.h"
+#include "minted_id.h"
 #include "web_fixture.h"
 #include "wait_for.h"
 
@@ -43,8 +44,9 @@ void seed_dead(Executor& x, const QueueKeys& q, const std::string& id, const std
 }
 
 TEST_F(WebApiTest, QueuesListsDepthsCountersPausedAndOldestPendingAge) {
-  const std::uint64_t minted = static_cast<std::uint64_t>(x().server_time_ms()) - 60000;
-  enqueue(x(), keys(), mint_job_id(minted), "a");
+  // An id dated a minute ago (mint_job_id(ms) would not go back past an
+  // id this process minted later).
+  enqueue(x(), keys(), id_minted_at(x().server_time_ms() - 60000), "a");
   enqueue(x(), keys(), mint_job_id(), "b");
   seed_dead(x(), keys(), "JOB_dead1", "p", "boom", 1000);
   pause(x(), keys());
@@ -282,6 +284,41 @@ TEST_F(WebApiTest, RetryOneRetryAllAndCancel) {
   EXPECT_EQ(x().command({"EXISTS", keys().row("JOB_b")}).integer, 0);
   EXPECT_EQ(act(qpath() + "/jobs/JOB_b/cancel").status, 404);
   EXPECT_EQ(act(qpath() + "/jobs/NOPE/cancel").status, 400);
+}
+
+// A dead job whose unique key another live job holds stays dead, whichever
+// retry the page asks for, and the answer names the job holding the key.
+TEST_F(WebApiTest, ARetryMeetingAHeldKeyNamesTheHolder) {
+  EnqueueOptions o;
+  o.job.unique = UniqueKey{"sync:7", std::nullopt, 0};
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_dead", "p", o), EnqueueResult::Enqueued);
+  const std::vector<ClaimedJob> jobs = claim(x(), keys(), {30000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  FailArgs permanent;
+  permanent.permanent = true;
+  ASSERT_EQ(fail(x(), keys(), {"JOB_dead", jobs[0].lease_epoch}, permanent), FailResult::Dead);
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_live", "p", o), EnqueueResult::Enqueued);
+
+  json b = body_of(get(qpath() + "/jobs/JOB_dead"));
+  EXPECT_EQ(b["fields"]["unique"]["text"], "sync:7");
+  EXPECT_EQ(b["fields"]["unique_mode"]["text"], "finished");
+
+  HttpAnswer a = act(qpath() + "/jobs/JOB_dead/retry");
+  EXPECT_EQ(a.status, 409) << a.body;
+  EXPECT_NE(a.body.find("its unique key is held by JOB_live (pending)"), std::string::npos) << a.body;
+  a = act(qpath() + "/retry-dead");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["moved"], 0);
+  EXPECT_EQ(body_of(a)["skipped"], 1);
+  a = act(qpath() + "/selection/retry?state=dead&id=JOB_dead");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["done"], 0);
+  EXPECT_EQ(body_of(a)["held"], 1);
+  a = act(qpath() + "/bulk/retry?match=p");
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a)["held"], 1);
+  EXPECT_EQ(x().command({"HGET", keys().row("JOB_dead"), "state"}).str, "dead");
+  EXPECT_EQ(x().command({"GET", keys().uniq("sync:7")}).str, "JOB_live");
 }
 
 TEST_F(WebApiTest, EveryAnswerCarriesAStrictPolicy) {

@@ -4,8 +4,10 @@ a real valkey-server and a real `emq web` (no daemon: a job run now stays
 pending for the test to see).
 
 Run now on a delayed job leaves it pending; Delete all dead asks with the
-count, and the dead list is empty after; under --read-only none of the
-buttons is drawn. A screenshot of a queue page with the buttons is saved
+count, and the dead list is empty after; a dead job whose unique key
+another live job holds shows its key, and its Retry (and Retry all dead)
+leaves it dead, naming the holder; under --read-only none of the buttons
+is drawn. A screenshot of a queue page with the buttons is saved
 under --artifacts (docs/web-actions.png is a copy). The helpers are
 browser_test.py's.
 
@@ -88,6 +90,31 @@ class Actions(bt.Bare):
         bt.text(self.driver, 'pre[data-field="result"]')
         labels = self.driver.execute_script("return [...document.querySelectorAll('#view button')].map((b) => b.textContent)")
         self.assertNotIn("Cancel", labels, "cancel would delete the kept row")
+
+    def test_a_dead_job_whose_unique_key_is_held_stays_dead_and_the_page_names_the_holder(self):
+        bt.seed_dead(self.valkey, "digests", "JOB_digest_old", "x", "smtp down", 1700000000000)
+        c = self.valkey.client()
+        c.hset("emq:{digests}:job:JOB_digest_old", mapping={"unique": "digest:ada", "unique_mode": "finished"})
+        bt.emq(self.valkey, "enqueue", "digests", "y", "--id", "JOB_digest_new", "--unique", "digest:ada")
+        self.open("/queues/digests/jobs/JOB_digest_old")
+        fields = bt.text(self.driver, "dl.fields")
+        self.assertIn("digest:ada", fields, "the job's page shows its unique key")
+        self.assertIn("finished", fields, "and its mode")
+        bt.click(self.driver, "#view .actions", "Retry")
+        notice = bt.wait(self.driver, lambda d: d.execute_script(
+            "const n = document.getElementById('notice'); return n && n.textContent.includes('held by') && "
+            "n.textContent"), "the refusal")
+        self.assertIn("JOB_digest_old stays dead: its unique key is held by JOB_digest_new (pending)", notice)
+        self.assertEqual(c.hget("emq:{digests}:job:JOB_digest_old", "state"), "dead")
+
+        self.open("/queues/digests?state=dead")
+        bt.text(self.driver, 'tr[data-id="JOB_digest_old"]')
+        bt.click(self.driver, "#view", "Retry all dead")
+        bt.wait(self.driver, lambda d: d.switch_to.alert, "a confirmation").accept()
+        notice = bt.wait(self.driver, lambda d: d.execute_script(
+            "const n = document.getElementById('notice'); return n && n.textContent.startsWith('Moved') && "
+            "n.textContent"), "the answer")
+        self.assertEqual(notice, "Moved 0 dead jobs to pending; 1 stayed dead: another live job holds their unique key")
 
     def test_the_queue_page_with_its_buttons_and_none_read_only(self):
         c = self.valkey.client()
