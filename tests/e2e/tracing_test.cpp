@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "e2e_fixture.h"
+#include "echomq/flow_enqueue.h"
 #include "echomq/trace_context.h"
 #include "http_client.h"
 #include "otlp_receiver.h"
@@ -318,6 +319,54 @@ TEST_F(TracingE2E, SpansLeaveInFullBatchesAndTheRestAtTheDelayOrTheStop) {
   ASSERT_EQ(d.wait_exit(seconds(15)), 0) << d.log();
   EXPECT_EQ(sizes(), (std::vector<int>{100, 100, 50})) << "the stop sends what waits";
   EXPECT_EQ(receiver.spans().size(), static_cast<std::size_t>(kJobs));
+}
+
+// A flow is one trace: the producer gives the root its context and the
+// speaker writes it into every child that has none of its own, so each
+// job's span, the parent's after its children's, is a child of the
+// producer's span. The tree as the receiver saw it is printed.
+TEST_F(TracingE2E, AFlowsChildrenShareTheParentsTrace) {
+  OtlpReceiver receiver;
+  const std::string ok = "[\"" + kHandlers + "/ok.sh\"]";
+  auto job = [](const std::string& queue, const std::string& payload) {
+    FlowNode n;
+    n.queue = queue;
+    n.payload = payload;
+    return n;
+  };
+  FlowNode root = job("report", "sum");
+  root.job.traceparent = kSampled;  // the children are given none
+  root.children = {job("part", "a"), job("part", "b")};
+  const FlowJob ids = enqueue_flow(x, root);
+  EmqdProcess d(config(receiver.endpoint(), exec_queue("report", ok) + exec_queue("part", ok)), {}, kQuickExport);
+  ASSERT_TRUE(settled("part", 2)) << d.log();
+  ASSERT_TRUE(settled("report", 1)) << d.log();
+  const std::vector<json> spans = receiver.wait_spans(3, seconds(20));
+  const std::vector<json> parts = named(spans, "process part");
+  const std::vector<json> report = named(spans, "process report");
+  ASSERT_EQ(parts.size(), 2u) << d.log();
+  ASSERT_EQ(report.size(), 1u) << d.log();
+  std::vector<std::string> part_ids;
+  for (const json& s : parts) part_ids.push_back(s["attributes"]["messaging.message.id"]);
+  std::sort(part_ids.begin(), part_ids.end());
+  std::vector<std::string> child_ids{ids.children[0].id, ids.children[1].id};
+  std::sort(child_ids.begin(), child_ids.end());
+  EXPECT_EQ(part_ids, child_ids);
+  EXPECT_EQ(report[0]["attributes"]["messaging.message.id"], ids.id);
+  std::printf("the flow's spans as the receiver saw them:\n  producer %s (trace %s)\n", kProducerSpan.c_str(),
+              kTrace.c_str());
+  for (const json& s : {report[0], parts[0], parts[1]}) {
+    EXPECT_EQ(s["trace_id"], kTrace) << s.dump();
+    EXPECT_EQ(s["parent_span_id"], kProducerSpan) << s.dump();
+    EXPECT_EQ(s["kind"], "SPAN_KIND_CONSUMER");
+    EXPECT_EQ(s["attributes"]["messaging.echomq.job.outcome"], "completed");
+    std::printf("  └─ %s %s %s, job %s\n", s["name"].get<std::string>().c_str(),
+                s["span_id"].get<std::string>().c_str(), s["kind"].get<std::string>().c_str(),
+                s["attributes"]["messaging.message.id"].get<std::string>().c_str());
+  }
+  EXPECT_GE(report[0]["start_ns"].get<std::uint64_t>(),
+            std::max(parts[0]["end_ns"].get<std::uint64_t>(), parts[1]["end_ns"].get<std::uint64_t>()))
+      << "the parent runs after its children";
 }
 
 // Off (the default): no read of the rows' contexts, no context to the handler.
