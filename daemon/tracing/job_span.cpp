@@ -13,23 +13,8 @@ using otel::nostd::string_view;
 
 namespace {
 
-// The row's two fields as the W3C propagator reads them, and the span's
-// context as it writes them back.
-class Fields : public otel::context::propagation::TextMapCarrier {
- public:
-  Fields() = default;
-  explicit Fields(const TraceContext& c) : traceparent(c.traceparent), tracestate(c.tracestate) {}
-
-  string_view Get(string_view key) const noexcept override {
-    if (key == "traceparent") return traceparent;
-    if (key == "tracestate") return tracestate;
-    return {};
-  }
-  void Set(string_view key, string_view value) noexcept override {
-    if (key == "traceparent") traceparent.assign(value.data(), value.size());
-    if (key == "tracestate") tracestate.assign(value.data(), value.size());
-  }
-
+// The span's context in W3C form, for the handler.
+struct Fields {
   std::string traceparent;
   std::string tracestate;
 };
@@ -90,18 +75,49 @@ void JobSpan::end(SpanOutcome outcome, std::string_view error) {
   span.End();
 }
 
+// The row's context as the span's parent: a traceparent that passed
+// traceparent_problem (version 00, lower-case hex, ids not all zeros),
+// so its fields are taken where they stand, with no context object,
+// carrier or split per span.
+otel::trace::SpanContext row_parent(const TraceContext& row) {
+  using otel::trace::propagation::HttpTraceContext;
+  const std::string_view tp = row.traceparent;
+  return otel::trace::SpanContext(HttpTraceContext::TraceIdFromHex(string_view(tp.data() + 3, 32)),
+                                  HttpTraceContext::SpanIdFromHex(string_view(tp.data() + 36, 16)),
+                                  HttpTraceContext::TraceFlagsFromHex(string_view(tp.data() + 53, 2)), true,
+                                  row.tracestate.empty() ? otel::trace::TraceState::GetDefault()
+                                                         : otel::trace::TraceState::FromHeader(row.tracestate));
+}
+
+// A row with no context starts a trace, never under whatever context the
+// slot's thread might hold; made once (a Context is immutable).
+const otel::context::Context& new_trace() {
+  static const otel::context::Context root = otel::context::Context().SetValue(otel::trace::kIsRootSpanKey, true);
+  return root;
+}
+
+// The span's context in W3C form, written once: the handler's TRACEPARENT
+// and the trace id of the job's log lines are views of it.
+void write_context(const otel::trace::SpanContext& c, Fields& out) {
+  char tp[kTraceparentBytes] = {'0', '0', '-'};
+  c.trace_id().ToLowerBase16(otel::nostd::span<char, 32>(tp + 3, 32));
+  tp[35] = '-';
+  c.span_id().ToLowerBase16(otel::nostd::span<char, 16>(tp + 36, 16));
+  tp[52] = '-';
+  c.trace_flags().ToLowerBase16(otel::nostd::span<char, 2>(tp + 53, 2));
+  out.traceparent.assign(tp, sizeof(tp));
+  if (!c.trace_state()->Empty()) out.tracestate = c.trace_state()->ToHeader();
+}
+
 JobSpan open_job_span(otel::trace::Tracer& tracer, const std::string& queue, const std::string& id,
                       std::int64_t attempt, std::size_t payload_bytes, const TraceContext& row) {
-  otel::trace::propagation::HttpTraceContext w3c;
   otel::trace::StartSpanOptions options;
   options.kind = otel::trace::SpanKind::kConsumer;
-  // Under the row's context; a row with none starts a trace, never under
-  // whatever context the slot's thread might hold.
-  otel::context::Context none;
-  const Fields from_row(row);
-  otel::context::Context parent = w3c.Extract(from_row, none);
-  options.parent =
-      otel::trace::GetSpan(parent)->GetContext().IsValid() ? parent : none.SetValue(otel::trace::kIsRootSpanKey, true);
+  if (row.empty() || !traceparent_problem(row.traceparent).empty()) {
+    options.parent = new_trace();
+  } else {
+    options.parent = row_parent(row);
+  }
   auto impl = std::make_unique<JobSpan::Impl>();
   impl->span = tracer.StartSpan("process " + queue,
                                 {{"messaging.system", "echomq"},
@@ -112,7 +128,7 @@ JobSpan open_job_span(otel::trace::Tracer& tracer, const std::string& queue, con
                                  {"messaging.message.body.size", static_cast<std::int64_t>(payload_bytes)},
                                  {"messaging.echomq.job.attempt", attempt}},
                                 options);
-  w3c.Inject(impl->context, otel::trace::SetSpan(none, impl->span));
+  write_context(impl->span->GetContext(), impl->context);
   return JobSpan(std::move(impl));
 }
 
