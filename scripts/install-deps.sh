@@ -101,15 +101,18 @@ add_backports() {
 # libstdc++6 and libgcc-s1 that every Debian image has; tests/ops checks
 # this list against the built binaries. emqd speaks the systemd notify
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
+# opentelemetry-cpp (emqd's spans; to build, its -dev and libabsl-dev for
+# its headers) comes from bookworm-backports, as valkey-server does; its
+# headers, built with Abseil, have emqd link libabsl20220623 by name.
 runtime_pkgs=(
   libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2 libssl3
-  libdate-tz3 tzdata ca-certificates
+  libdate-tz3 tzdata ca-certificates opentelemetry-cpp libabsl20220623
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
   libhiredis-dev libssl-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
-  libhowardhinnant-date-dev
+  libhowardhinnant-date-dev opentelemetry-cpp-dev libabsl-dev
 )
 # The demo's handlers (examples/handlers/exec/word_count.py) and its
 # progress line.
@@ -119,6 +122,7 @@ test_pkgs=(
   python3-redis python3-croniter python3-venv python3-wheel
   chromium chromium-driver python3-selenium
   systemd prometheus openssl clang-format help2man
+  python3-opentelemetry-proto python3-protobuf curl
 )
 # The .deb (debhelper: its rules; lintian: Debian's check of it; help2man:
 # its manual pages from --help), the Python wheel (python3-build, offline
@@ -138,7 +142,10 @@ package_test_pkgs=(debootstrap podman systemd python3-venv python3-redis)
 # chromium-driver, python3-selenium: the browser tests of `emq web`
 # (tests/emq/web); libdate-tz3, tzdata: schedules' time zones, read from the
 # system's tzdata; python3-croniter: the oracle of the cron tests
-# (tests/daemon/schedule); python3-venv, python3-wheel: the Python client's
+# (tests/daemon/schedule); python3-opentelemetry-proto, python3-protobuf:
+# the tracing tests' OTLP receiver (tests/support/otlp_receiver.py); curl:
+# the shell handler that passes a trace on (examples/handlers/exec/
+# traced_curl.sh); python3-venv, python3-wheel: the Python client's
 # install as docs/clients.md gives it (tests/e2e/clients_doc_test.cpp runs
 # it), python3-redis: that client's library; clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS

@@ -159,7 +159,7 @@ def jobs_for_min_sample(session, name, count, *samples, per=1, step=10_000):
 
 
 def emqd_rate(session, name, queue, jobs, concurrency, handler, timeout=300, prefetch=0, tls=False, executor=None,
-              cpu=None, events=None, steady=False):
+              cpu=None, events=None, steady=False, tracing=None):
     """Prefilled queue -> emqd from its start until stats completed == jobs.
     cpu: a list that gets the run's CPU per job in µs (emqd's own
     threads, the handler processes it reaped, the server). steady: the
@@ -168,7 +168,7 @@ def emqd_rate(session, name, queue, jobs, concurrency, handler, timeout=300, pre
     valkey = session.valkey
     with session.emqd(name, [dict(name=queue, concurrency=concurrency, prefetch=prefetch, handler=handler,
                                   events=events)],
-                      tls=tls, executor=executor) as d:
+                      tls=tls, executor=executor, tracing=tracing) as d:
         if cpu is not None:
             server_before, ticks = process_cpu(valkey.proc.pid)[0], machine_ticks()
         t0 = d.start()

@@ -11,6 +11,7 @@ from .events import EventsBook, Waiter
 from .keys import QUEUES_KEY, keys
 from .options import enqueued, job_options
 from .scripts import Scripts
+from .tracing import sending
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
@@ -106,7 +107,16 @@ class Queue:
         a timedelta, whatever the job does) or "replace" (a pending or
         delayed holder takes this payload and due time: .outcome
         "replaced").
+
+        traceparent (and tracestate): the W3C trace context the job joins;
+        emqd's span for it is that context's child. Without one, when the
+        package opentelemetry is installed, a PRODUCER span "send <queue>"
+        opens under the current span and its context is written.
         """
+        return sending(self.name, traceparent, tracestate,
+                       lambda tp, ts: self._enqueue(payload, id, lane, at, delay, unique, unique_mode, unique_for, tp, ts))
+
+    def _enqueue(self, payload, id, lane, at, delay, unique, unique_mode, unique_for, traceparent, tracestate):
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = values.lane(lane)
@@ -142,7 +152,17 @@ class Queue:
         "children": [...]}. The whole tree is checked first (InvalidError
         naming the node: a job given twice, more than 64 levels, ...);
         a refusal by the server half-way raises flows.FlowIncomplete.
+
+        A node's traceparent and tracestate are its trace context; a node
+        without one carries its parent's, so the flow is one trace. A root
+        without one gets the caller's, as enqueue does.
         """
+        if isinstance(tree, dict) and tree.get("traceparent") is None:
+            return sending(tree.get("queue") or self.name, None, None,
+                           lambda tp, ts: self._enqueue_flow(dict(tree, traceparent=tp, tracestate=ts) if tp else tree))
+        return self._enqueue_flow(tree)
+
+    def _enqueue_flow(self, tree):
         planned = flows.plan(self.client, tree, self.name)
         self._ensure()
         others, level = set(), [planned]
