@@ -1,5 +1,9 @@
-# The two commands a newcomer needs: `make demo` and `make test`. Both
-# install what they need first (scripts/install-deps.sh, as root or sudo).
+# The two commands a newcomer needs: `make demo` and `make test`. Each
+# installs what it needs first (scripts/install-deps.sh, as root or sudo),
+# and no more: `make build` and `make demo` the build and run-time packages
+# and compile the programs (emqd, emq, the emq module, the example
+# plugins); `make test` adds the test tools and compiles the tests too;
+# `make deb` adds the packaging tools.
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
@@ -11,33 +15,54 @@ TEST_JOBS  ?= $(shell echo $$(( $$(nproc) + 1 )))
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_ARGS ?=
 
-.PHONY: all deps node-deps build test soak demo sanitize install clean image-test \
-        package-deps deb speakers packages package-test
+.PHONY: all deps demo-deps test-deps node-deps build build-tests test soak demo sanitize install clean \
+        image-test package-deps package-test-deps deb speakers packages package-test
 
 all: build
 
 deps:
-	$(SUDO) scripts/install-deps.sh
+	$(SUDO) scripts/install-deps.sh --build
+
+demo-deps:
+	$(SUDO) scripts/install-deps.sh --demo
+
+test-deps:
+	$(SUDO) scripts/install-deps.sh --test
 
 # The Node speaker's one dependency (ioredis), as the committed lock file
 # pins it; as the user, not root. Its tests run under `make test`.
 node-deps: clients/node/node_modules/.package-lock.json
 
-clients/node/node_modules/.package-lock.json: clients/node/package-lock.json | deps
+clients/node/node_modules/.package-lock.json: clients/node/package-lock.json | test-deps
 	npm ci --prefix clients/node --no-audit --no-fund
 
-build: deps node-deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+# A build directory configured for the first time leaves the tests and the
+# benchmarks out (make test turns the tests on), and for make demo the
+# debug information too (a third of each unit's compile; the demo reads
+# none); one already configured keeps its choices. Either way make build
+# compiles the programs alone (emq_programs), never the tests.
+CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+FRESH     = $(if $(wildcard $(BUILD)/CMakeCache.txt),,-DEMQ_BUILD_TESTS=OFF -DEMQ_BUILD_BENCH=OFF $(FRESH_DEMO))
+demo: FRESH_DEMO = -DEMQ_DEBUG_INFO=OFF
+
+build: deps
+	$(CONFIGURE) $(FRESH) $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS) --target emq_programs
+
+# The programs and the tests (and the benchmark programs, unless this
+# build was first configured by make build).
+build-tests: test-deps node-deps
+	$(CONFIGURE) -DEMQ_BUILD_TESTS=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Everything but the soak (a million jobs; `make soak` runs it).
-test: build
+test: build-tests
 	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS) --timeout 300 -LE soak
 
-soak: build
+soak: build-tests
 	EMQ_SOAK=1 ctest --test-dir $(BUILD) --output-on-failure -L soak
 
-demo: build
+demo: demo-deps build
 	scripts/demo.sh $(BUILD)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -66,6 +91,9 @@ DEB       = dist/emqd_$(shell head -n 1 VERSION)_$(shell dpkg --print-architectu
 package-deps:
 	$(SUDO) scripts/install-deps.sh --package
 
+package-test-deps:
+	$(SUDO) scripts/install-deps.sh --package-test
+
 deb: package-deps
 	$(PACKAGE) --deb
 
@@ -74,7 +102,7 @@ speakers: package-deps
 
 packages: deb speakers
 
-package-test: packages
+package-test: package-test-deps packages
 	$(PACKAGE) --binnmu 1 --out $(BUILD_DEB)/binnmu
 	$(SUDO) tests/package/check.sh dist $(BUILD_DEB)/binnmu
 

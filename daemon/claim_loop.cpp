@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "echomq/events.h"
 #include "echomq/job_id.h"
+#include "logging.h"
 #include "record_settled.h"
 
 namespace echomq::daemon {
@@ -36,14 +37,16 @@ constexpr int kChannels = 2;
 }  // namespace
 
 ClaimLoop::ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
-                     ReconnectPolicy reconnect)
+                     ReconnectPolicy reconnect, Tracing* tracing)
     : queue_(queue),
       handler_(handler),
+      tracing_(tracing),
       keys_(queue.name),
       metrics_(metrics),
       qm_(metrics.queue(queue.name)),
       settler_(queue_, keys_),
-      runner_(queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }),
+      runner_(
+          queue_, handler, running_, qm_, [this](std::optional<Settlement> s) { deliver(std::move(s)); }, tracing),
       holdback_(queue.poll_max_ms, qm_),
       flows_(queue_.name, keys_),
       trouble_(queue_.name) {
@@ -345,7 +348,20 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   }
   if (r.claimed) pace_after_claim(r, changes_before, free);
   FlowReads::Claimed children = flows_.children_of(ch.executor, r.jobs);
-  dispatch(std::move(r.jobs), std::move(children.children), children.give_back);
+  std::vector<TraceContext> contexts = trace_contexts(ch, r.jobs);
+  dispatch(std::move(r.jobs), std::move(children.children), children.give_back, std::move(contexts));
+}
+
+std::vector<TraceContext> ClaimLoop::trace_contexts(Channel& ch, const std::vector<ClaimedJob>& jobs) {
+  if (tracing_ == nullptr || jobs.empty()) return {};
+  try {
+    return read_trace_contexts(ch.executor, keys_, jobs);
+  } catch (const Error& e) {
+    spdlog::warn(
+        "queue={} {} claimed jobs run in traces of their own: their rows' trace contexts could not be read: {}",
+        queue_.name, jobs.size(), e.what());
+    return {};
+  }
 }
 
 // What meta said behind a claim: the stream's length the next transitions
@@ -391,7 +407,8 @@ ClaimTurn::Results ClaimLoop::round_trip(Channel& ch, const ClaimTurn& turn) {
   return turn.run(ch.executor);
 }
 
-void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children, bool give_back) {
+void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children, bool give_back,
+                         std::vector<TraceContext> contexts) {
   if (jobs.empty()) return;
   const std::int64_t now_ms = epoch_ms();
   std::vector<JobRunner::Assignment> batch;
@@ -402,10 +419,16 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
       qm_.job_wait->Observe(std::max<double>(0, static_cast<double>(now_ms - static_cast<std::int64_t>(*minted))) /
                             1e3);
     }
-    spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
-    RunningJob* held = running_.add({job.id, job.lease_epoch}, job.attempt);
     const std::size_t i = batch.size();
-    batch.push_back({std::move(job), held, i < children.size() ? std::move(children[i]) : std::vector<ChildResult>{}});
+    {
+      // A job with no context has no trace until its span starts.
+      const bool traced = i < contexts.size() && !contexts[i].empty();
+      const LogTraceScope log_trace(traced ? trace_id_of(contexts[i].traceparent) : std::string_view());
+      spdlog::debug("queue={} job={} attempt={} claimed", queue_.name, job.id, job.attempt);
+    }
+    RunningJob* held = running_.add({job.id, job.lease_epoch}, job.attempt);
+    batch.push_back({std::move(job), held, i < children.size() ? std::move(children[i]) : std::vector<ChildResult>{},
+                     i < contexts.size() ? std::move(contexts[i]) : TraceContext{}});
   }
   {
     // A claim that was on the wire when the drain began: nothing starts

@@ -11,7 +11,9 @@
 // once when the wakeup subscriber reports new work. A claim cut short by
 // the queue's limits holds the next claim back (limit_holdback.h); a queue
 // in flows settles and claims as flow_reads.h says; server trouble paces
-// the turns as server_trouble.h says.
+// the turns as server_trouble.h says. A daemon that traces reads the
+// claimed rows' trace contexts behind the claim, in a round trip of their
+// own: one HMGET per job, pipelined.
 #pragma once
 
 #include <atomic>
@@ -41,9 +43,10 @@ namespace echomq::daemon {
 
 class ClaimLoop {
  public:
-  // `reconnect` shares one ReconnectGroup among the daemon's connections.
+  // `reconnect` shares one ReconnectGroup among the daemon's connections;
+  // `tracing` is null while tracing is off.
   ClaimLoop(const QueueConfig& queue, const ConnectionOptions& server, Handler& handler, Metrics& metrics,
-            ReconnectPolicy reconnect = {});
+            ReconnectPolicy reconnect = {}, Tracing* tracing = nullptr);
   ~ClaimLoop();
   ClaimLoop(const ClaimLoop&) = delete;
   ClaimLoop& operator=(const ClaimLoop&) = delete;
@@ -124,7 +127,10 @@ class ClaimLoop {
   void unreserve(int jobs);
   // give_back: release them at once (their children's results could not be read).
   void dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<ChildResult>> children = {},
-                bool give_back = false);
+                bool give_back = false, std::vector<TraceContext> contexts = {});
+  // The claimed rows' trace contexts; none while tracing is off. A read
+  // that fails costs the jobs their parent, never their run.
+  std::vector<TraceContext> trace_contexts(Channel& ch, const std::vector<ClaimedJob>& jobs);
   void release_unstarted();  // under mutex_
   void deliver(std::optional<Settlement> s);
   void on_server_trouble(Channel& ch, const Error& e, std::deque<Settlement> unsent);
@@ -132,6 +138,7 @@ class ClaimLoop {
 
   const QueueConfig& queue_;
   Handler& handler_;
+  Tracing* tracing_;
   QueueKeys keys_;
   Metrics& metrics_;
   QueueMetrics& qm_;

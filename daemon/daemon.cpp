@@ -25,6 +25,9 @@ using std::chrono::milliseconds;
 // drain; past it, unsettled leases expire and the jobs run again elsewhere.
 constexpr milliseconds kFlushTimeout{5000};
 constexpr milliseconds kStatusEvery{5000};
+// How long the spans of the last jobs may take to leave at shutdown; a
+// collector that hangs costs the stop no more than this.
+constexpr milliseconds kSpanFlush{2000};
 
 std::vector<std::string> queue_names(const Config& c) {
   std::vector<std::string> names;
@@ -157,7 +160,8 @@ void Daemon::start_parts() {
   }
   std::vector<ClaimLoop*> loops;
   for (std::size_t i = 0; i < config_.queues.size(); ++i) {
-    loops_.push_back(std::make_unique<ClaimLoop>(config_.queues[i], server, *handlers_[i], *metrics_, reconnect_));
+    loops_.push_back(
+        std::make_unique<ClaimLoop>(config_.queues[i], server, *handlers_[i], *metrics_, reconnect_, tracing_.get()));
     loops.push_back(loops_.back().get());
   }
   // The renewer starts before the first claim so no lease goes unrenewed.
@@ -183,8 +187,9 @@ void Daemon::start_parts() {
   wakeup_ = std::make_unique<Wakeup>(loops, server, config_.valkey.keyspace_events, reconnect_);
   wakeup_->start();
   endpoint_->watch(loops);
-  heartbeat_ = std::make_unique<Heartbeat>(config_, server, loops, *metrics_, reconnect_,
-                                           Heartbeat::Actions{[this] { quiet(); }, [this] { stop_from_registry(); }});
+  heartbeat_ =
+      std::make_unique<Heartbeat>(config_, server, loops, *metrics_, reconnect_,
+                                  Heartbeat::Actions{[this] { quiet(); }, [this] { stop_from_registry(); }}, id_);
   heartbeat_->start();
   spdlog::info("in the fleet as {} ({}), beating every {} s", heartbeat_->id(), kDaemonsKey, config_.daemon.beat_s);
 }
@@ -274,6 +279,8 @@ void Daemon::stop_parts() {
   scheduler_.reset();
   wakeup_.reset();
   loops_.clear();
+  // Every job has ended: its span waits for the export, or for nothing.
+  if (tracing_) tracing_->stop(kSpanFlush);
   for (auto& h : handlers_) h->shutdown();
   handlers_.clear();
   if (embedded_) embedded_->stop();
@@ -290,6 +297,16 @@ int Daemon::run() {
     embedded_->start();
   }
   metrics_ = std::make_unique<Metrics>(queue_names(config_), EMQ_VERSION);
+  id_ = Heartbeat::new_id(config_);
+  if (config_.tracing.enabled) {
+    tracing_ = std::make_unique<Tracing>(
+        config_.tracing, Tracing::Origin{EMQ_VERSION, id_},
+        SpanDrops{&metrics_->spans_dropped_queue_full(), &metrics_->spans_dropped_export_failed()});
+    spdlog::info("tracing: a span per job, sent to {} as service {}", config_.tracing.url,
+                 config_.tracing.service_name);
+  } else if (!config_.tracing.disabled_by.empty()) {
+    spdlog::info("tracing: off, as {}=true says", config_.tracing.disabled_by);
+  }
   // Serving before the server is reached: a daemon that waits for it shows
   // emq_valkey_up 0 and a 503, and a taken port fails before any claim.
   endpoint_ = std::make_unique<MetricsEndpoint>(config_, server_options(), *metrics_, reconnect_);

@@ -22,6 +22,7 @@
 #include "duties/scheduler.h"
 #include "systemd_notify.h"
 #include "duties/wakeup.h"
+#include "tracing/tracing.h"
 
 namespace echomq::daemon {
 
@@ -54,6 +55,8 @@ class Daemon {
   SystemdNotify notify_;
   std::unique_ptr<EmbeddedValkey> embedded_;
   std::unique_ptr<Metrics> metrics_;
+  std::string id_;                    // in the fleet registry and on its spans
+  std::unique_ptr<Tracing> tracing_;  // none while tracing is off
   std::vector<std::unique_ptr<Handler>> handlers_;
   std::vector<std::unique_ptr<ClaimLoop>> loops_;
   std::unique_ptr<LeaseRenewer> renewer_;

@@ -6,12 +6,18 @@
 #include <chrono>
 
 #include "clock.h"
+#include "logging.h"
 
 namespace echomq::daemon {
 
 JobRunner::JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics,
-                     Deliver deliver)
-    : queue_(queue), handler_(handler), running_(running), metrics_(metrics), deliver_(std::move(deliver)) {}
+                     Deliver deliver, Tracing* tracing)
+    : queue_(queue),
+      handler_(handler),
+      running_(running),
+      metrics_(metrics),
+      deliver_(std::move(deliver)),
+      tracing_(tracing) {}
 
 JobRunner::~JobRunner() {
   request_stop();
@@ -134,6 +140,11 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
   metrics_.in_flight->Increment();
   job.deadline_ms =
       queue_.handler.timeout_s > 0 ? epoch_ms() + static_cast<std::int64_t>(queue_.handler.timeout_s * 1000) : 0;
+  JobSpan span = tracing_ != nullptr ? tracing_->begin(queue_.name, job.id, job.attempt, job.payload.size(), a.context)
+                                     : JobSpan();
+  job.traceparent = span.traceparent();
+  job.tracestate = span.tracestate();
+  const LogTraceScope log_trace(span.trace_id());
 
   spdlog::debug("queue={} job={} attempt={} started", queue_.name, job.id, job.attempt);
   const auto began = std::chrono::steady_clock::now();
@@ -151,7 +162,9 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
 
   std::optional<Settlement> settlement;
   const Lease lease = a.held->lease;  // a.held ends with remove()
-  switch (running_.reason(lease)) {
+  const StopReason stopped = running_.reason(lease);
+  span.end(span_outcome(stopped, outcome, job.attempt), outcome.error);
+  switch (stopped) {
     case StopReason::LeaseLost:
       spdlog::warn("queue={} job={} attempt={} lease lost: outcome discarded", queue_.name, job.id, job.attempt);
       running_.remove(lease);
@@ -168,7 +181,20 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
       settlement = Settlement::from_outcome(lease, job.attempt, std::move(outcome));
       break;
   }
+  if (settlement && tracing_ != nullptr) settlement->trace_id = span.trace_id();
   return settlement;
+}
+
+SpanOutcome JobRunner::span_outcome(StopReason reason, const Outcome& outcome, std::int64_t attempt) const {
+  if (reason == StopReason::LeaseLost) return SpanOutcome::LeaseLost;
+  if (reason == StopReason::Shutdown) return SpanOutcome::Released;
+  switch (outcome.verdict) {
+    case Outcome::Verdict::Complete: return SpanOutcome::Completed;
+    case Outcome::Verdict::Release: return SpanOutcome::Released;
+    case Outcome::Verdict::Dead: return SpanOutcome::Dead;
+    case Outcome::Verdict::Retry: break;
+  }
+  return attempt >= queue_.max_attempts ? SpanOutcome::Dead : SpanOutcome::Retry;
 }
 
 }  // namespace echomq::daemon

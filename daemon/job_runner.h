@@ -17,7 +17,9 @@
 #include "handlers/handler.h"
 #include "metrics.h"
 #include "running_jobs.h"
+#include "echomq/trace_context.h"
 #include "settle.h"
+#include "tracing/tracing.h"
 
 namespace echomq::daemon {
 
@@ -32,9 +34,12 @@ class JobRunner {
     ClaimedJob job;
     RunningJob* held;
     std::vector<ChildResult> children;  // a parent's children's results
+    TraceContext context;               // the row's, when the daemon traces
   };
 
-  JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics, Deliver deliver);
+  // `tracing`: null while tracing is off, else each job runs in a span.
+  JobRunner(const QueueConfig& queue, Handler& handler, RunningJobs& running, QueueMetrics& metrics, Deliver deliver,
+            Tracing* tracing = nullptr);
   ~JobRunner();
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;
@@ -76,6 +81,8 @@ class JobRunner {
   };
   void run_slot(Slot& me);
   std::optional<Settlement> run_one(Assignment& a);
+  // The outcome as the span says it, before the server has taken it.
+  SpanOutcome span_outcome(StopReason reason, const Outcome& outcome, std::int64_t attempt) const;
   Slot* wake_target_locked();
 
   const QueueConfig& queue_;
@@ -83,6 +90,7 @@ class JobRunner {
   RunningJobs& running_;
   QueueMetrics& metrics_;
   Deliver deliver_;
+  Tracing* tracing_;
 
   mutable std::mutex mutex_;
   std::deque<Assignment> waiting_;

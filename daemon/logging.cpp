@@ -70,6 +70,22 @@ void append_escaped(std::string_view in, Dialect dialect, spdlog::memory_buf_t& 
   }
 }
 
+// The trace id of the job this thread runs, "" for none (LogTraceScope).
+// Plain chars: a thread_local std::string would allocate on the slots' threads.
+thread_local char t_trace_id[33] = {};
+
+template <Dialect D>
+class TraceIdField : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+    if (t_trace_id[0] == '\0') return;
+    dest.append(std::string_view(D == Dialect::Json ? ",\"trace_id\":\"" : " trace_id="));
+    dest.append(std::string_view(t_trace_id));
+    if (D == Dialect::Json) dest.push_back('"');
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<TraceIdField>(); }
+};
+
 template <Dialect D>
 class EscapedMessage : public spdlog::custom_flag_formatter {
  public:
@@ -80,6 +96,15 @@ class EscapedMessage : public spdlog::custom_flag_formatter {
 };
 }  // namespace
 
+// Only ids of 32 lower-case hex digits are kept: they go into a line unescaped.
+LogTraceScope::LogTraceScope(std::string_view trace_id) {
+  if (trace_id.size() != 32 || trace_id.find_first_not_of("0123456789abcdef") != std::string_view::npos) return;
+  trace_id.copy(t_trace_id, 32);
+  t_trace_id[32] = '\0';
+}
+
+LogTraceScope::~LogTraceScope() { t_trace_id[0] = '\0'; }
+
 void setup_logging(const std::string& level, const std::string& format) {
   spdlog::level::level_enum lvl = spdlog::level::from_str(level);
   if (lvl == spdlog::level::off && level != "off") {
@@ -88,10 +113,12 @@ void setup_logging(const std::string& level, const std::string& format) {
   auto logger = std::make_shared<spdlog::logger>("emqd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == "json") {
-    formatter->add_flag<EscapedMessage<Dialect::Json>>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"msg":"%*"})");
+    formatter->add_flag<EscapedMessage<Dialect::Json>>('*');
+    formatter->add_flag<TraceIdField<Dialect::Json>>('&').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"msg":"%*"%&})");
   } else if (format == "text") {
-    formatter->add_flag<EscapedMessage<Dialect::Text>>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %*");
+    formatter->add_flag<EscapedMessage<Dialect::Text>>('*');
+    formatter->add_flag<TraceIdField<Dialect::Text>>('&').set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %*%&");
   } else {
     throw std::invalid_argument("log format '" + format + "': use text or json");
   }

@@ -122,6 +122,11 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                                     "Daemons that stopped beating without leaving within the last hour (killed, "
                                     "crashed, or cut off), as this one sees them at its beat.")
                                   .Add({});
+  auto& dropped = counter(r, "emq_trace_spans_dropped_total",
+                          "Job spans never sent, by reason: queue_full (the export queue was full: the collector "
+                          "is slow or down), export_failed (the collector did not take them).");
+  spans_dropped_queue_full_ = &dropped.Add({{"reason", "queue_full"}});
+  spans_dropped_export_failed_ = &dropped.Add({{"reason", "export_failed"}});
 }
 
 void Metrics::set_daemon_state(const std::string& state) {

@@ -82,6 +82,11 @@ class Metrics : public ExecutorObserver {
   // daemon's too (Family::Add finds or makes its series).
   void on_events_written(std::string_view queue, std::int64_t entries) override;
 
+  // emq_trace_spans_dropped_total{reason}: spans that found the export
+  // queue full, and spans the collector did not take.
+  prometheus::Counter& spans_dropped_queue_full() { return *spans_dropped_queue_full_; }
+  prometheus::Counter& spans_dropped_export_failed() { return *spans_dropped_export_failed_; }
+
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
   // The text exposition format of everything, for /metrics.
   std::string scrape() const;
@@ -100,6 +105,8 @@ class Metrics : public ExecutorObserver {
   std::map<std::string, prometheus::Gauge*> daemon_state_;  // by state
   prometheus::Gauge* daemons_ = nullptr;
   prometheus::Gauge* daemons_stopped_beating_ = nullptr;
+  prometheus::Counter* spans_dropped_queue_full_ = nullptr;
+  prometheus::Counter* spans_dropped_export_failed_ = nullptr;
 };
 
 }  // namespace echomq::daemon

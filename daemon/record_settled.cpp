@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "logging.h"
+
 namespace echomq::daemon {
 
 namespace {
@@ -37,6 +39,7 @@ std::optional<Error> record_settled(const std::string& queue, std::deque<Settlem
   std::optional<Error> refused;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Settlement& s = batch[i];
+    const LogTraceScope log_trace(s.trace_id);
     Settled how;
     try {
       how = Settler::decode(s, replies[i]);

@@ -24,6 +24,7 @@ struct Settlement {
   std::int64_t attempt = 1;
   std::string text;  // the result (Complete) or the error (Fail)
   bool permanent = false;
+  std::string trace_id;  // the job's, for the lines logged as it settles; "" while tracing is off
 
   static Settlement from_outcome(const Lease& lease, std::int64_t attempt, Outcome outcome);
   static Settlement release(const Lease& lease, std::int64_t attempt);

@@ -1,8 +1,10 @@
 // emq enqueue QUEUE [PAYLOAD|-] [--id ID] [--lane N] [--delay-ms N | --at TIME]
 //             [--unique KEY [--unique-mode MODE] [--unique-for DURATION] [--strict]]
-// emq enqueue QUEUE --ndjson FILE|-
+//             [--traceparent TP [--tracestate TS]]
+// emq enqueue QUEUE --ndjson FILE|- [--traceparent TP [--tracestate TS]]
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +13,7 @@
 #include "echomq/job_actions.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
+#include "echomq/trace_context.h"
 #include "echomq/transitions.h"
 #include "bytes_text.h"
 #include "ndjson_jobs.h"
@@ -43,7 +46,49 @@ struct EnqueueArgs {
   std::string unique_mode;
   std::string unique_for;
   bool strict = false;
+  std::string traceparent;
+  std::string tracestate;
 };
+
+// The trace context the job carries: --traceparent (and --tracestate),
+// else TRACEPARENT and TRACESTATE from the environment, OpenTelemetry's
+// environment carrier, so that an emq run by a traced handler or script
+// continues its trace. A flag that is not W3C is refused; a variable that
+// is not is said and left out: the job is enqueued without it.
+TraceContext trace_context_of(const EnqueueArgs& a) {
+  if (!a.traceparent.empty()) {
+    if (std::string why = traceparent_problem(a.traceparent); !why.empty()) {
+      throw Error(ErrorKind::Invalid, "enqueue",
+                  "--traceparent is not a W3C traceparent (" + why +
+                      "): give 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>");
+    }
+    if (std::string why = tracestate_problem(a.tracestate); !why.empty()) {
+      throw Error(ErrorKind::Invalid, "enqueue", "--tracestate: " + why);
+    }
+    return {a.traceparent, a.tracestate};
+  }
+  if (!a.tracestate.empty()) throw Error(ErrorKind::Invalid, "enqueue", "--tracestate needs --traceparent");
+  const char* env_parent = std::getenv("TRACEPARENT");
+  if (env_parent == nullptr || *env_parent == '\0') return {};
+  if (std::string why = traceparent_problem(env_parent); !why.empty()) {
+    say("TRACEPARENT in the environment is not a W3C traceparent (" + why + "); the job carries no trace context");
+    return {};
+  }
+  const char* env_state = std::getenv("TRACESTATE");
+  std::string state = env_state == nullptr ? "" : env_state;
+  if (std::string why = tracestate_problem(state); !why.empty()) {
+    say("TRACESTATE in the environment: " + why + "; the job carries TRACEPARENT alone");
+    state.clear();
+  }
+  return {env_parent, state};
+}
+
+// `context` on a job that carries none of its own.
+void carry(JobOptions& job, const TraceContext& context) {
+  if (!job.traceparent.empty() || context.empty()) return;
+  job.traceparent = context.traceparent;
+  job.tracestate = context.tracestate;
+}
 
 // --unique, --unique-mode and --unique-for, checked: none when --unique is
 // not given.
@@ -118,6 +163,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
                 "--unique, --unique-mode, --unique-for and --strict");
   }
 
+  const TraceContext context = trace_context_of(a);
   const auto t0 = std::chrono::steady_clock::now();
   const NdjsonInput in =
       parse_ndjson(a.ndjson == "-" ? read_stdin("NDJSON jobs") : read_file(a.ndjson, "--ndjson file"));
@@ -154,6 +200,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
       o.lane = j.lane;
       o.due_ms = due_ms(j.delay_ms, j.at_ms, server_now, x);
       o.job = j.job;
+      carry(o.job, context);
       calls.push_back(enqueue_call(q, j.id, j.payload, o));
     }
     std::vector<Reply> replies = x.eval_batch(calls);
@@ -222,6 +269,7 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
   check_job_id(id);
   EnqueueOptions options;
   options.job.unique = unique_of(a);
+  carry(options.job, trace_context_of(a));
   const bool from_stdin = a.payload_given->count() == 0 || a.payload == "-";
   const std::string payload = from_stdin ? read_stdin("the payload") : a.payload;
 
@@ -272,6 +320,11 @@ void add_enqueue(CLI::App& app, Tool& tool) {
   sub->add_option("--unique-for", a->unique_for, "window mode: hold the key this long, e.g. 10m (implies window)")
       ->type_name("DURATION");
   sub->add_flag("--strict", a->strict, "exit 4 when the key is held (a duplicate), instead of 0");
+  sub->add_option("--traceparent", a->traceparent,
+                  "the job's W3C trace context (default: TRACEPARENT from the environment)")
+      ->type_name("TP");
+  sub->add_option("--tracestate", a->tracestate, "with --traceparent: its W3C tracestate (default: TRACESTATE)")
+      ->type_name("TS");
   sub->footer(
       "An id that already exists is not enqueued again: emq prints the id, says 'duplicate' on stderr,\n"
       "and exits 0, so producers may retry safely with --id.\n"
@@ -280,6 +333,9 @@ void add_enqueue(CLI::App& app, Tool& tool) {
       "id, says 'duplicate' (and its state) on stderr, and exits 0 (4 with --strict). Modes: finished\n"
       "(held until the job completes or dies), started (until first claimed), window (--unique-for,\n"
       "whatever the job does), replace (a pending or delayed holder takes this payload and due time).\n"
+      "\n"
+      "--traceparent (else TRACEPARENT from the environment, as a traced handler has it): the job joins\n"
+      "that trace; emqd's span for it is a child of that context.\n"
       "\n"
       "--ndjson: each line {\"payload\": ...} or {\"payload_b64\": \"...\"}, optionally \"id\", \"lane\",\n"
       "\"delay_ms\", \"at\". A payload that is not a JSON string is sent as its compact JSON text. Every\n"

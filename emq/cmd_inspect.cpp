@@ -12,6 +12,7 @@
 #include "bytes_text.h"
 #include "output.h"
 #include "tool.h"
+#include "trace_url.h"
 
 namespace echomq::cli {
 
@@ -25,6 +26,7 @@ struct InspectArgs {
   std::string queue;
   std::string id;
   bool json = false;
+  std::string trace_url;  // --trace-url's template, "" when not given
 };
 
 std::optional<std::string_view> field(const JobRow& row, const std::string& name) {
@@ -105,6 +107,15 @@ void print_bytes(const std::string& label, std::optional<std::string_view> bytes
   }
 }
 
+// Only for a row with a traceparent: its trace id, and where to see it.
+void print_trace(const JobRow& row, const std::string& tmpl) {
+  const std::optional<JobTrace> t = job_trace(row, tmpl);
+  if (!t) return;
+  if (!t->problem.empty()) return print_label("trace", "none: the row's traceparent is not W3C (" + t->problem + ")");
+  print_label("trace", t->trace_id);
+  if (!t->url.empty()) print_label("trace url", t->url);
+}
+
 // The row's unique key, its mode and who holds it now; none without a key.
 std::optional<UniqueLock> unique_of(Executor& x, const QueueKeys& q, const JobRow& row) {
   const std::optional<std::string_view> key = field(row, "unique");
@@ -120,7 +131,7 @@ std::string unique_text(const JobRow& row, const UniqueLock& l) {
 }
 
 void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
-                const std::optional<UniqueLock>& unique) {
+                const std::optional<UniqueLock>& unique, const std::string& tmpl) {
   print_label("queue", q.queue);
   print_label("id", row.id);
   if (auto minted = minted_at_ms(row.id)) print_label("minted", iso_time(static_cast<std::int64_t>(*minted)));
@@ -129,6 +140,7 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) {
     print_label(name, std::to_string(int_field(row, name)));
   }
+  print_trace(row, tmpl);
   if (unique) print_label("unique", unique_text(row, *unique));
   print_bytes("error", field(row, "error"));
   if (auto progress = field(row, "progress")) print_bytes("progress", progress);
@@ -137,12 +149,16 @@ void print_text(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
 }
 
 void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTime>& when,
-                const std::optional<UniqueLock>& unique) {
+                const std::optional<UniqueLock>& unique, const std::string& tmpl) {
   nlohmann::ordered_json j = {{"queue", q.queue}, {"id", row.id}};
   if (auto minted = minted_at_ms(row.id)) j["minted_ms"] = *minted;
   j["state"] = std::string(field(row, "state").value_or("unknown"));
   if (when) j[when->json_name] = when->ms;
   for (const char* name : {"attempts", "lease_epoch", "failures", "lane"}) j[name] = int_field(row, name);
+  const std::optional<JobTrace> t = job_trace(row, tmpl);
+  j["trace_id"] = t && t->problem.empty() ? nlohmann::ordered_json(t->trace_id) : nullptr;
+  if (t && !t->problem.empty()) j["traceparent_problem"] = t->problem;
+  if (!tmpl.empty()) j["trace_url"] = t && !t->url.empty() ? nlohmann::ordered_json(t->url) : nullptr;
   if (unique) {
     j["unique"] = {
         {"key", unique->key},
@@ -156,6 +172,10 @@ void print_json(const QueueKeys& q, const JobRow& row, const std::optional<SetTi
 }
 
 int run_inspect(Tool& tool, const InspectArgs& a) {
+  if (std::string problem = trace_url_problem(a.trace_url); !a.trace_url.empty() && !problem.empty()) {
+    say("--trace-url: " + problem);
+    return kExitUsage;
+  }
   QueueKeys q(a.queue);
   check_wire_gate(a.id);  // a listed id may be any shape a peer wrote
   Executor x(tool.options());
@@ -167,9 +187,9 @@ int run_inspect(Tool& tool, const InspectArgs& a) {
   std::optional<SetTime> when = set_time(x, q, a.id, field(*row, "state").value_or(""));
   const std::optional<UniqueLock> unique = unique_of(x, q, *row);
   if (a.json) {
-    print_json(q, *row, when, unique);
+    print_json(q, *row, when, unique, a.trace_url);
   } else {
-    print_text(q, *row, when, unique);
+    print_text(q, *row, when, unique, a.trace_url);
   }
   return kExitOk;
 }
@@ -182,10 +202,15 @@ void add_inspect(CLI::App& app, Tool& tool) {
   sub->add_option("queue", a->queue, "the queue")->required()->type_name("QUEUE");
   sub->add_option("id", a->id, "the job id (JOB_...)")->required()->type_name("ID");
   sub->add_flag("--json", a->json, "print one JSON object, with the whole payload and result");
+  sub->add_option("--trace-url", a->trace_url,
+                  "the job's trace in your tracing tool: a URL with {trace_id} "
+                  "(https://tracing.example/trace/{trace_id})")
+      ->type_name("TEMPLATE");
   sub->footer(
       "Text mode shows at most 1024 bytes of the payload, result and error, and says when it cut.\n"
       "Bytes that are not UTF-8 text are shown as base64; in --json such a field is named\n"
-      "payload_b64 (result_b64, error_b64) instead of payload.");
+      "payload_b64 (result_b64, error_b64) instead of payload. A job with a trace context\n"
+      "(a traceparent in its row) shows its trace id, and with --trace-url its link.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_inspect(tool, *a); }; });
 }
 

@@ -102,7 +102,10 @@ local stream = string.match(KEYS[#KEYS], '^emq:{[^}]*}:events$') and KEYS[#KEYS]
 local stream_len = stream and string.match(ARGV[#ARGV] or '', '^%d+$') and tonumber(ARGV[#ARGV])
 if stream and not (stream_len and stream_len >= 1 and stream_len <= 10000000) then
   return redis.error_reply('EMQARG events must be an integer in 1..10000000')
-elseif stream and not ({stream = true, none = true})[redis.call('TYPE', stream).ok] then
+end
+-- Compared as text: a table of the two types would be built on every call.
+local stream_type = stream and redis.call('TYPE', stream).ok
+if stream_type and stream_type ~= 'stream' and stream_type ~= 'none' then
   return redis.error_reply(WRONGTYPE)
 end
 local function emit(event, id, attempt, ...)

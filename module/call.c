@@ -164,7 +164,8 @@ static int check_wire(RedisModuleCtx *ctx) {
 }
 
 /* The scripts' first check, given the stream: its length (the last ARGV,
- * which num_args leaves out), then the stream's type. */
+ * which num_args leaves out), then the stream's type. The key stays open
+ * for the call's entries (AutoMemory closes it). */
 static int check_stream(RedisModuleCtx *ctx, EmqCall *call) {
   size_t len;
   const char *s = RedisModule_StringPtrLen(call->args[call->num_args], &len);
@@ -174,9 +175,8 @@ static int check_stream(RedisModuleCtx *ctx, EmqCall *call) {
     return 0;
   }
   call->events.len = (long long)n;
-  RedisModuleKey *stream = RedisModule_OpenKey(ctx, call->events.stream, REDISMODULE_READ);
-  const int type = RedisModule_KeyType(stream);
-  RedisModule_CloseKey(stream);
+  call->events.key = RedisModule_OpenKey(ctx, call->events.stream, REDISMODULE_READ | REDISMODULE_WRITE);
+  const int type = RedisModule_KeyType(call->events.key);
   if (type == REDISMODULE_KEYTYPE_EMPTY || type == REDISMODULE_KEYTYPE_STREAM) return 1;
   RedisModule_ReplyWithError(ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
   return 0;
@@ -214,6 +214,7 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   const int with_stream = numkeys > t->num_keys && t->events && has_shape(call->keys[numkeys - 1], EMQ_KEY_EVENTS);
   call->num_args = argc - 2 - (int)numkeys - with_stream;
   call->events.stream = with_stream ? call->keys[numkeys - 1] : NULL;
+  call->events.key = NULL;
   call->events.len = 0;
   /* numkeys is at most num_keys + EMQ_MAX_OPTIONAL + 1 here. */
   EmqKeyRole roles[32];

@@ -61,9 +61,12 @@ typedef struct {
   int num_optional;
 } EmqTransition;
 
-/* The queue's events stream, as a call was given it: stream NULL when not. */
+/* The queue's events stream, as a call was given it: stream NULL when not;
+ * key, its handle, open for writing from the type check on, so that the
+ * call's entries are appended through it. */
 typedef struct {
   RedisModuleString *stream;
+  RedisModuleKey *key;
   long long len; /* MAXLEN ~ */
 } EmqEvents;
 

@@ -67,7 +67,7 @@ static void send_to_dead(RedisModuleCtx *ctx, const Claiming *sets, RedisModuleK
   RedisModuleString *values[] = {emq_word(EMQ_WORD_DEAD), RedisModule_CreateString(ctx, error, (size_t)elen)};
   emq_hset(ctx, row, row_name, 2, fields, values);
   emq_zadd(ctx, sets->dead, sets->dead_name, (double)sets->now, id, 0);
-  emq_emit(ctx, &sets->call->events, EMQ_WORD_DEAD, id, attempts, "error", values[1]);
+  emq_emit(ctx, &sets->call->events, EMQ_WORD_DEAD, id, attempts, values[1]);
   const char *r = RedisModule_StringPtrLen(row_name, &rlen);
   size_t dlen;
   const char *d = RedisModule_StringPtrLen(sets->dead_name, &dlen);
@@ -126,7 +126,7 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, Claiming *sets, Re
       } else {
         emq_zadd(ctx, sets->pending, pending_name, lane, due[i], 0);
       }
-      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL, NULL);
+      emq_emit(ctx, &call->events, EMQ_WORD_PENDING, due[i], emq_hget(row, EMQ_WORD_ATTEMPTS), NULL);
     }
     RedisModule_CloseKey(row);
   }
@@ -234,7 +234,7 @@ long long emq_lease_from(Claiming *c, RedisModuleKey *set, RedisModuleString *se
         emq_release_key(ctx, c->uniq_root, ids[i], job->unique, job->unique_mode);
       }
       if (group != NULL) count_in_group(c, group, ids[i]);
-      emq_emit(ctx, &c->call->events, EMQ_WORD_ACTIVE, ids[i], job->attempts_text, NULL, NULL);
+      emq_emit(ctx, &c->call->events, EMQ_WORD_ACTIVE, ids[i], job->attempts_text, NULL);
     }
   }
   return leased;

@@ -239,6 +239,6 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     emq_zadd(ctx, set, set_name, o.has_due ? o.due_ms : (o.has_lane ? o.lane : 0), id, 0);
   }
   emq_take_lock(ctx, lock, id, &o);
-  emq_emit(ctx, &call.events, o.has_due ? EMQ_WORD_DELAYED : EMQ_WORD_PENDING, id, NULL, NULL, NULL);
+  emq_emit(ctx, &call.events, o.has_due ? EMQ_WORD_DELAYED : EMQ_WORD_PENDING, id, NULL, NULL);
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

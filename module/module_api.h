@@ -62,6 +62,16 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_NOTIFY_LIST (1 << 4)    /* l */
 #define REDISMODULE_NOTIFY_HASH (1 << 6)    /* h */
 #define REDISMODULE_NOTIFY_ZSET (1 << 7)    /* z */
+#define REDISMODULE_NOTIFY_STREAM (1 << 10) /* t */
+
+/* StreamAdd: the server picks the entry's id, as XADD's "*" does. */
+#define REDISMODULE_STREAM_ADD_AUTOID (1 << 0)
+/* StreamTrimByLength: whole nodes only, as XADD's "MAXLEN ~" trims. */
+#define REDISMODULE_STREAM_TRIM_APPROX (1 << 0)
+typedef struct {
+  uint64_t ms;
+  uint64_t seq;
+} RedisModuleStreamID;
 
 /* ACLAddLogEntry's reason: a key the user may not touch (ACL LOG shows
  * "key"). */
@@ -205,6 +215,9 @@ typedef struct {
   X(int, ZsetRangeNext, (RedisModuleKey * key))                                                                     \
   X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                               \
   X(void, ZsetRangeStop, (RedisModuleKey * key))                                                                    \
+  X(int, StreamAdd,                                                                                                 \
+    (RedisModuleKey * key, int flags, RedisModuleStreamID *id, RedisModuleString **argv, long numfields))           \
+  X(long long, StreamTrimByLength, (RedisModuleKey * key, int flags, long long length))                             \
   X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                                    \
   X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))          \
   X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                              \

@@ -51,7 +51,7 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   } else {
     emq_zadd(ctx, pending, pending_name, lane, id, 0);
   }
-  emq_emit(ctx, &call.events, EMQ_WORD_PENDING, id, emq_hget(row, EMQ_WORD_ATTEMPTS), NULL, NULL);
+  emq_emit(ctx, &call.events, EMQ_WORD_PENDING, id, emq_hget(row, EMQ_WORD_ATTEMPTS), NULL);
   emq_count(ctx, stats, stats_name, EMQ_WORD_RELEASED, counted, released, 1, "release");
   return RedisModule_ReplyWithLongLong(ctx, 1);
 }

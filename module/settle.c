@@ -61,7 +61,7 @@ void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c) {
 }
 
 void emq_completion_emit(RedisModuleCtx *ctx, const EmqCompletion *c) {
-  emq_emit(ctx, &c->call.events, EMQ_WORD_COMPLETED, c->id, c->attempts, NULL, NULL);
+  emq_emit(ctx, &c->call.events, EMQ_WORD_COMPLETED, c->id, c->attempts, NULL);
 }
 
 int emq_completion_finish(RedisModuleCtx *ctx, const EmqCompletion *c, const char *who) {
@@ -181,7 +181,7 @@ void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f) {
 
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who) {
   if (f->dies) emq_release_key(ctx, f->uniq_root, f->id, f->unique, f->unique_mode);
-  emq_emit(ctx, &f->call.events, f->state, f->id, emq_hget(f->row, EMQ_WORD_ATTEMPTS), "error", f->error);
+  emq_emit(ctx, &f->call.events, f->state, f->id, emq_hget(f->row, EMQ_WORD_ATTEMPTS), f->error);
   emq_count(ctx, f->stats, f->stats_name, f->counter_field, f->counted, f->counter, 1, who);
   return RedisModule_ReplyWithLongLong(ctx, f->dies ? 2 : 1);
 }

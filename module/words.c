@@ -48,7 +48,10 @@ int emq_create_words(void) {
                                                    "rate",
                                                    "*",
                                                    "0",
-                                                   ""};
+                                                   "",
+                                                   "event",
+                                                   "id",
+                                                   "attempt"};
   for (int i = 0; i < EMQ_WORD_COUNT; ++i) {
     /* No context: the strings outlive every call, as long as the module. */
     if (words[i] == NULL) words[i] = RedisModule_CreateString(NULL, text[i], strlen(text[i]));
@@ -59,18 +62,32 @@ int emq_create_words(void) {
 
 RedisModuleString *emq_word(EmqWord word) { return words[word]; }
 
-size_t emq_format_ll(char buf[24], long long value) {
+/* v's decimal digits at buf, without a terminator; their count. */
+static size_t format_unsigned(char *buf, unsigned long long v) {
   char digits[24];
   size_t n = 0;
-  /* In unsigned arithmetic, so that LLONG_MIN has a magnitude. */
-  unsigned long long v = value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
   do {
     digits[n++] = (char)('0' + v % 10);
     v /= 10;
   } while (v != 0);
   size_t len = 0;
-  if (value < 0) buf[len++] = '-';
   while (n > 0) buf[len++] = digits[--n];
+  return len;
+}
+
+size_t emq_format_ll(char buf[24], long long value) {
+  size_t len = 0;
+  if (value < 0) buf[len++] = '-';
+  /* In unsigned arithmetic, so that LLONG_MIN has a magnitude. */
+  len += format_unsigned(buf + len, value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value);
+  buf[len] = '\0';
+  return len;
+}
+
+size_t emq_format_stream_id(char buf[48], uint64_t ms, uint64_t seq) {
+  size_t len = format_unsigned(buf, ms);
+  buf[len++] = '-';
+  len += format_unsigned(buf + len, seq);
   buf[len] = '\0';
   return len;
 }

@@ -4,6 +4,7 @@
 #define EMQ_WORDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "module_api.h"
 
@@ -54,6 +55,9 @@ typedef enum {
   EMQ_WORD_STAR, /* "*": the ungrouped jobs, and the default policy */
   EMQ_WORD_ZERO, /* "0" */
   EMQ_WORD_EMPTY,
+  EMQ_WORD_EVENT, /* an events entry's fields: event, id, attempt */
+  EMQ_WORD_ID,
+  EMQ_WORD_ATTEMPT,
   EMQ_WORD_COUNT
 } EmqWord;
 int emq_create_words(void);
@@ -67,5 +71,7 @@ int emq_str_equal(RedisModuleString *a, RedisModuleString *b);
  * are, without going through printf). Each returns the length written. */
 size_t emq_format_ll(char buf[24], long long value);
 size_t emq_format_score(char buf[40], double score);
+/* A stream entry's id, "<ms>-<seq>", as XADD replies it. */
+size_t emq_format_stream_id(char buf[48], uint64_t ms, uint64_t seq);
 
 #endif

@@ -258,19 +258,39 @@ void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *st
 }
 
 void emq_emit(RedisModuleCtx *ctx, const EmqEvents *events, EmqWord event, RedisModuleString *id,
-              RedisModuleString *attempt, const char *field, RedisModuleString *value) {
+              RedisModuleString *attempt, RedisModuleString *error) {
   if (events->stream == NULL) return;
-  if (attempt == NULL) attempt = emq_word(EMQ_WORD_ZERO);
-  /* "!": replicated, with the server's rewriting of "*" and "~" into the
-   * entry's id and an exact length, as a script's XADD is. */
-  if (field == NULL) {
-    RedisModule_Call(ctx, "XADD", "!scclccscscs", events->stream, "MAXLEN", "~", events->len, "*", "event",
-                     emq_word(event), "id", id, "attempt", attempt);
+  RedisModuleString *fields[8] = {emq_word(EMQ_WORD_EVENT),   emq_word(event),
+                                  emq_word(EMQ_WORD_ID),      id,
+                                  emq_word(EMQ_WORD_ATTEMPT), attempt != NULL ? attempt : emq_word(EMQ_WORD_ZERO)};
+  long pairs = 3;
+  if (error != NULL) {
+    size_t len;
+    const char *text = RedisModule_StringPtrLen(error, &len);
+    fields[6] = emq_word(EMQ_WORD_ERROR);
+    fields[7] = len > EMQ_EVENT_TEXT ? RedisModule_CreateString(ctx, text, EMQ_EVENT_TEXT) : error;
+    pairs = 4;
+  }
+  RedisModuleStreamID entry;
+  if (RedisModule_StreamAdd(events->key, REDISMODULE_STREAM_ADD_AUTOID, &entry, fields, pairs) != REDISMODULE_OK) {
+    /* Only a stream whose last id is the largest there is refuses an entry
+     * this small; the script's XADD fails there too, after its writes. */
+    RedisModule_Log(ctx, "warning", "emq: the events stream refused an entry: its last id is the largest there is");
     return;
   }
-  size_t vlen;
-  const char *v = RedisModule_StringPtrLen(value, &vlen);
-  if (vlen > EMQ_EVENT_TEXT) vlen = EMQ_EVENT_TEXT;
-  RedisModule_Call(ctx, "XADD", "!scclccscscscb", events->stream, "MAXLEN", "~", events->len, "*", "event",
-                   emq_word(event), "id", id, "attempt", attempt, field, v, vlen);
+  /* XADD's order: its event, the trim and the trim's event, the key
+   * signalled modified. */
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_STREAM, "xadd", events->stream);
+  if (RedisModule_StreamTrimByLength(events->key, REDISMODULE_STREAM_TRIM_APPROX, events->len) > 0) {
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_STREAM, "xtrim", events->stream);
+  }
+  RedisModule_SignalModifiedKey(ctx, events->stream);
+  /* What the server propagates for XADD MAXLEN ~ N *: the id it chose, and
+   * the trim as the exact length it left, so that a replica and the AOF
+   * hold the same entries under the same ids. */
+  char text[48], kept[24];
+  const size_t tlen = emq_format_stream_id(text, entry.ms, entry.seq);
+  const size_t klen = emq_format_ll(kept, (long long)RedisModule_ValueLength(events->key));
+  RedisModule_Replicate(ctx, "XADD", "sccbbv", events->stream, "MAXLEN", "=", kept, klen, text, tlen, fields,
+                        (size_t)(2 * pairs));
 }

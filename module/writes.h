@@ -76,12 +76,15 @@ void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
 /* The most of an error an entry carries. */
 #define EMQ_EVENT_TEXT 256
 
-/* The scripts' emit: given the stream, XADD stream MAXLEN ~ len * event
- * <event> id <id> attempt <attempt> [<field> <value's first 256 bytes>],
- * run as the server's own XADD, so that the entry, its trimming, its
- * keyspace events and what replicas receive are the script's. attempt is
- * the row's text (NULL: "0"); field NULL adds nothing. */
+/* The scripts' emit: given the stream, what XADD stream MAXLEN ~ len *
+ * event <event> id <id> attempt <attempt> [error <error's first 256
+ * bytes>] does, written through the stream API (StreamAdd,
+ * StreamTrimByLength) with XADD's keyspace events, modified signal and
+ * propagated form (the entry's id and the length left), so that the
+ * entry, its trimming and what replicas and the AOF receive are the
+ * script's, at a fraction of a RedisModule_Call's instructions. attempt is
+ * the row's text (NULL: "0"); error NULL adds nothing. */
 void emq_emit(RedisModuleCtx *ctx, const EmqEvents *events, EmqWord event, RedisModuleString *id,
-              RedisModuleString *attempt, const char *field, RedisModuleString *value);
+              RedisModuleString *attempt, RedisModuleString *error);
 
 #endif

@@ -137,7 +137,9 @@ $(tail -n 20 "$build_deb/configure.log")"
 $(tail -n 20 "$build_deb/configure.log")"
   fi
   check_build "$deb_build"
-  cmake --build "$deb_build" -j "$jobs" >"$build_deb/build.log" 2>&1 ||
+  # The programs the package holds (emq_programs), not the tests a shared
+  # build may also be configured with.
+  cmake --build "$deb_build" -j "$jobs" --target emq_programs >"$build_deb/build.log" 2>&1 ||
     fail "the build in $deb_build failed; the end of $build_deb/build.log:
 $(tail -n 30 "$build_deb/build.log")"
 }

@@ -6,28 +6,36 @@
 # the URIs of the system's own Debian source, so this script works behind a
 # mirror or a snapshot and names no archive host of its own.
 #
-#   scripts/install-deps.sh            build + test + run dependencies
+#   scripts/install-deps.sh            build + demo + test + run dependencies
+#                                      (make test; the same as --test)
 #   scripts/install-deps.sh --build    what building needs, no test tools
-#                                      (the image's build stage)
+#                                      (make build; the image's build stage)
+#   scripts/install-deps.sh --demo     --build, and what the demo's handlers
+#                                      run (make demo)
 #   scripts/install-deps.sh --runtime  only what the emqd binaries need to run
 #   scripts/install-deps.sh --package  what building needs, and the tools that
-#                                      make and check the packages (make
-#                                      packages, make package-test)
+#                                      make the packages (make deb, make
+#                                      packages)
+#   ... --package-test                 --package, and what installs and runs
+#                                      them in a fresh Debian root (make
+#                                      package-test)
 #   ... --list                         print the Debian packages, install nothing
 #   scripts/install-deps.sh --mirror   print the URI of the system's bookworm
 #                                      source (scripts/image-test.sh
 #                                      debootstraps from it), install nothing
 set -euo pipefail
 
-usage() { echo "usage: install-deps.sh [--build|--runtime|--package] [--list] | --mirror" >&2; exit 2; }
+usage() {
+  echo "usage: install-deps.sh [--test|--build|--demo|--runtime|--package|--package-test] [--list] | --mirror" >&2
+  exit 2
+}
 mode=all
 list=no
 mirror=no
 for arg in "$@"; do
   case "$arg" in
-    --runtime) mode=--runtime ;;
-    --build) mode=--build ;;
-    --package) mode=--package ;;
+    --test) mode=all ;;
+    --runtime | --build | --demo | --package | --package-test) mode=$arg ;;
     --list) list=yes ;;
     --mirror) mirror=yes ;;
     *) usage ;;
@@ -93,39 +101,51 @@ add_backports() {
 # libstdc++6 and libgcc-s1 that every Debian image has; tests/ops checks
 # this list against the built binaries. emqd speaks the systemd notify
 # protocol itself and serves /metrics itself: no libsystemd, no civetweb.
+# opentelemetry-cpp (emqd's spans; to build, its -dev and libabsl-dev for
+# its headers) comes from bookworm-backports, as valkey-server does; its
+# headers, built with Abseil, have emqd link libabsl20220623 by name.
 runtime_pkgs=(
   libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libjemalloc2 libssl3
-  libdate-tz3 tzdata ca-certificates
+  libdate-tz3 tzdata ca-certificates opentelemetry-cpp libabsl20220623
 )
 build_pkgs=(
   build-essential cmake pkg-config ninja-build
   libhiredis-dev libssl-dev libjemalloc-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   prometheus-cpp-dev nlohmann-json3-dev libsystemd-dev
-  libhowardhinnant-date-dev
+  libhowardhinnant-date-dev opentelemetry-cpp-dev libabsl-dev
 )
+# The demo's handlers (examples/handlers/exec/word_count.py) and its
+# progress line.
+demo_pkgs=(python3)
 test_pkgs=(
   libgtest-dev libgmock-dev googletest
-  python3 python3-redis python3-croniter python3-venv python3-wheel
+  python3-redis python3-croniter python3-venv python3-wheel
   chromium chromium-driver python3-selenium
   systemd prometheus openssl clang-format help2man
+  python3-opentelemetry-proto python3-protobuf curl
 )
 # The .deb (debhelper: its rules; lintian: Debian's check of it; help2man:
 # its manual pages from --help), the Python wheel (python3-build, offline
-# with Debian's setuptools and wheel; python3-venv: the fresh environment it
-# is installed into), the npm tarball (npm pack), and the fresh Debian root
-# the package is installed into (debootstrap, kept as podman's base image as
-# make image-test keeps it). systemd: systemd-analyze, for the installed units.
+# with Debian's setuptools and wheel) and the npm tarball (npm pack).
 package_pkgs=(
   debhelper dpkg-dev fakeroot lintian help2man
-  python3-build python3-wheel python3-setuptools python3-venv python3-redis
-  debootstrap podman systemd
+  python3-build python3-wheel python3-setuptools
 )
+# make package-test: the fresh Debian root the packages are installed into
+# (debootstrap, kept as podman's base image as make image-test keeps it),
+# the fresh environment the wheel goes into (python3-venv) and the library
+# it runs with (python3-redis); systemd: systemd-analyze, for the installed
+# units.
+package_test_pkgs=(debootstrap podman systemd python3-venv python3-redis)
 # systemd: systemd-analyze, which checks systemd/emqd.service; prometheus:
 # promtool, which checks the /metrics text (tests/ops); chromium,
 # chromium-driver, python3-selenium: the browser tests of `emq web`
 # (tests/emq/web); libdate-tz3, tzdata: schedules' time zones, read from the
 # system's tzdata; python3-croniter: the oracle of the cron tests
-# (tests/daemon/schedule); python3-venv, python3-wheel: the Python client's
+# (tests/daemon/schedule); python3-opentelemetry-proto, python3-protobuf:
+# the tracing tests' OTLP receiver (tests/support/otlp_receiver.py); curl:
+# the shell handler that passes a trace on (examples/handlers/exec/
+# traced_curl.sh); python3-venv, python3-wheel: the Python client's
 # install as docs/clients.md gives it (tests/e2e/clients_doc_test.cpp runs
 # it), python3-redis: that client's library; clang-format: Style.ClangFormat holds the sources to
 # .clang-format (scripts/format.sh); openssl: the TLS
@@ -143,8 +163,11 @@ missing() {
 case "$mode" in
   --runtime) want=("${runtime_pkgs[@]}") ;;
   --build)   want=("${runtime_pkgs[@]}" "${build_pkgs[@]}") ;;
+  --demo)    want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${demo_pkgs[@]}") ;;
   --package) want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${package_pkgs[@]}") ;;
-  *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  --package-test)
+    want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${package_pkgs[@]}" "${package_test_pkgs[@]}") ;;
+  *)         want=("${runtime_pkgs[@]}" "${build_pkgs[@]}" "${demo_pkgs[@]}" "${test_pkgs[@]}") ;;
 esac
 if [ "$list" = yes ]; then
   # valkey-server comes from bookworm-backports, for `valkey.url: embedded`.
@@ -160,7 +183,7 @@ mapfile -t need < <(missing "${want[@]}")
 [ "$mode" = all ] && ! command -v node >/dev/null && need+=(nodejs)
 # npm installs the Node speaker's ioredis (clients/node, `make node-deps`)
 # and packs its tarball (--package).
-case "$mode" in all | --package) ! command -v npm >/dev/null && need+=(npm) ;; esac
+case "$mode" in all | --package | --package-test) ! command -v npm >/dev/null && need+=(npm) ;; esac
 valkey_needed=$(missing valkey-server valkey-tools)
 
 if [ ${#need[@]} -gt 0 ] || [ -n "$valkey_needed" ]; then

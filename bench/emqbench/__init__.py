@@ -5,7 +5,10 @@
   measure    rates and CPU: the programs' JSON line, /proc, interleaved samples
   session    what one run holds: the programs built, the server in use, the
              processes to end if it is interrupted
-  scenarios  each scenario's rows and the targets they are held to
+  workload   what the scenarios put on the server: the prefill, the no-op
+             plugin, the server's count of its commands
+  scenarios  one module per scenario: its rows and the targets they are
+             held to (scenarios/__init__.py lists them in a run's order)
   report     the table, the JSON file and the versions they name
 
 Python standard library only. What every part needs is here.

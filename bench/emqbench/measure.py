@@ -137,15 +137,38 @@ def best_pair(session, name, ours, ceiling, reps="reps", best=max):
     return best(a), best(b)
 
 
+# Every sample a row keeps runs at least this long (the full run): the
+# shorter ones moved their ratio by a tenth between runs.
+MIN_SAMPLE_S = 2.0
+
+
+def jobs_for_min_sample(session, name, count, *samples, per=1, step=10_000):
+    """The count (of jobs; of flows of `per` jobs each) that makes each of
+    samples (each a function of a count, returning jobs a second) run
+    MIN_SAMPLE_S or longer: one pilot of each at `count`, then the fastest
+    pilot's rate times 1.25 * MIN_SAMPLE_S, rounded up to `step`, and never
+    below `count`. The pilots are warm-ups, not kept. --quick keeps
+    `count`."""
+    if session.quick:
+        return count
+    fastest = max(sample(count) for sample in samples)
+    n = max(count, math.ceil(fastest * 1.25 * MIN_SAMPLE_S / per / step) * step)
+    log(f"{name}: {n:,} a sample (pilots at {count:,}: the fastest {fastest:,.0f} jobs/s)")
+    session.report.raw.setdefault("sample_counts", {})[name] = n
+    return n
+
+
 def emqd_rate(session, name, queue, jobs, concurrency, handler, timeout=300, prefetch=0, tls=False, executor=None,
-              cpu=None, events=None):
+              cpu=None, events=None, steady=False, tracing=None):
     """Prefilled queue -> emqd from its start until stats completed == jobs.
     cpu: a list that gets the run's CPU per job in µs (emqd's own
-    threads, the handler processes it reaped, the server)."""
+    threads, the handler processes it reaped, the server). steady: the
+    rate after the first job's completion (start-up left out) instead of
+    from the start."""
     valkey = session.valkey
     with session.emqd(name, [dict(name=queue, concurrency=concurrency, prefetch=prefetch, handler=handler,
                                   events=events)],
-                      tls=tls, executor=executor) as d:
+                      tls=tls, executor=executor, tracing=tracing) as d:
         if cpu is not None:
             server_before, ticks = process_cpu(valkey.proc.pid)[0], machine_ticks()
         t0 = d.start()
@@ -166,9 +189,9 @@ def emqd_rate(session, name, queue, jobs, concurrency, handler, timeout=300, pre
             server = process_cpu(valkey.proc.pid)[0] - server_before
             cpu.append(dict(rate=jobs / seconds, own=own * 1e6 / jobs, children=children * 1e6 / jobs,
                             server=server * 1e6 / jobs, busy=busy_since(ticks)))
-    steady = (jobs - 1) / (seconds - first) if seconds > first else float("nan")
+    steady_rate = (jobs - 1) / (seconds - first) if seconds > first else float("nan")
     session.report.raw.setdefault("emqd_runs", []).append(dict(run=name, jobs=jobs, seconds=seconds, first_s=first,
-                                                                rate=jobs / seconds, steady_rate=steady))
+                                                                rate=jobs / seconds, steady_rate=steady_rate))
     log(f"{name}: {jobs / seconds:,.0f} jobs/s from start; first job done after {first * 1000:.0f} ms; "
-        f"{steady:,.0f} jobs/s after it")
-    return jobs / seconds
+        f"{steady_rate:,.0f} jobs/s after it")
+    return steady_rate if steady else jobs / seconds

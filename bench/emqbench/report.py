@@ -1,6 +1,8 @@
 """The report: every row a scenario adds and every sample it keeps, printed
 as one table under the versions and the load it was measured with, and
-written as JSON with --json."""
+written as JSON with --json: each row as {scenario (the --only name), row,
+figure, unit, against, ceiling, ratio, target, met}, so that a check can
+read which targets a run met."""
 import json
 import os
 import shutil
@@ -14,15 +16,16 @@ class Report:
     def __init__(self):
         self.rows = []
         self.raw = {}  # every sample, by the name of the figure it went into
+        self.scenario = None  # the scenario whose rows come next (bench/run sets it)
 
-    def row(self, scenario, figure, unit, against, ceiling, ratio_kind="higher", target=None, met=None):
+    def row(self, row, figure, unit, against, ceiling, ratio_kind="higher", target=None, met=None):
         """ratio_kind: higher (figure / ceiling, more is better), lower
         (figure / ceiling, less is better), or none."""
         ratio = None
         if ceiling not in (None, 0) and figure is not None and ratio_kind != "none":
             ratio = figure / ceiling
-        self.rows.append(dict(scenario=scenario, figure=figure, unit=unit, against=against, ceiling=ceiling,
-                              ratio=ratio, target=target or "", met=met))
+        self.rows.append(dict(scenario=self.scenario, row=row, figure=figure, unit=unit, against=against,
+                              ceiling=ceiling, ratio=ratio, target=target or "", met=met))
 
     def print_run(self, out, quick, elapsed, info, load_start, load_end):
         mode = "quick" if quick else "full"
@@ -50,7 +53,7 @@ class Report:
         body = []
         for r in self.rows:
             met = "" if r["met"] is None else ("yes" if r["met"] else "NO")
-            body.append([r["scenario"], fmt(r["figure"], r["unit"]), r["unit"], r["against"],
+            body.append([r["row"], fmt(r["figure"], r["unit"]), r["unit"], r["against"],
                          fmt(r["ceiling"], r["unit"]), "-" if r["ratio"] is None else f"{r['ratio']:.2f}",
                          r["target"], met])
         widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]

@@ -171,6 +171,13 @@ def yaml_str(s):
     return json.dumps(str(s))  # a JSON string is a YAML string
 
 
+def yaml_value(v):
+    """A scalar as YAML reads it back: true/false, a number, or a string."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return v if isinstance(v, (int, float)) else yaml_str(v)
+
+
 def limits_yaml(limits):
     """A queue's `limits:` lines; limits: dict(max_active=N, rate=(max, "1s")), either key optional."""
     if not limits:
@@ -187,7 +194,8 @@ def limits_yaml(limits):
 class Emqd:
     """emqd with a generated configuration, started and stopped by us."""
 
-    def __init__(self, program, directory, valkey, queues, keyspace_events=False, tls=False, executor=None):
+    def __init__(self, program, directory, valkey, queues, keyspace_events=False, tls=False, executor=None,
+                 tracing=None):
         """program: the emqd binary; directory: where its configuration and
         log go; valkey: the server it works against (tls: over its TLS port)."""
         self.program = program
@@ -207,6 +215,7 @@ class Emqd:
             "  level: info",
             "shutdown:",
             "  drain_timeout_s: 10",
+            *(["tracing:"] + [f"  {k}: {yaml_value(v)}" for k, v in tracing.items()] if tracing else []),
             "queues:",
         ]
         for q in queues:

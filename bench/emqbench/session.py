@@ -37,6 +37,8 @@ SIZES = {
     "wait_jobs": (1_000, 200),  # completion to wait's return, job after job
     "events_entries": (10_000, 10_000),  # the stream whose memory is measured
     "search_rows": (50_000, 50_000),  # pending rows one search reads through
+    "tracing_noop_jobs": (50_000, 10_000),  # per run, c=16: tracing on against off
+    "tracing_exec_jobs": (5_000, 500),  # per run, c=8
     # Each figure held to a ceiling is measured this many times, interleaved
     # with its ceiling (A B, B A, A B), and each side keeps its best: on a
     # shared machine noise only ever slows a run down.
@@ -86,11 +88,12 @@ class Session:
         self.peer = Peer.install(self.args.no_peer)
 
     @contextlib.contextmanager
-    def emqd(self, name, queues, keyspace_events=False, tls=False, executor=None):
+    def emqd(self, name, queues, keyspace_events=False, tls=False, executor=None, tracing=None):
         """An emqd for the queues against the current server, in a directory
-        of its own; stopped (and its exit checked) when the block ends."""
+        of its own; stopped (and its exit checked) when the block ends.
+        tracing: the tracing block's keys, when it traces."""
         d = Emqd(self.bin("emqd"), self.workdir / name, self.valkey, queues, keyspace_events=keyspace_events,
-                 tls=tls, executor=executor)
+                 tls=tls, executor=executor, tracing=tracing)
         self.running.append(d)
         try:
             yield d
@@ -99,11 +102,11 @@ class Session:
             self.running.remove(d)
 
     def on_server(self, server, fn):
-        """fn, run with self.valkey pointing at server."""
-        def run():
+        """fn, run (with the arguments given) with self.valkey pointing at server."""
+        def run(*args):
             saved, self.valkey = self.valkey, server
             try:
-                return fn()
+                return fn(*args)
             finally:
                 self.valkey = saved
         return run

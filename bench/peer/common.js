@@ -31,6 +31,26 @@ function report(obj) {
   process.stdout.write(JSON.stringify(obj) + '\n');
 }
 
+// Counts the jobs the workers complete or fail; `finished` resolves with
+// the time (process.hrtime.bigint()) the last of `jobs` was.
+function tally(workers, jobs, script) {
+  const counts = { done: 0, failed: 0 };
+  let finish;
+  const finished = new Promise((resolve) => (finish = resolve));
+  for (const w of workers) {
+    w.on('completed', () => {
+      if (++counts.done + counts.failed === jobs) finish(process.hrtime.bigint());
+    });
+    w.on('failed', (job, err) => {
+      ++counts.failed;
+      process.stderr.write(`${script}: job failed: ${err && err.message}\n`);
+      if (counts.done + counts.failed === jobs) finish(process.hrtime.bigint());
+    });
+    w.on('error', (err) => process.stderr.write(`${script}: ${err && err.message}\n`));
+  }
+  return { counts, finished };
+}
+
 // Runs main() and turns any failure into a message and exit code 1.
 function run(main) {
   main().then(
@@ -42,4 +62,4 @@ function run(main) {
   );
 }
 
-module.exports = { parseArgs, need, connection, seconds, report, run };
+module.exports = { parseArgs, need, connection, seconds, report, tally, run };

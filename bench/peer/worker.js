@@ -7,7 +7,7 @@
 'use strict';
 const path = require('path');
 const { Worker } = require('bullmq');
-const { parseArgs, need, connection, seconds, report, run } = require('./common');
+const { parseArgs, need, connection, seconds, report, tally, run } = require('./common');
 
 run(async () => {
   const args = parseArgs(process.argv.slice(2));
@@ -15,10 +15,6 @@ run(async () => {
   const concurrency = Number(need(args, 'concurrency'));
   const processor = args.processor ? path.resolve(args.processor) : async () => {};
 
-  let done = 0;
-  let failed = 0;
-  let finish;
-  const finished = new Promise((resolve) => (finish = resolve));
   const t0 = process.hrtime.bigint();
   const worker = new Worker(need(args, 'queue'), processor, {
     connection: connection(args),
@@ -26,17 +22,9 @@ run(async () => {
     removeOnComplete: { count: 0 },
     removeOnFail: { count: 0 },
   });
-  worker.on('completed', () => {
-    if (++done === jobs) finish(process.hrtime.bigint());
-  });
-  worker.on('failed', (job, err) => {
-    ++failed;
-    process.stderr.write(`worker.js: job failed: ${err && err.message}\n`);
-    if (done + failed === jobs) finish(process.hrtime.bigint());
-  });
-  worker.on('error', (err) => process.stderr.write(`worker.js: ${err && err.message}\n`));
+  const { counts, finished } = tally([worker], jobs, 'worker.js');
   const t1 = await finished;
-  report({ jobs: done, failed, seconds: seconds(t0, t1), rate: done / seconds(t0, t1) });
+  report({ jobs: counts.done, failed: counts.failed, seconds: seconds(t0, t1), rate: counts.done / seconds(t0, t1) });
   await worker.close();
-  if (failed > 0) throw new Error(`${failed} jobs failed`);
+  if (counts.failed > 0) throw new Error(`${counts.failed} jobs failed`);
 });

@@ -55,6 +55,7 @@ void load(ConfigReader& r, const std::string& dir, const YAML::Node& root, Confi
   if (auto f = top.get("valkey")) read_valkey(r, dir, *f, config);
   if (auto f = top.get("metrics")) read_metrics(r, *f, config.metrics);
   if (auto f = top.get("daemon")) read_daemon(r, *f, config);
+  if (auto f = top.get("tracing")) read_tracing(r, dir, *f, config);
   read_plain(r, top, kTop, "", &config, nullptr);
   QueueConfig defaults;
   if (auto f = top.get("defaults")) read_defaults(r, *f, defaults);

@@ -118,6 +118,26 @@ void describe_schedule(std::ostream& out, const ScheduleConfig& s) {
   row(out, "  job", job);
 }
 
+// The headers show as a count and their file: names and values may both
+// say more than an operator's terminal should.
+void describe_tracing(std::ostream& out, const TracingConfig& t) {
+  if (!t.enabled) {
+    row(out, "tracing", t.disabled_by.empty() ? "off" : "off (" + t.disabled_by + "=true)");
+    return;
+  }
+  row(out, "tracing", "spans over OTLP/HTTP to " + t.url + " (from " + t.url_from + "), as service " + t.service_name);
+  const std::string ratio = number(t.sample_ratio) + (t.sampler_from.empty() ? "" : " (" + t.sampler_from + ")");
+  row(out, "  sampling",
+      t.parent_based ? "a job's sampled context is kept; " + ratio + " of the traces emqd starts"
+                     : ratio + " of every job's traces, whatever its context");
+  row(out, "  headers",
+      t.headers.empty() ? "none from a file"
+                        : std::to_string(t.headers.size()) + " from " + t.headers_file + " (not shown)");
+  row(out, "  queue",
+      "up to " + std::to_string(t.max_queue_size) + " spans, then dropped; a batch of up to " +
+          std::to_string(t.max_export_batch_size) + " every " + ms(t.schedule_delay_ms));
+}
+
 }  // namespace
 
 std::string describe(const Config& config) {
@@ -141,6 +161,7 @@ std::string describe(const Config& config) {
   row(out, "daemon",
       (config.daemon.name.empty() ? std::string("named for the host") : "named " + config.daemon.name) +
           ", beating every " + seconds(config.daemon.beat_s));
+  describe_tracing(out, config.tracing);
   for (const QueueConfig& q : config.queues) {
     out << "\n";
     row(out, "queue", q.name);

@@ -89,12 +89,12 @@ std::string check_readable_file(const std::string& path) {
   return "";
 }
 
-bool read_secret_file(const std::string& path, std::string& secret, std::string& error) {
+bool read_secret_file(const std::string& path, std::string& secret, std::string& error, const std::string& holding) {
   constexpr std::size_t kMax = 64 * 1024;
   // A FIFO or a device would block or never end: only a regular file will do.
   std::string why = check_readable_file(path);
   if (!why.empty()) {
-    error = "expected a readable file holding the password, but " + why;
+    error = "expected a readable file holding " + holding + ", but " + why;
     return false;
   }
   std::ifstream in(path, std::ios::binary);
@@ -110,12 +110,12 @@ bool read_secret_file(const std::string& path, std::string& secret, std::string&
   }
   content.resize(static_cast<std::size_t>(in.gcount()));
   if (content.size() > kMax) {
-    error = path + " is larger than 64 KiB; expected a file holding just the password";
+    error = path + " is larger than 64 KiB; expected a file holding just " + holding;
     return false;
   }
   while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) content.pop_back();
   if (content.empty()) {
-    error = path + " is empty; expected the password in it";
+    error = path + " is empty; expected " + holding + " in it";
     return false;
   }
   secret = std::move(content);

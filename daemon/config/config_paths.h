@@ -36,7 +36,9 @@ std::string check_directory(const std::string& path);
 std::string check_readable_file(const std::string& path);
 
 // Reads a small secret file (at most 64 KiB) with trailing newlines removed.
-// On failure returns false and says why in `error`, never quoting the file.
-bool read_secret_file(const std::string& path, std::string& secret, std::string& error);
+// On failure returns false and says why in `error`, never quoting the file;
+// `holding` names what it should hold.
+bool read_secret_file(const std::string& path, std::string& secret, std::string& error,
+                      const std::string& holding = "the password");
 
 }  // namespace echomq::daemon

@@ -2,6 +2,7 @@
 //   config_valkey.cpp       the valkey block: url, TLS, password, embedded
 //   config_queues.cpp       defaults, queues and their handlers
 //   config_plugin_json.cpp  a plugin's config mapping, as JSON text
+//   config_tracing.cpp      the tracing block and the OTEL_* variables
 // Every key they accept is a row of config_schema.cpp; the plain ones
 // (numbers, booleans, words) are read from their row by read_plain.
 #pragma once
@@ -28,6 +29,9 @@ void read_plain(ConfigReader& r, const Mapping& m, unsigned place, const std::st
 // `dir` is the configuration file's directory: relative paths start there.
 void read_valkey(ConfigReader& r, const std::string& dir, const Field& field, Config& config);
 std::string default_embedded_dir(const std::string& dir);
+
+// The tracing block, and the OTEL_* variables that fill what it leaves out.
+void read_tracing(ConfigReader& r, const std::string& dir, const Field& field, Config& config);
 
 void read_defaults(ConfigReader& r, const Field& field, QueueConfig& defaults);
 void read_queues(ConfigReader& r, const std::string& dir, const Mapping& top, const QueueConfig& defaults,

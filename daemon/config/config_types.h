@@ -119,6 +119,25 @@ struct ScheduleConfig {
   int line = 0;  // where it is defined, for logs
 };
 
+// `tracing:` (docs/operations.md, "Tracing"): OpenTelemetry spans, one per
+// job, exported over OTLP/HTTP. What the file leaves out comes from the
+// standard OTEL_* variables, resolved at load so --check-config shows it.
+struct TracingConfig {
+  bool enabled = false;
+  std::string url;           // where spans are posted, ".../v1/traces"; resolved at load when enabled
+  std::string url_from;      // "tracing.endpoint", the OTEL_* variable, or "the default"
+  double sample_ratio = 1;   // of the traces emqd starts (jobs with no sampled context)
+  bool parent_based = true;  // a job's sampled context keeps its span whatever the ratio
+  std::string sampler_from;  // "" (the file, or the default) or "OTEL_TRACES_SAMPLER"
+  std::string service_name = "emqd";
+  std::string headers_file;
+  std::vector<std::pair<std::string, std::string>> headers;  // from headers_file; never logged
+  std::int64_t max_queue_size = 2048;                        // spans waiting for export; past it they are dropped
+  std::int64_t schedule_delay_ms = 5000;                     // how often a batch leaves
+  std::int64_t max_export_batch_size = 512;                  // spans per request
+  std::string disabled_by;                                   // "OTEL_SDK_DISABLED" when it turned enabled tracing off
+};
+
 struct Config {
   std::string path;  // the file it came from
   ValkeyConfig valkey;
@@ -127,6 +146,7 @@ struct Config {
   ReaperConfig reaper;
   ShutdownConfig shutdown;
   DaemonConfig daemon;
+  TracingConfig tracing;
   std::vector<QueueConfig> queues;
   std::vector<ScheduleConfig> schedules;
 };

@@ -32,8 +32,10 @@ const char* to_string(FleetState state) {
   return "?";
 }
 
+std::string Heartbeat::new_id(const Config& config) { return new_daemon_id(host_name(config), ::getpid()); }
+
 Heartbeat::Heartbeat(const Config& config, const ConnectionOptions& server, std::vector<ClaimLoop*> loops,
-                     Metrics& metrics, ReconnectPolicy reconnect, Actions actions)
+                     Metrics& metrics, ReconnectPolicy reconnect, Actions actions, std::string id)
     : Periodic("heartbeat"),
       config_(config),
       loops_(std::move(loops)),
@@ -42,7 +44,7 @@ Heartbeat::Heartbeat(const Config& config, const ConnectionOptions& server, std:
       executor_(server, std::move(reconnect), &metrics),
       host_(host_name(config)),
       every_(milliseconds(std::max<std::int64_t>(1, std::llround(config.daemon.beat_s * 1000)))) {
-  id_ = new_daemon_id(host_, ::getpid());
+  id_ = id.empty() ? new_daemon_id(host_, ::getpid()) : std::move(id);
 }
 
 Heartbeat::~Heartbeat() {

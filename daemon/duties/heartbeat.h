@@ -38,8 +38,13 @@ class Heartbeat : public Periodic {
     std::function<void()> stop;   // the SIGTERM path
   };
 
+  // `id`: the daemon's id in the registry, "" for a new one (new_id).
   Heartbeat(const Config& config, const ConnectionOptions& server, std::vector<ClaimLoop*> loops, Metrics& metrics,
-            ReconnectPolicy reconnect, Actions actions);
+            ReconnectPolicy reconnect, Actions actions, std::string id = "");
+
+  // A new id for this process, <daemon.name or the host>-<pid>-<6 hex>:
+  // the daemon makes it before its parts, so its spans name it too.
+  static std::string new_id(const Config& config);
   ~Heartbeat() override;
 
   const std::string& id() const { return id_; }

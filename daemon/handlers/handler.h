@@ -28,6 +28,11 @@ struct Job {
   std::int64_t deadline_ms = 0;  // epoch ms by which the daemon stops waiting; 0: none
   // A parent's children's outcomes, in ref order; empty for any other job.
   std::vector<ChildResult> children;
+  // The W3C context of the job's span, for the handler's own spans to nest
+  // under (exec: TRACEPARENT and TRACESTATE; pool: the frame's keys;
+  // plugin: emq_host's trace_context). Empty while tracing is off.
+  std::string traceparent;
+  std::string tracestate;
   // Where the handler reports how far the job got, as often as it likes
   // (the daemon stores at most 4 a second: PROTOCOL.md, "progress"). Empty
   // where nobody listens. Any thread, while run() lasts.

@@ -10,6 +10,9 @@ constexpr const char* kDefaultLang = "C.UTF-8";
 // Where the password sits besides password_env: emq's (EMQ_URL may hold it
 // in its user-info) and valkey-cli's / redis-cli's.
 constexpr const char* kServerSecrets[] = {"EMQ_PASSWORD", "EMQ_URL", "VALKEYCLI_AUTH", "REDISCLI_AUTH"};
+// The trace context emqd itself was started in is no job's: a handler
+// whose job has none must not nest its spans under it.
+constexpr const char* kTraceCarrier[] = {"TRACEPARENT", "TRACESTATE"};
 
 std::map<std::string, std::string> parse_environ(const char* const* env) {
   std::map<std::string, std::string> vars;
@@ -33,6 +36,7 @@ HandlerEnv::HandlerEnv(const HandlerConfig& handler, const std::vector<std::stri
   std::map<std::string, std::string> daemon = parse_environ(daemon_env);
   for (const auto& name : drop_names) daemon.erase(name);
   for (const char* name : kServerSecrets) daemon.erase(name);
+  for (const char* name : kTraceCarrier) daemon.erase(name);
 
   if (handler.inherit_env) base_ = daemon;
   base_["PATH"] = value_or(daemon, "PATH", kDefaultPath);
@@ -46,6 +50,16 @@ std::vector<std::string> HandlerEnv::for_job(const Job& job) const {
   vars["EMQ_JOB_ID"] = job.id;
   vars["EMQ_ATTEMPT"] = std::to_string(job.attempt);
   vars["EMQ_DEADLINE_MS"] = std::to_string(job.deadline_ms);
+  // OpenTelemetry's environment carrier: the job's span, for the handler's
+  // own spans to nest under (docs/handlers.md, "Traces").
+  if (!job.traceparent.empty()) {
+    vars["TRACEPARENT"] = job.traceparent;
+    if (job.tracestate.empty()) {
+      vars.erase("TRACESTATE");
+    } else {
+      vars["TRACESTATE"] = job.tracestate;
+    }
+  }
 
   std::vector<std::string> out;
   out.reserve(vars.size());

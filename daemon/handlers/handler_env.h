@@ -24,7 +24,9 @@ class HandlerEnv {
 
   // The environment of one job's process as "NAME=value" strings, sorted
   // by name. EMQ_QUEUE, EMQ_JOB_ID, EMQ_ATTEMPT and EMQ_DEADLINE_MS win
-  // over a configured variable of the same name: they describe the job.
+  // over a configured variable of the same name: they describe the job;
+  // so do TRACEPARENT and TRACESTATE when the job has a trace context.
+  // emqd's own TRACEPARENT and TRACESTATE are never passed on.
   std::vector<std::string> for_job(const Job& job) const;
 
   // Without the job's variables (a pool's long-lived processes).

@@ -57,6 +57,14 @@ struct Answer {
     return len <= room ? 0 : -1;
   }
 
+  static int trace_context(void* ctx, const char** traceparent, const char** tracestate) noexcept {
+    auto* self = static_cast<Answer*>(ctx);
+    if (self == nullptr || traceparent == nullptr || tracestate == nullptr) return -1;
+    *traceparent = self->job->traceparent.c_str();
+    *tracestate = self->job->tracestate.c_str();
+    return 0;
+  }
+
   static int report_progress(void* ctx, const char* text, std::size_t len) noexcept {
     auto* self = static_cast<Answer*>(ctx);
     if (self == nullptr || (text == nullptr && len > 0) || len > kMaxProgressBytes) return -1;
@@ -70,7 +78,7 @@ struct Answer {
 };
 
 // The services a plugin that exports emq_plugin_host is given.
-const emq_host kHost{sizeof(emq_host), &Answer::report_progress};
+const emq_host kHost{sizeof(emq_host), &Answer::report_progress, &Answer::trace_context};
 
 }  // namespace
 

@@ -51,6 +51,10 @@ std::string encode_job_frame(const Job& job) {
   frame["queue"] = job.queue;
   frame["attempt"] = job.attempt;
   frame["deadline_ms"] = job.deadline_ms;
+  if (!job.traceparent.empty()) {
+    frame["traceparent"] = job.traceparent;
+    if (!job.tracestate.empty()) frame["tracestate"] = job.tracestate;
+  }
   // Before the payload: the frame promises nothing after the payload's
   // string but the closing brace (docs/handlers.md, "Frames").
   if (!job.children.empty()) frame["children"] = children_array(job.children);

@@ -3,8 +3,9 @@
 //
 //   to the handler:  {"id":"JOB_…","queue":"q","attempt":1,"deadline_ms":0,"payload":"…"}
 //                    ("payload_b64" instead when the payload is not UTF-8;
-//                    a parent's line adds "children":[…], children_json's,
-//                    before the payload)
+//                    a traced job's line adds "traceparent" and, when it
+//                    has one, "tracestate" after deadline_ms; a parent's
+//                    adds "children":[…], children_json's, before the payload)
 //   back, success:   {"id":"JOB_…","ok":true,"result":"…"}   (or "result_b64", or neither: empty)
 //   back, failure:   {"id":"JOB_…","ok":false,"error":"…","permanent":false}
 //   back, progress:  {"id":"JOB_…","progress":…}   (any number of them before the answer)

@@ -19,6 +19,7 @@
 #include "daemon_view.h"
 #include "pause_view.h"
 #include "schedule_view.h"
+#include "trace_url.h"
 #include "web/lists_api.h"
 #include "web/story_api.h"
 #include "web/tree_api.h"
@@ -190,6 +191,20 @@ void put_flow(Executor& x, const QueueKeys& q, const JobRow& row, json& out) {
   out["orphans"] = orphaned.size();
 }
 
+// The job's trace (trace_url.h): null when its row has no traceparent,
+// else {"id", "url", "problem"}: id null when the field is not W3C (then
+// problem says why), url null without --trace-url.
+void put_trace(const JobRow& row, const std::string& tmpl, json& out) {
+  const std::optional<JobTrace> t = job_trace(row, tmpl);
+  if (!t) {
+    out["trace"] = nullptr;
+    return;
+  }
+  out["trace"] = {{"id", t->trace_id.empty() ? json(nullptr) : json(t->trace_id)},
+                  {"url", t->url.empty() ? json(nullptr) : json(t->url)},
+                  {"problem", t->problem.empty() ? json(nullptr) : json(t->problem)}};
+}
+
 // "" -> fallback; digits -> the number; anything else -> nullopt.
 std::optional<std::int64_t> page_number(const std::string& text) {
   if (text.empty()) return 1;
@@ -317,6 +332,7 @@ ApiAnswer WebApi::job(const std::string& name, const std::string& id) {
   out["fields"] = std::move(fields);
   for (auto& [field, value] : big.items()) out[field] = value;
   put_flow(x_, q, *row, out);
+  put_trace(*row, trace_url_, out);
   out["tree"] = row->fields.count("children") ? flow_tree_json(x_, q, id) : json(nullptr);
   StoryRow story{state == row->fields.end() ? "" : state->second, 0};
   if (auto failures = row->fields.find("failures"); failures != row->fields.end()) {

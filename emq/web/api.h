@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,7 +36,9 @@ class WebApi {
   // Jobs per page of a queue's listing unless the query asks for 100 or 500.
   static constexpr std::int64_t kPageSize = 50;
 
-  WebApi(Executor& x, bool read_only) : x_(x), read_only_(read_only) {}
+  // trace_url: --trace-url's template (trace_url.h), "" when not given.
+  WebApi(Executor& x, bool read_only, std::string trace_url = "")
+      : x_(x), read_only_(read_only), trace_url_(std::move(trace_url)) {}
   // For the reads that live in files of their own (history_api.h).
   Executor& executor() { return x_; }
 
@@ -73,6 +76,7 @@ class WebApi {
  private:
   Executor& x_;
   bool read_only_;
+  std::string trace_url_;
 };
 
 // One listed job as /api/queues/Q lists it: search answers share it.

@@ -12,6 +12,7 @@
 #include "echomq/errors.h"
 #include "output.h"
 #include "tool.h"
+#include "trace_url.h"
 #include "web/http.h"
 #include "web/origin.h"
 #include "http/http_server.h"
@@ -27,6 +28,7 @@ struct WebArgs {
   std::string listen = "127.0.0.1:9465";
   bool read_only = false;
   std::vector<std::string> origins;  // more origins the page is reached at
+  std::string trace_url;             // a job's trace link, with {trace_id}
 };
 
 int run_web(Tool& tool, const WebArgs& a) {
@@ -44,6 +46,10 @@ int run_web(Tool& tool, const WebArgs& a) {
       say("--origin '" + origin + "': " + problem);
       return kExitUsage;
     }
+  }
+  if (std::string problem = trace_url_problem(a.trace_url); !a.trace_url.empty() && !problem.empty()) {
+    say("--trace-url: " + problem);
+    return kExitUsage;
   }
   const bool loopback = daemon::is_loopback_host(listen->host);
   if (!loopback && !security.password) {
@@ -86,7 +92,7 @@ int run_web(Tool& tool, const WebArgs& a) {
   }
   security.port = server->port();
   security.origins = served_origins(listen->host, server->host(), server->port(), loopback, a.origins);
-  site.emplace(x, std::move(security));
+  site.emplace(x, std::move(security), a.trace_url);
   server->start();
   const std::string shown = a.listen.substr(0, a.listen.rfind(':'));
   std::cout << "emq web: serving http://" << shown << ":" << server->port() << "/"
@@ -112,6 +118,10 @@ void add_web(CLI::App& app, Tool& tool) {
                   "another origin the page is reached at (a name, a proxy: https://emq.example); actions "
                   "come only from the listen address's origins and these")
       ->type_name("URL");
+  sub->add_option("--trace-url", a->trace_url,
+                  "link a job's trace to your tracing tool: a URL with {trace_id} "
+                  "(https://tracing.example/trace/{trace_id})")
+      ->type_name("TEMPLATE");
   sub->footer(
       "A non-loopback --listen needs EMQ_WEB_PASSWORD, which every request must then give by HTTP basic\n"
       "auth (any user name). Actions are POSTs carrying a per-process token the page gets from the\n"

@@ -34,8 +34,13 @@ struct WebSecurity {
 
 class WebSite {
  public:
-  WebSite(Executor& x, WebSecurity security)
-      : api_(x, security.read_only), search_(x), actions_(x), server_(x.options()), security_(std::move(security)) {}
+  // trace_url: --trace-url's template, "" when not given.
+  WebSite(Executor& x, WebSecurity security, std::string trace_url = "")
+      : api_(x, security.read_only, std::move(trace_url)),
+        search_(x),
+        actions_(x),
+        server_(x.options()),
+        security_(std::move(security)) {}
 
   // Every request of the HttpServer comes here, on its one thread.
   daemon::HttpResponse handle(const daemon::HttpRequest& request);

@@ -98,9 +98,10 @@ std::size_t check_tree(const FlowNode& root, std::size_t bulk_limit) {
   return check.largest();
 }
 
-// The call that enqueues one node, its id decided; `parent` is its
-// parent's ref ("" for the root).
-ScriptCall node_call(const FlowNode& n, const std::string& id, const std::string& parent,
+// The call that enqueues one node, its id decided, with `job` (its
+// options, the trace context inherited); `parent` is its parent's ref (""
+// for the root).
+ScriptCall node_call(const FlowNode& n, const JobOptions& job, const std::string& id, const std::string& parent,
                      const std::vector<std::string>& child_refs) {
   QueueKeys q(n.queue);
   if (!child_refs.empty()) {
@@ -108,17 +109,17 @@ ScriptCall node_call(const FlowNode& n, const std::string& id, const std::string
                  {q.row(id), q.waiting, q.deps(id), q.meta},
                  {id, n.payload, num(n.lane), n.on_child_failure, parent}};
     c.args.insert(c.args.end(), child_refs.begin(), child_refs.end());
-    add_job_options(q, n.job, c.keys, c.args);
+    add_job_options(q, job, c.keys, c.args);
     return c;
   }
   if (!parent.empty()) {
     ScriptCall c{Script::EnqueueChild, {q.row(id), q.pending, q.meta}, {id, n.payload, num(n.lane), parent}};
-    add_job_options(q, n.job, c.keys, c.args);
+    add_job_options(q, job, c.keys, c.args);
     return c;
   }
   EnqueueOptions o;
   o.lane = n.lane;
-  o.job = n.job;
+  o.job = job;
   return enqueue_call(q, id, n.payload, o);
 }
 
@@ -135,12 +136,26 @@ FlowJob with_ids(const FlowNode& n) {
 
 std::string ref_of(const FlowJob& j) { return j.queue + ":" + j.id; }
 
-// A node of the level on its way, with its parent (null for the root).
+// A node of the level on its way, with its parent (null for the root)
+// and the trace context its parent was enqueued with.
 struct LevelEntry {
   const FlowNode* node;
   FlowJob* job;
   const FlowJob* parent;
+  JobOptions inherited{};  // only its traceparent and tracestate
 };
+
+// A node's options: a node without a traceparent of its own carries its
+// parent's context (docs/protocol.md, "Trace context"), so a flow's jobs
+// are one trace.
+JobOptions options_of(const LevelEntry& e) {
+  JobOptions job = e.node->job;
+  if (job.traceparent.empty()) {
+    job.traceparent = e.inherited.traceparent;
+    job.tracestate = e.inherited.tracestate;
+  }
+  return job;
+}
 
 // What went wrong half-way, and whom it leaves waiting: the parents, in
 // the order met, of the nodes the server refused (or may not have got).
@@ -196,12 +211,15 @@ class HalfWay {
 // `half` and left out of the next level.
 std::vector<LevelEntry> send_level(Executor& x, const std::vector<LevelEntry>& level, HalfWay& half) {
   std::vector<ScriptCall> calls;
+  std::vector<JobOptions> options;
   calls.reserve(level.size());
+  options.reserve(level.size());
   for (const LevelEntry& e : level) {
     std::vector<std::string> refs;
     refs.reserve(e.job->children.size());
     for (const FlowJob& c : e.job->children) refs.push_back(ref_of(c));
-    calls.push_back(node_call(*e.node, e.job->id, e.parent != nullptr ? ref_of(*e.parent) : "", refs));
+    options.push_back(options_of(e));
+    calls.push_back(node_call(*e.node, options.back(), e.job->id, e.parent != nullptr ? ref_of(*e.parent) : "", refs));
   }
   std::vector<Reply> replies;
   try {
@@ -226,8 +244,11 @@ std::vector<LevelEntry> send_level(Executor& x, const std::vector<LevelEntry>& l
       half.held(e);
       continue;
     }
+    JobOptions context;
+    context.traceparent = options[i].traceparent;
+    context.tracestate = options[i].tracestate;
     for (std::size_t k = 0; k < e.node->children.size(); ++k) {
-      next.push_back({&e.node->children[k], &e.job->children[k], e.job});
+      next.push_back({&e.node->children[k], &e.job->children[k], e.job, context});
     }
   }
   return next;

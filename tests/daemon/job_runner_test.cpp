@@ -50,7 +50,7 @@ class JobRunnerTest : public ::testing::Test {
     std::vector<JobRunner::Assignment> out;
     for (ClaimedJob& job : claim(x, keys, {30000, static_cast<std::int64_t>(payloads.size()), 0})) {
       RunningJob* held = running.add({job.id, job.lease_epoch});
-      out.push_back({std::move(job), held, {}});
+      out.push_back({std::move(job), held, {}, {}});
     }
     EXPECT_EQ(out.size(), payloads.size());
     return out;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "e2e_fixture.h"
+#include "otlp_receiver.h"
 
 namespace echomq::test {
 namespace {
@@ -28,10 +29,20 @@ std::string plugin_handler(const std::string& library) {
   return "      type: plugin\n      path: " + std::string(EMQ_LIB_DIR) + "/" + library + "\n";
 }
 
-std::vector<Example> examples() {
+// The service traced_curl.sh calls: the test receiver answers "ok".
+std::vector<Example> examples(const std::string& service_url) {
   const std::string dir = kExamples.string();
+  const std::string node_modules = std::string(EMQ_SOURCE_DIR) + "/clients/node/node_modules";
   return {
       {"handlers/exec/send_email.sh", "email", exec_handler("[\"" + dir + "/handlers/exec/send_email.sh\"]")},
+      // Without tracing: no context, so a root span of its own, sent nowhere.
+      {"handlers/exec/traced_upper.js", "traced_js",
+       "      type: exec\n      command: [\"/usr/bin/node\", \"" + dir +
+           "/handlers/exec/traced_upper.js\"]\n      env: { NODE_PATH: \"" + node_modules +
+           "\", OTEL_EXPORTER_OTLP_ENDPOINT: \"" + service_url + "\" }\n"},
+      {"handlers/exec/traced_curl.sh", "traced_sh",
+       "      type: exec\n      command: [\"" + dir + "/handlers/exec/traced_curl.sh\"]\n      env: { SERVICE_URL: \"" +
+           service_url + "/resize\" }\n"},
       {"handlers/exec/word_count.py", "words",
        exec_handler("[\"/usr/bin/python3\", \"" + dir + "/handlers/exec/word_count.py\"]")},
       {"handlers/pool/echo_upper.py", "upper_py",
@@ -48,7 +59,7 @@ class ExamplesTest : public E2E {
  protected:
   std::string config() {
     std::string yaml = config_head(server);
-    for (const Example& e : examples()) {
+    for (const Example& e : examples(service.endpoint())) {
       yaml += "  - name: " + e.queue +
               "\n    max_attempts: 3\n    keep_completed_s: 300\n"
               "    backoff: { initial_ms: 50, multiplier: 1.0, max_ms: 50, jitter: 0 }\n    handler:\n" +
@@ -57,6 +68,7 @@ class ExamplesTest : public E2E {
     return yaml;
   }
   // The row once the job has completed or died.
+  OtlpReceiver service;
   std::map<std::string, std::string> ended(const std::string& queue, const std::string& id) {
     std::map<std::string, std::string> r;
     wait_for(
@@ -71,7 +83,7 @@ class ExamplesTest : public E2E {
 
 TEST_F(ExamplesTest, EveryExampleIsRunHere) {
   std::set<std::string> listed;
-  for (const Example& e : examples()) listed.insert(e.file);
+  for (const Example& e : examples("")) listed.insert(e.file);
   for (const auto& entry : fs::recursive_directory_iterator(kExamples)) {
     if (!entry.is_regular_file()) continue;
     const std::string rel = fs::relative(entry.path(), kExamples).string();
@@ -98,6 +110,9 @@ TEST_F(ExamplesTest, EachDoesWhatTheReadmeSays) {
   const std::string py_empty = put("upper_py", "");
   const std::string js = put("upper_js", "abc");
   const std::string sh = put("echo_sh", "abc");
+  // exec, traced: Node with OpenTelemetry's SDK, and sh passing the trace to curl.
+  const std::string traced_js = put("traced_js", "abc");
+  const std::string traced_sh = put("traced_sh", "abc");
   // plugins: an empty result; the payload's SHA-256 in hex.
   const std::string noop = put("noop", "anything");
   const std::string sha = put("sha256", "abc");
@@ -130,6 +145,10 @@ TEST_F(ExamplesTest, EachDoesWhatTheReadmeSays) {
   EXPECT_EQ(r["result"], "ABC") << d.log();
   r = ended("echo_sh", sh);
   EXPECT_EQ(r["result"], "abc") << d.log();
+  r = ended("traced_js", traced_js);
+  EXPECT_EQ(r["result"], "ABC") << d.log();
+  r = ended("traced_sh", traced_sh);
+  EXPECT_EQ(r["result"], "ok") << d.log();
 
   r = ended("noop", noop);
   EXPECT_EQ(r["state"], "completed") << d.log();

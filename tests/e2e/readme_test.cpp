@@ -136,5 +136,74 @@ TEST(Readme, TheTableNamesWhatInstallDepsInstalls) {
   }
 }
 
+// The packages install-deps.sh would install for `mode` (--list).
+std::set<std::string> packages_for(const std::string& mode) {
+  RunResult r =
+      run_program({"/bin/bash", (fs::path(EMQ_SOURCE_DIR) / "scripts/install-deps.sh").string(), mode, "--list"});
+  EXPECT_EQ(r.code, 0) << mode << ": " << r.err;
+  std::set<std::string> out;
+  std::istringstream lines(r.out);
+  for (std::string p; lines >> p;) out.insert(p);
+  return out;
+}
+
+// The commands `make -n target` would run in a build directory not yet
+// configured.
+std::string make_would_run(const std::string& target) {
+  const fs::path build = fs::temp_directory_path() / ("emqd-make-n-" + std::to_string(::getpid()));
+  RunResult r = run_program({"/usr/bin/env", "make", "-n", "-C", EMQ_SOURCE_DIR, target, "BUILD=" + build.string()});
+  EXPECT_EQ(r.code, 0) << "make -n " << target << ": " << r.err;
+  return r.out;
+}
+
+// Each line of `commands` that runs `cmake --build`.
+std::vector<std::string> build_lines(const std::string& commands) {
+  std::vector<std::string> out;
+  std::istringstream lines(commands);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("cmake --build") != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+// README's "each installs what it needs first, and no more": make demo
+// installs the build and run-time packages and compiles the programs
+// alone; the test tools, and the packaging tools, are make test's and make
+// deb's (issue 53: the demo compiled all 415 targets and installed
+// Chromium, Selenium and Prometheus first).
+TEST(Readme, MakeDemoInstallsAndCompilesOnlyWhatItRuns) {
+  const std::set<std::string> demo = packages_for("--demo");
+  const std::set<std::string> tests = packages_for("--test");
+  const std::set<std::string> deb = packages_for("--package");
+  for (const std::string p :
+       {"chromium", "chromium-driver", "python3-selenium", "libgtest-dev", "prometheus", "systemd", "clang-format"}) {
+    EXPECT_TRUE(tests.count(p)) << "make test no longer installs " << p << ": update this test";
+    EXPECT_FALSE(demo.count(p)) << "make demo would install " << p << ", which only the tests use";
+    EXPECT_FALSE(deb.count(p)) << "make deb would install " << p << ", which only the tests use";
+  }
+  for (const std::string p : {"debootstrap", "podman"}) {
+    EXPECT_TRUE(packages_for("--package-test").count(p)) << "make package-test no longer installs " << p;
+    EXPECT_FALSE(deb.count(p)) << "make deb would install " << p << ", which only make package-test uses";
+  }
+  for (const std::string p : {"cmake", "libspdlog-dev", "python3", "valkey-server"}) {
+    EXPECT_TRUE(demo.count(p)) << "make demo would not install " << p << ", which the demo needs";
+  }
+
+  const std::string would = make_would_run("demo");
+  EXPECT_NE(would.find("install-deps.sh --demo"), std::string::npos) << would;
+  EXPECT_EQ(would.find("install-deps.sh --test"), std::string::npos) << would;
+  EXPECT_NE(would.find("-DEMQ_BUILD_TESTS=OFF"), std::string::npos) << would;
+  const std::vector<std::string> builds = build_lines(would);
+  ASSERT_FALSE(builds.empty()) << "make demo no longer builds:\n" << would;
+  for (const std::string& line : builds) {
+    EXPECT_NE(line.find("--target emq_programs"), std::string::npos)
+        << "make demo builds more than the programs: " << line;
+  }
+
+  const std::string test = make_would_run("test");
+  EXPECT_NE(test.find("install-deps.sh --test"), std::string::npos) << test;
+  EXPECT_NE(test.find("-DEMQ_BUILD_TESTS=ON"), std::string::npos) << test;
+}
+
 }  // namespace
 }  // namespace echomq::test

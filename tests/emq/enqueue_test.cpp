@@ -60,6 +60,49 @@ TEST_F(EnqueueCli, DuplicateExitsZeroSaysSoAndChangesNothing) {
   EXPECT_EQ(row_field("JOB_dup", "payload"), "first");
 }
 
+// The job joins the caller's trace: --traceparent (and --tracestate), else
+// TRACEPARENT and TRACESTATE from the environment, as a traced handler has
+// them; the flag wins. A malformed flag is refused with nothing written; a
+// malformed variable is said and left out, and the job is enqueued.
+TEST_F(EnqueueCli, TheTraceContextComesFromTheFlagOrTheEnvironment) {
+  const std::string flag_tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const std::string env_tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  EmqResult r = emq({"enqueue", queue(), "a", "--id", "JOB_flag", "--traceparent", flag_tp, "--tracestate", "v=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_flag", "traceparent"), flag_tp);
+  EXPECT_EQ(row_field("JOB_flag", "tracestate"), "v=1");
+
+  const Env env{{"EMQ_URL", server().url()}, {"TRACEPARENT", env_tp}, {"TRACESTATE", "e=2"}};
+  r = run_emq({"enqueue", queue(), "b", "--id", "JOB_env"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_env", "traceparent"), env_tp);
+  EXPECT_EQ(row_field("JOB_env", "tracestate"), "e=2");
+  r = run_emq({"enqueue", queue(), "c", "--id", "JOB_both", "--traceparent", flag_tp}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_both", "traceparent"), flag_tp);
+  EXPECT_EQ(row_field("JOB_both", "tracestate"), "<absent>") << "the environment's tracestate is not the flag's";
+  r = run_emq({"enqueue", queue(), "--ndjson", "-"}, env, "{\"id\": \"JOB_line\", \"payload\": \"d\"}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_field("JOB_line", "traceparent"), env_tp);
+
+  r = emq({"enqueue", queue(), "e", "--id", "JOB_bad", "--traceparent",
+           "00-" + std::string(32, '0') + "-00f067aa0ba902b7-01"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--traceparent is not a W3C traceparent (the traceparent's trace id is all zeros"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(row_field("JOB_bad", "state"), "<no row>");
+  r = emq({"enqueue", queue(), "f", "--tracestate", "v=1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--tracestate needs --traceparent"), std::string::npos) << r.err;
+
+  r = run_emq({"enqueue", queue(), "g", "--id", "JOB_badenv"}, {{"EMQ_URL", server().url()}, {"TRACEPARENT", "junk"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("TRACEPARENT in the environment is not a W3C traceparent"), std::string::npos) << r.err;
+  EXPECT_EQ(row_field("JOB_badenv", "payload"), "g");
+  EXPECT_EQ(row_field("JOB_badenv", "traceparent"), "<absent>");
+}
+
 TEST_F(EnqueueCli, StdinPayloadIsBinarySafe) {
   // Every byte value, NULs and invalid UTF-8 included, and more than one
   // pipe buffer's worth, so a short read would show.

@@ -1,6 +1,9 @@
 // emq inspect: the row in text and JSON, text versus base64 payloads,
-// truncation in text mode, not found and bad ids.
+// truncation in text mode, a traced job's trace id and link, not found
+// and bad ids.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -53,10 +56,19 @@ TEST_F(InspectCli, JsonShowsEveryField) {
   EmqResult r = emq({"inspect", queue(), "JOB_j1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  nlohmann::json want = {{"queue", queue()},  {"id", "JOB_j1"},          {"state", "pending"},
-                         {"attempts", 1},     {"lease_epoch", 1},        {"failures", 1},
-                         {"lane", 5},         {"error", "boom: exit 1"}, {"payload", "{\"to\":\"a@example.com\"}"},
-                         {"result", nullptr}, {"progress", nullptr},     {"payload_bytes", 22}};
+  nlohmann::json want = {{"queue", queue()},
+                         {"id", "JOB_j1"},
+                         {"state", "pending"},
+                         {"attempts", 1},
+                         {"lease_epoch", 1},
+                         {"failures", 1},
+                         {"lane", 5},
+                         {"trace_id", nullptr},
+                         {"error", "boom: exit 1"},
+                         {"payload", "{\"to\":\"a@example.com\"}"},
+                         {"result", nullptr},
+                         {"progress", nullptr},
+                         {"payload_bytes", 22}};
   EXPECT_EQ(j, want) << j.dump(2);
 }
 
@@ -184,6 +196,64 @@ TEST_F(InspectCli, BadIdOrQueueIsExit2) {
   // Past the wire's gate, any id is looked up (a peer may have written it):
   // not found is exit 1, not a usage error.
   EXPECT_EQ(emq({"inspect", queue(), "JOB_a b"}).exit_code, 1);
+}
+
+// Issue 52: a row with a producer's trace context shows its trace id, and
+// with --trace-url where to see it; a field that is not W3C is said so.
+TEST_F(InspectCli, ATracedJobShowsItsTraceIdAndItsLink) {
+  const std::string trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_tr", "p"), EnqueueResult::Enqueued);
+  ASSERT_FALSE(
+      x().command({"HSET", keys().row("JOB_tr"), "traceparent", "00-" + trace_id + "-00f067aa0ba902b7-01"}).is_error());
+
+  EmqResult r = emq({"inspect", queue(), "JOB_tr"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = lines_of(r.out);
+  auto lane = std::find(lines.begin(), lines.end(), "lane         0");
+  ASSERT_NE(lane, lines.end()) << r.out;
+  ASSERT_NE(lane + 1, lines.end()) << r.out;
+  EXPECT_EQ(*(lane + 1), "trace        " + trace_id) << r.out;
+  EXPECT_EQ(r.out.find("trace url"), std::string::npos) << "no link without a template: " << r.out;
+
+  const std::string tmpl = "https://tracing.example/trace/{trace_id}?orgId=1";
+  const std::string url = "https://tracing.example/trace/" + trace_id + "?orgId=1";
+  r = emq({"inspect", queue(), "JOB_tr", "--trace-url", tmpl});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  lines = lines_of(r.out);
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "trace url    " + url), lines.end()) << r.out;
+
+  r = emq({"inspect", queue(), "JOB_tr", "--json", "--trace-url", tmpl});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["trace_id"], trace_id) << j.dump(2);
+  EXPECT_EQ(j["trace_url"], url) << j.dump(2);
+}
+
+TEST_F(InspectCli, ATraceparentThatIsNotW3CIsSaidToBeNoTrace) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_odd", "p"), EnqueueResult::Enqueued);
+  ASSERT_FALSE(x().command({"HSET", keys().row("JOB_odd"), "traceparent", "00-abc"}).is_error());
+  EmqResult r = emq({"inspect", queue(), "JOB_odd", "--trace-url", "https://tracing.example/{trace_id}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trace        none: the row's traceparent is not W3C (expected a W3C traceparent"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("trace url"), std::string::npos) << r.out;
+  r = emq({"inspect", queue(), "JOB_odd", "--json", "--trace-url", "https://tracing.example/{trace_id}"});
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["trace_id"].is_null()) << j.dump(2);
+  EXPECT_TRUE(j["trace_url"].is_null()) << j.dump(2);
+  EXPECT_NE(j["traceparent_problem"].get<std::string>().find("6 bytes"), std::string::npos) << j.dump(2);
+}
+
+TEST_F(InspectCli, ATraceUrlThatIsNoHttpLinkWithATraceIdIsExit2) {
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_t", "p"), EnqueueResult::Enqueued);
+  for (const std::string bad :
+       {"ftp://tracing.example/{trace_id}", "https://tracing.example/trace", "https://tracing.example/ {trace_id}"}) {
+    EmqResult r = emq({"inspect", queue(), "JOB_t", "--trace-url", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.out, "") << bad;
+    EXPECT_EQ(r.err.rfind("emq: --trace-url: ", 0), 0u) << r.err;
+  }
 }
 
 }  // namespace

@@ -114,7 +114,9 @@ TEST_F(Sigterm, TheDrainEndsWhenTheLastRunningJobDoes) {
   EmqdProcess d(fault_config_head(server.url(), f) + ledger_queue("one", 2, 30000, ledger_path(), "a", "sleep 1"));
   ASSERT_TRUE(d.wait_ready()) << d.log();
   const std::string id = put_many("one", 1).front();
-  ASSERT_TRUE(wait_for([&] { return row("one", id)["state"] == "active"; }, seconds(20))) << d.log();
+  // Started, not only claimed: a job claimed and not yet started at the
+  // signal is released unrun. The handler's ledger line is its first act.
+  ASSERT_TRUE(wait_for([&] { return read_ledger(ledger_path()).runs.count(id) == 1; }, seconds(20))) << d.log();
   const auto began = std::chrono::steady_clock::now();
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(seconds(40)), 0) << d.log();

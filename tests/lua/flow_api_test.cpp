@@ -117,6 +117,40 @@ TEST_F(FlowApi, AThreeLevelTreeOverThreeQueuesCompletesBottomUpWithEveryResult) 
   }
 }
 
+// A flow is one trace: a node without a context of its own carries its
+// parent's (traceparent and tracestate both), down every level; a node
+// given its own keeps it, and its children carry that one.
+TEST_F(FlowApi, AChildCarriesItsParentsTraceContextUnlessGivenItsOwn) {
+  const std::string root_tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const std::string own_tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  QueueKeys mid = queue("m"), leaves = queue("l");
+  FlowNode root = leaf(q.queue, "sheet");
+  root.job.traceparent = root_tp;
+  root.job.tracestate = "vendor=1";
+  FlowNode m1 = leaf(mid.queue, "m1"), m2 = leaf(mid.queue, "m2");
+  m1.children = {leaf(leaves.queue, "a")};
+  m2.job.traceparent = own_tp;
+  m2.children = {leaf(leaves.queue, "b")};
+  root.children = {m1, m2};
+  FlowJob ids = enqueue_flow(x, root);
+
+  auto context = [&](const QueueKeys& in, const std::string& id) {
+    Row r = hash(in.row(id));
+    return r["traceparent"] + " " + r["tracestate"];
+  };
+  EXPECT_EQ(context(q, ids.id), root_tp + " vendor=1");
+  EXPECT_EQ(context(mid, ids.children[0].id), root_tp + " vendor=1");
+  EXPECT_EQ(context(leaves, ids.children[0].children[0].id), root_tp + " vendor=1");
+  EXPECT_EQ(context(mid, ids.children[1].id), own_tp + " ") << "its own context, and not the parent's tracestate";
+  EXPECT_EQ(context(leaves, ids.children[1].children[0].id), own_tp + " ");
+
+  // A tree with no context writes none.
+  FlowNode plain = leaf(q.queue, "plain");
+  plain.children = {leaf(mid.queue, "c")};
+  FlowJob p = enqueue_flow(x, plain);
+  EXPECT_EQ(hash(mid.row(p.children[0].id)).count("traceparent"), 0u);
+}
+
 // A page bounds a wide tree by the jobs it reads: past max_nodes the rest
 // are listed cut, never read, and a parent read still lists them all.
 TEST_F(FlowApi, ReadFlowReadsAtMostMaxNodesAndMarksTheRestCut) {

@@ -29,6 +29,9 @@
 // scripts a drainer runs, their rows, outbox, deps and results broken,
 // with the stream on and off; its closing line counts them.
 //
+// It draws trace contexts too (traceparent, with a tracestate or not) on
+// the optioned enqueue, written alike to the row on both sides.
+//
 // It draws unique keys too: jobs enqueued with a key of a small pool in
 // every mode (windows that expire at once and that outlive the run),
 // replacements with and without a due time, settles that pass the uniq
@@ -355,6 +358,20 @@ class Differential : public ::testing::Test {
     }
     ++unique_enqueues_;
     return u;
+  }
+
+  // A trace context, or none: a traceparent alone or with a tracestate
+  // (empty is not sent), of the sizes the wire allows at their bounds.
+  void some_trace_context(JobOptions& job) {
+    if (chance(60)) return;
+    job.traceparent = "00-" + hex(32) + "-" + hex(16) + "-0" + std::to_string(pick(2));
+    if (chance(50)) job.tracestate = chance(20) ? std::string(512, 't') : "v=" + hex(1 + pick(40));
+    ++traced_enqueues_;
+  }
+  std::string hex(int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += "0123456789abcdef"[pick(16)];
+    return out;
   }
 
   // A window of 1 ms set in this step ends on each side a little apart:
@@ -721,6 +738,7 @@ class Differential : public ::testing::Test {
       o.lane = pick(11) - 5;
       if (chance(50)) o.due_ms = chance(50) ? 1000 : server_now() + kLong;
       o.job.unique = some_unique();
+      some_trace_context(o.job);
       ScriptCall call = ev(enqueue_call(q, id, bytes(16), o));
       return [call](Side& s) { return eval(s, call); };
     }
@@ -877,6 +895,7 @@ class Differential : public ::testing::Test {
   // And of unique keys: enqueues given one, stale pointers made by hand,
   // replies naming a holder (a duplicate, a replace, a refused retry).
   int unique_enqueues_ = 0, stale_steps_ = 0, holder_replies_ = 0;
+  int traced_enqueues_ = 0;  // optioned enqueues given a trace context
 
  private:
   int next_id_ = 1;
@@ -960,6 +979,8 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
   EXPECT_GT(holder_replies_, 0) << "the run should have met a held key";
   std::printf("differential: %d group steps; %s; %s\n", group_steps_, groups_.summary().c_str(),
               group_claims_summary().c_str());
+  std::printf("differential: %d optioned enqueues with a trace context\n", traced_enqueues_);
+  EXPECT_GT(traced_enqueues_, 0) << "the run should have written trace contexts";
   // A run that never claimed or settled would prove little.
   Reply stats = scripted.raw.command({"HGETALL", q.stats});
   EXPECT_GE(stats.elements.size(), 8u) << "the run should have claimed, completed, retried and killed jobs";

@@ -3,6 +3,7 @@
 // the keys the primary held after a native run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,13 +86,22 @@ void native_run(Executor& x) {
   native_flow_run(x, "repl-flow-events", 7);
 }
 
-TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
-  ValkeyServer::Options p;
-  p.load_module = true;
-  ValkeyServer primary(p);
-  ValkeyServer::Options r;
-  r.extra_args = {"--replicaof", "127.0.0.1", std::to_string(primary.port())};
-  ValkeyServer replica(r);
+ValkeyServer::Options with_module(std::vector<std::string> extra_args) {
+  ValkeyServer::Options o;
+  o.load_module = true;
+  o.extra_args = std::move(extra_args);
+  return o;
+}
+
+ValkeyServer::Options replica_of(const ValkeyServer& primary) {
+  ValkeyServer::Options o;
+  o.extra_args = {"--replicaof", "127.0.0.1", std::to_string(primary.port())};
+  return o;
+}
+
+// native_run on the primary, once the replica is online, until the
+// replica has acknowledged it.
+void run_replicated(const ValkeyServer& primary) {
   Connection pc = Connection::open(primary.options());
   ASSERT_TRUE(wait_for(
       [&] {
@@ -105,7 +115,14 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   // WAIT counts the replicas that hold what *this* connection wrote, so it
   // goes on the executor's connection, the one that ran the transitions.
   ASSERT_EQ(x.command({"WAIT", "1", "10000"}).integer, 1) << "the replica did not acknowledge the run";
+}
 
+TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
+  ValkeyServer primary(with_module({}));
+  ValkeyServer replica(replica_of(primary));
+  ASSERT_NO_FATAL_FAILURE(run_replicated(primary));
+
+  Connection pc = Connection::open(primary.options());
   Connection rc = Connection::open(replica.options());
   EXPECT_EQ(rc.command({"MODULE", "LIST"}).elements.size(), 0u) << "the replica must not need the module";
   Keyspace want = dump_keyspace(pc);
@@ -113,6 +130,51 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
   EXPECT_GT(want.size(), 5u);
   EXPECT_EQ(want.count(QueueKeys("repl-events").events), 1u) << "the events stream is part of what is replicated";
+}
+
+// An events stream as a reader resuming from an id sees it: each entry
+// with its id, then what XINFO says of its history (the entries kept and
+// ever added, the last id given, the largest id deleted).
+std::vector<std::string> stream_as_read(Connection& c, const std::string& key) {
+  std::vector<std::string> out;
+  for (const Reply& e : c.command({"XRANGE", key, "-", "+"}).elements) {
+    std::string line = e.elements[0].str;
+    for (const Reply& f : e.elements[1].elements) line += ' ' + f.str;
+    out.push_back(line);
+  }
+  const Reply info = c.command({"XINFO", "STREAM", key});
+  for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+    const std::string& name = info.elements[i].str;
+    const Reply& v = info.elements[i + 1];
+    if (name == "length" || name == "entries-added" || name == "last-generated-id" || name == "max-deleted-entry-id") {
+      out.push_back(name + " " + (v.type == Reply::Type::Integer ? std::to_string(v.integer) : v.str));
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string> kEventStreams = {QueueKeys("repl-events").events, QueueKeys("repl-flow-events").events};
+
+// Nodes of 4 entries on the primary, so that its MAXLEN ~ trims after
+// nearly every entry and leaves lengths an exact trim would not; the
+// replica keeps the default nodes of 100, where a MAXLEN ~ 7 replayed
+// would trim differently or not at all.
+TEST(Replication, AReplicaHoldsEveryEventUnderThePrimarysIdAfterTheSameTrims) {
+  ValkeyServer primary(with_module({"--stream-node-max-entries", "4"}));
+  ValkeyServer replica(replica_of(primary));
+  ASSERT_NO_FATAL_FAILURE(run_replicated(primary));
+
+  Connection pc = Connection::open(primary.options());
+  Connection rc = Connection::open(replica.options());
+  for (const std::string& key : kEventStreams) {
+    const std::vector<std::string> want = stream_as_read(pc, key);
+    const std::int64_t kept = pc.command({"XLEN", key}).integer;
+    ASSERT_GT(kept, 0) << key;
+    // The core run appends well over its MAXLEN (the flow run does not).
+    const bool trimmed = std::find(want.begin(), want.end(), "entries-added " + std::to_string(kept)) == want.end();
+    if (key == kEventStreams[0]) EXPECT_TRUE(trimmed) << key << " was never trimmed: the run must append more";
+    EXPECT_EQ(stream_as_read(rc, key), want) << key;
+  }
 }
 
 std::string read_dir(const std::string& dir) {
@@ -131,14 +193,16 @@ TEST(Replication, ARestartFromTheAofHoldsWhatTheNativeRunLeft) {
   ValkeyServer::Options o;
   o.load_module = true;
   o.appendonly = true;
-  o.extra_args = {"--appendfsync", "always"};
+  o.extra_args = {"--appendfsync", "always", "--stream-node-max-entries", "4"};
   ValkeyServer server(o);
   Keyspace before;
+  std::vector<std::vector<std::string>> streams_before;
   {
     Executor x(native_on(server));
     native_run(x);
     Connection c = Connection::open(server.options());
     before = dump_keyspace(c);
+    for (const std::string& key : kEventStreams) streams_before.push_back(stream_as_read(c, key));
   }
   server.stop();
   const std::string aof = read_dir(server.dir() + "/appendonlydir");
@@ -148,6 +212,9 @@ TEST(Replication, ARestartFromTheAofHoldsWhatTheNativeRunLeft) {
   Connection c = Connection::open(server.options());
   std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(c), kToleranceMs);
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
+  for (std::size_t i = 0; i < kEventStreams.size(); ++i) {
+    EXPECT_EQ(stream_as_read(c, kEventStreams[i]), streams_before[i]) << kEventStreams[i] << " under other ids";
+  }
 }
 
 }  // namespace

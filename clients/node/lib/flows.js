@@ -10,7 +10,8 @@ const { jobOptions } = require('./options');
 
 const POLICIES = ['fail', 'wait', 'ignore'];
 const MAX_DEPTH = 64; // levels, the root's included: libechomq's kMaxFlowDepth
-const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children', 'unique', 'uniqueMode', 'uniqueFor'];
+const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children', 'unique', 'uniqueMode', 'uniqueFor',
+  'traceparent', 'tracestate'];
 const LEAST_BULK = 1 << 20; // the least proto-max-bulk-len a server takes
 const DEFAULT_BULK = 512 * LEAST_BULK; // its default, where CONFIG is not ours to call
 const NAMED_PARENTS = 10;
@@ -36,7 +37,9 @@ const refOf = (n) => `${n.queue}:${n.id}`;
 function planTree(tree, defaultQueue) {
   const seen = new Map(); // given ref -> where first
   let largest = { size: 0, at: [] };
-  const visit = (node, queue0, at) => {
+  // context: the trace context the parent is enqueued with, which a node
+  // without a traceparent of its own carries (a flow is one trace).
+  const visit = (node, queue0, at, context) => {
     const bad = (what) => { throw new InvalidError(`flow: ${pathOf(at)}: ${what}`); };
     if (at.length >= MAX_DEPTH) {
       bad(`the tree is deeper than ${MAX_DEPTH} levels: flatten it (a parent may have any number of children) or split it into flows`);
@@ -56,7 +59,8 @@ function planTree(tree, defaultQueue) {
       ids.checkJobId(id);
       payload = payloadBytes(node.payload);
       lane = checkLane(node.lane || 0);
-      options = jobOptions({ unique: node.unique, uniqueMode: node.uniqueMode, uniqueFor: node.uniqueFor });
+      if (node.traceparent != null) context = { traceparent: node.traceparent, tracestate: node.tracestate };
+      options = jobOptions({ unique: node.unique, uniqueMode: node.uniqueMode, uniqueFor: node.uniqueFor, ...context });
     } catch (e) {
       if (e instanceof InvalidError) bad(e.message);
       throw e;
@@ -75,13 +79,13 @@ function planTree(tree, defaultQueue) {
     if (!Array.isArray(kids)) bad('children must be an array of nodes');
     const children = kids.map((c, i) => {
       at.push(i);
-      const planned = visit(c, queue, at);
+      const planned = visit(c, queue, at, context);
       at.pop();
       return planned;
     });
     return { queue, id, payload, lane, policy, children, unique: node.unique, options };
   };
-  const root = visit(tree, defaultQueue, []);
+  const root = visit(tree, defaultQueue, [], {});
   return { root, largest };
 }
 

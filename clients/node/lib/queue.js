@@ -10,6 +10,7 @@ const flows = require('./flows');
 const { QUEUES_KEY, keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
 const { jobOptions, groupOption, enqueued } = require('./options');
+const { sending } = require('./tracing');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
 const PAUSE_FIELDS = ['paused', 'paused_by', 'paused_reason', 'paused_until'];
@@ -104,7 +105,17 @@ class Queue {
   // claim (emqd's) serves the queue's groups in turn, by their weights
   // (docs/protocol.md, "Groups"); this package's own claim serves
   // ungrouped jobs only, as every emq/1 speaker's.
-  async enqueueResult(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate, group } = {}) {
+  //
+  // traceparent (and tracestate): the W3C trace context the job joins;
+  // emqd's span for it is that context's child. Without one, when
+  // @opentelemetry/api is installed, a PRODUCER span `send <queue>` opens
+  // under the active span and its context is written.
+  async enqueueResult(payload, options = {}) {
+    const { traceparent, tracestate } = options;
+    return sending(this.name, { traceparent, tracestate }, (context) => this.enqueueOnce(payload, { ...options, ...context }));
+  }
+
+  async enqueueOnce(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate, group } = {}) {
     const jobId = id == null ? ids.mintJobId() : id;
     ids.checkJobId(jobId);
     checkLane(lane);
@@ -143,7 +154,17 @@ class Queue {
   // {queue, id, children}. The whole tree is checked first (InvalidError
   // naming the node: a job given twice, more than 64 levels, ...); a
   // refusal by the server half-way rejects with FlowIncomplete.
+  //
+  // A node's traceparent and tracestate are its trace context; a node
+  // without one carries its parent's, so the flow is one trace. A root
+  // without one gets the caller's, as enqueue does.
   async enqueueFlow(tree) {
+    if (tree == null || typeof tree !== 'object' || tree.traceparent != null) return this.enqueueFlowOnce(tree);
+    return sending(tree.queue || this.name, {},
+      (context) => this.enqueueFlowOnce(context.traceparent != null ? { ...tree, ...context } : tree));
+  }
+
+  async enqueueFlowOnce(tree) {
     const planned = await flows.plan(this.client, tree, this.name);
     await this.ensure();
     const others = new Set();

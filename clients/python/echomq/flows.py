@@ -8,7 +8,8 @@ from .options import enqueued, job_options
 
 POLICIES = ("fail", "wait", "ignore")
 MAX_DEPTH = 64  # levels, the root's included: libechomq's kMaxFlowDepth
-_FIELDS = {"payload", "queue", "id", "lane", "on_child_failure", "children", "unique", "unique_mode", "unique_for"}
+_FIELDS = {"payload", "queue", "id", "lane", "on_child_failure", "children", "unique", "unique_mode", "unique_for",
+           "traceparent", "tracestate"}
 _LEAST_BULK = 1 << 20  # the least proto-max-bulk-len a server takes
 _DEFAULT_BULK = 512 << 20  # its default, where CONFIG is not ours to call
 _NAMED_PARENTS = 10
@@ -38,7 +39,9 @@ class _Plan:
         self.seen = {}  # given ref -> where first
         self.largest = (0, [])
 
-    def node(self, node, default_queue, at):
+    def node(self, node, default_queue, at, context=(None, None)):
+        """context: the (traceparent, tracestate) the parent is enqueued
+        with, which a node without a traceparent of its own carries."""
         def bad(what):
             raise InvalidError("flow: %s: %s" % (_path(at), what))
 
@@ -56,7 +59,9 @@ class _Plan:
             job_id = node.get("id") or ids.mint_job_id()
             ids.check_job_id(job_id)
             body, lane = values.payload(node["payload"]), values.lane(node.get("lane", 0))
-            options = job_options(node.get("unique"), node.get("unique_mode"), node.get("unique_for"))
+            if node.get("traceparent") is not None:
+                context = (node["traceparent"], node.get("tracestate"))
+            options = job_options(node.get("unique"), node.get("unique_mode"), node.get("unique_for"), *context)
         except InvalidError as e:
             bad(str(e))
         policy = node.get("on_child_failure", "fail")
@@ -75,7 +80,7 @@ class _Plan:
         children = []
         for i, c in enumerate(kids):
             at.append(i)
-            children.append(self.node(c, queue, at))
+            children.append(self.node(c, queue, at, context))
             at.pop()
         return {"queue": queue, "id": job_id, "payload": body, "lane": lane, "policy": policy, "children": children,
                 "unique": node.get("unique"), "options": options}

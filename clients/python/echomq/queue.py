@@ -11,6 +11,7 @@ from .events import EventsBook, Waiter
 from .keys import QUEUES_KEY, keys
 from .options import enqueued, group_option, job_options
 from .scripts import Scripts
+from .tracing import sending
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
 DEPTHS = ("pending", "active", "delayed", "dead", "waiting")
 _INTEGER = re.compile(rb"-?[0-9]+")
@@ -106,11 +107,22 @@ class Queue:
         a timedelta, whatever the job does) or "replace" (a pending or
         delayed holder takes this payload and due time: .outcome
         "replaced").
+
         With group=G the job belongs to group G (a tenant): a group-aware
         claim (emqd's) serves the queue's groups in turn, by their weights
         (docs/protocol.md, "Groups"). This package's own claim serves
         ungrouped jobs only, as every emq/1 speaker's.
+
+        traceparent (and tracestate): the W3C trace context the job joins;
+        emqd's span for it is that context's child. Without one, when the
+        package opentelemetry is installed, a PRODUCER span "send <queue>"
+        opens under the current span and its context is written.
         """
+        return sending(self.name, traceparent, tracestate,
+                       lambda tp, ts: self._enqueue(payload, id, lane, at, delay, unique, unique_mode, unique_for, tp, ts,
+                                                   group))
+
+    def _enqueue(self, payload, id, lane, at, delay, unique, unique_mode, unique_for, traceparent, tracestate, group):
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = values.lane(lane)
@@ -149,7 +161,17 @@ class Queue:
         "children": [...]}. The whole tree is checked first (InvalidError
         naming the node: a job given twice, more than 64 levels, ...);
         a refusal by the server half-way raises flows.FlowIncomplete.
+
+        A node's traceparent and tracestate are its trace context; a node
+        without one carries its parent's, so the flow is one trace. A root
+        without one gets the caller's, as enqueue does.
         """
+        if isinstance(tree, dict) and tree.get("traceparent") is None:
+            return sending(tree.get("queue") or self.name, None, None,
+                           lambda tp, ts: self._enqueue_flow(dict(tree, traceparent=tp, tracestate=ts) if tp else tree))
+        return self._enqueue_flow(tree)
+
+    def _enqueue_flow(self, tree):
         planned = flows.plan(self.client, tree, self.name)
         self._ensure()
         others, level = set(), [planned]

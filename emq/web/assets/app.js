@@ -421,6 +421,15 @@
       schedulesSection(name, data.schedules), window.emqHistory.section(kit, name), el('h3', {}, 'Jobs'), tabs, list));
   }
 
+  // The trace of a job whose row has a traceparent: its id, a link into
+  // the tracing tool when emq web was given --trace-url.
+  function traceField(trace) {
+    if (!trace) return null;
+    if (trace.id === null) return [el('dt', {}, 'trace'), el('dd', {}, "none: the row's traceparent is not W3C (" + trace.problem + ')')];
+    const shown = trace.url === null ? trace.id : el('a', { href: trace.url, rel: 'noreferrer' }, trace.id);
+    return [el('dt', {}, 'trace'), el('dd', { id: 'job-trace' }, shown)];
+  }
+
   // idSeg: the id's segment of the address as it stands, still encoded,
   // so the API gets the id's exact bytes back.
   async function jobView(name, idSeg) {
@@ -438,7 +447,7 @@
     }
     const story = window.emqStory;
     const fields = el('dl', { class: 'fields', id: 'job-fields' }, el('dt', {}, 'state'), el('dd', {}, data.state ?? '–'),
-      story.timeFields(kit, data.story),
+      traceField(data.trace), story.timeFields(kit, data.story),
       Object.entries(data.fields).filter(([k]) => k !== 'state').map(([k, v]) => [el('dt', {}, k), el('dd', {}, bytesText(v))]));
     const id = data.id + (data.id_hex !== undefined ? ' (not UTF-8; bytes ' + data.id_hex + ')' : '');
     show(el('div', {}, el('h2', { class: 'id' }, id), el('div', { class: 'actions' }, jobButtons(name, id, idSeg, data.state)), fields,

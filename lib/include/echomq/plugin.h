@@ -45,7 +45,7 @@
  * parents run through emq_plugin_handle() without their children's
  * results. An emqd older than this header never calls it.
  *
- * Progress (optional, same ABI number): a plugin that also exports
+ * Progress and traces (optional, same ABI number): a plugin that also exports
  *
  *   void  emq_plugin_host(const emq_host* host);
  *
@@ -171,10 +171,21 @@ typedef struct emq_child {
  *     text (at most 1024 bytes; UTF-8, or JSON, preferred); ctx is that
  *     call's emq_result ctx. Returns 0 when taken, -1 when refused (longer
  *     than 1024 bytes, or text NULL with len > 0). Only from inside
- *     handle(), on its thread. */
+ *     handle(), on its thread.
+ *
+ *   trace_context: the W3C trace context of the job of the current
+ *     handle() call (ctx: that call's emq_result ctx), which is emqd's
+ *     span of the job when the daemon traces, so that the plugin's own
+ *     spans nest under it: sets *traceparent (55 characters,
+ *     "00-<trace id>-<span id>-<flags>") and *tracestate to NUL-terminated
+ *     text valid until handle() returns, each "" when there is none
+ *     (tracing off). Returns 0, or -1 for a NULL argument. Only from
+ *     inside handle(), on its thread. Added after report_progress: check
+ *     host->size before reading it. */
 typedef struct emq_host {
   size_t size; /* sizeof(emq_host) as the daemon was built */
   int (*report_progress)(void* ctx, const char* text, size_t len);
+  int (*trace_context)(void* ctx, const char** traceparent, const char** tracestate);
 } emq_host;
 
 EMQ_PLUGIN_EXPORT int emq_plugin_abi_version(void);

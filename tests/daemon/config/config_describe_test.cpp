@@ -27,6 +27,10 @@ log             debug, json
 reaper          every 250 ms, up to 50 jobs
 shutdown        drain up to 12.5 s
 daemon          named worker-7, beating every 2.5 s
+tracing         spans over OTLP/HTTP to http://otel.internal:4318/v1/traces (from tracing.endpoint), as service emqd-full
+  sampling      a job's sampled context is kept; 0.5 of the traces emqd starts
+  headers       1 from @GOOD@/files/otlp-headers (not shown)
+  queue         up to 2048 spans, then dropped; a batch of up to 512 every 5000 ms
 
 queue           emails
   concurrency   8

@@ -56,6 +56,13 @@ TEST_F(FullConfig, TopLevelSections) {
   EXPECT_DOUBLE_EQ(config_.shutdown.drain_timeout_s, 12.5);
   EXPECT_EQ(config_.daemon.name, "worker-7");
   EXPECT_DOUBLE_EQ(config_.daemon.beat_s, 2.5);
+  const TracingConfig& t = config_.tracing;
+  EXPECT_TRUE(t.enabled);
+  EXPECT_EQ(t.url, "http://otel.internal:4318/v1/traces");
+  EXPECT_DOUBLE_EQ(t.sample_ratio, 0.5);
+  EXPECT_EQ(t.service_name, "emqd-full");
+  EXPECT_EQ(t.headers_file, good_config("files/otlp-headers"));
+  EXPECT_EQ(t.headers.size(), 1u);
   ASSERT_EQ(config_.queues.size(), 3u);
 }
 

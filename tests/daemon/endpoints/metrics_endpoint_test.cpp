@@ -173,6 +173,7 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_queue_paused", "gauge"},
     {"emq_events_written_total", "counter"},
     {"emq_unique_duplicates_total", "counter"},
+    {"emq_trace_spans_dropped_total", "counter"},
 };
 
 // A scrape with something in every family, fetched over the socket.

@@ -89,6 +89,29 @@ TEST(HandlerEnv, ConfiguredEnvOverridesPathButNotTheJobsVariables) {
   EXPECT_THAT(vars, Not(Contains("EMQ_JOB_ID=forged")));
 }
 
+// OpenTelemetry's environment carrier: the job's span, and only the job's.
+TEST(HandlerEnv, ATracedJobsContextIsTraceparentAndTracestate) {
+  const char* const daemon_env[] = {"TRACEPARENT=00-11111111111111111111111111111111-2222222222222222-01",
+                                    "TRACESTATE=emqd=itself", "PATH=/usr/bin", nullptr};
+  HandlerConfig config;
+  config.inherit_env = true;
+  HandlerEnv env(config, {}, daemon_env);
+  Job traced = job();
+  traced.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  traced.tracestate = "vendor=opaque";
+  EXPECT_THAT(env.for_job(traced), Contains("TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+  EXPECT_THAT(env.for_job(traced), Contains("TRACESTATE=vendor=opaque"));
+  // emqd's own context is no job's: a job without one gets none.
+  const auto plain = env.for_job(job());
+  for (const std::string& var : plain) {
+    EXPECT_NE(var.rfind("TRACE", 0), 0u) << var;
+  }
+  traced.tracestate.clear();
+  for (const std::string& var : env.for_job(traced)) {
+    EXPECT_NE(var.rfind("TRACESTATE=", 0), 0u) << var;
+  }
+}
+
 TEST(HandlerEnv, BaseHasNoJobVariables) {
   HandlerEnv env(HandlerConfig{}, {}, kDaemonEnv);
   EXPECT_EQ(env.base().size(), 2u);

@@ -210,6 +210,22 @@ TEST_F(PluginHandlerTest, OnAStopTheCallRunsOnButItsAnswerIsDiscarded) {
   EXPECT_EQ(out.result, "");
 }
 
+// The host table's trace_context, added after report_progress: a plugin
+// built against it finds the job's context there ("" while emqd does not
+// trace); one built before reads only the members before it.
+TEST_F(PluginHandlerTest, TheJobsTraceContextReachesAPluginThroughTheHostTable) {
+  auto h = start(config(test_plugin("trace_context")));
+  Job traced = job("x");
+  traced.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  traced.tracestate = "vendor=opaque";
+  Outcome o = run(*h, traced);
+  EXPECT_EQ(o.verdict, Verdict::Complete);
+  EXPECT_EQ(o.result, traced.traceparent + "|vendor=opaque");
+  EXPECT_EQ(run(*h, job("y", 2)).result, "|") << "no context: two empty strings";
+  static_assert(offsetof(emq_host, report_progress) == sizeof(std::size_t),
+                "the members an ABI-1 plugin built before trace_context reads stay where they were");
+}
+
 TEST_F(PluginHandlerTest, CreateFailingCleanlyRefusesTheStartWithItsMessage) {
   EXPECT_EQ(start_error(config(test_plugin("create_fails"), R"({"a":1})")),
             "queue digest: plugin handler: emq_plugin_create failed for " + test_plugin("create_fails") +

@@ -37,6 +37,18 @@ TEST(PoolFrame, TextPayloadIsOneLineWithTheKeysInOrder) {
             "\"deadline_ms\":1700000000123,\"payload\":\"make it \\\"small\\\"\\nplease, é\"}\n");
 }
 
+TEST(PoolFrame, ATracedJobsLineCarriesItsContextAfterTheDeadline) {
+  Job j = job("x");
+  j.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  j.tracestate = "vendor=opaque";
+  EXPECT_EQ(encode_job_frame(j),
+            "{\"id\":\"JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD\",\"queue\":\"thumbs\",\"attempt\":2,"
+            "\"deadline_ms\":1700000000123,\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\","
+            "\"tracestate\":\"vendor=opaque\",\"payload\":\"x\"}\n");
+  j.tracestate.clear();
+  EXPECT_EQ(encode_job_frame(j).find("tracestate"), std::string::npos);
+}
+
 TEST(PoolFrame, AParentsLineCarriesItsChildrenBeforeThePayload) {
   Job j = job("sheet");
   j.children = {{"thumbs", "JOB_a", ChildOutcome::Completed, "a.png"},

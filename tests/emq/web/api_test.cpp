@@ -828,5 +828,54 @@ TEST(WebApiOutage, ServerDownIs503ThenRecovers) {
       wait_for([&] { return request(web.port(), "GET", "/api/queues").status == 200; }, std::chrono::seconds(10)));
 }
 
+// Issue 52: a job whose row carries a producer's trace context shows its
+// trace id, linked through --trace-url's template; a template that is no
+// http(s) link with {trace_id} keeps emq web from starting.
+TEST_F(WebApiTest, AJobsTraceIsLinkedThroughTheTraceUrlTemplate) {
+  const std::string trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_traced", "p"), EnqueueResult::Enqueued);
+  ASSERT_FALSE(x().command({"HSET", keys().row("JOB_traced"), "traceparent", "00-" + trace_id + "-00f067aa0ba902b7-01",
+                            "tracestate", "vendor=a"})
+                   .is_error());
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_plain", "p"), EnqueueResult::Enqueued);
+  ASSERT_EQ(enqueue(x(), keys(), "JOB_odd", "p"), EnqueueResult::Enqueued);
+  ASSERT_FALSE(x().command({"HSET", keys().row("JOB_odd"), "traceparent", "<b>not a traceparent</b>"}).is_error());
+
+  // Without a template: the id alone.
+  json j = body_of(get(qpath() + "/jobs/JOB_traced"));
+  EXPECT_EQ(j["trace"], json({{"id", trace_id}, {"url", nullptr}, {"problem", nullptr}})) << j;
+  EXPECT_EQ(j["fields"]["tracestate"]["text"], "vendor=a") << j;
+  EXPECT_TRUE(body_of(get(qpath() + "/jobs/JOB_plain"))["trace"].is_null());
+
+  EmqWeb linked(
+      {"--listen", "127.0.0.1:0", "--trace-url", "https://tracing.example/trace/{trace_id}?from=emq&q={trace_id}"},
+      {{"EMQ_URL", server().url()}});
+  ASSERT_GT(linked.port(), 0) << linked.output();
+  j = body_of(request(linked.port(), "GET", qpath() + "/jobs/JOB_traced"));
+  EXPECT_EQ(j["trace"]["url"], "https://tracing.example/trace/" + trace_id + "?from=emq&q=" + trace_id) << j;
+  // A field another writer put there is said to be no trace, never linked.
+  j = body_of(request(linked.port(), "GET", qpath() + "/jobs/JOB_odd"));
+  EXPECT_TRUE(j["trace"]["id"].is_null()) << j;
+  EXPECT_TRUE(j["trace"]["url"].is_null()) << j;
+  EXPECT_NE(j["trace"]["problem"].get<std::string>().find("W3C traceparent"), std::string::npos) << j;
+
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"javascript:alert(1)//{trace_id}", "http:// or https://"},
+      {"https://tracing.example/trace/", "no {trace_id}"},
+      {"https://tracing.example/{traceid}/{trace_id}", "the only placeholder"},
+      {"https://user:pw@tracing.example/{trace_id}", "credentials"},
+      {"https://tracing.example/\"{trace_id}", "percent-encode"},
+      {"https:///{trace_id}", "the host is missing"}};
+  for (const auto& [bad, why] : refusals) {
+    EmqWeb refused({"--listen", "127.0.0.1:0", "--trace-url", bad}, {{"EMQ_URL", server().url()}});
+    EXPECT_EQ(refused.port(), 0) << bad << " was taken: " << refused.output();
+    if (refused.port() != 0) continue;  // serving: stopped as it goes out of scope
+    EXPECT_EQ(refused.wait_exit(), 2) << bad;
+    EXPECT_NE(refused.output().find("--trace-url: "), std::string::npos) << refused.output();
+    EXPECT_NE(refused.output().find(why), std::string::npos) << bad << ": " << refused.output();
+    EXPECT_EQ(refused.output().find("user:pw"), std::string::npos) << "a credential is never echoed";
+  }
+}
+
 }  // namespace
 }  // namespace echomq::test

@@ -15,8 +15,9 @@ server cannot be reached and recovers when it is back. A real emqd, held
 by a queue's max_active, makes the page say "held back", and stop saying
 it when the limit is lifted; its schedule's row links to the last fire's
 job; a flow's parent and children link to each other, and a child whose
-row is gone shows as an orphan. Screenshots of the overview and of a
-queue page are saved under --artifacts.
+row is gone shows as an orphan; a traced job's page shows its trace id,
+a link into the tracing tool with --trace-url. Screenshots of the
+overview and of a queue page are saved under --artifacts.
 
 A missing browser, driver or Selenium is a failure, never a skip: run
 scripts/install-deps.sh (chromium, chromium-driver, python3-selenium).
@@ -595,6 +596,29 @@ class Page(unittest.TestCase):
         self.assertEqual(cells(self.driver, f'tr[data-child="thumbs2:{first}"]')[1], "pending")
         os.makedirs(ARGS.artifacts, exist_ok=True)
         self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-flow.png"))
+
+    def test_a_traced_job_shows_its_trace_id_linked_with_trace_url(self):
+        trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+        job = enqueue(self.valkey, "traced", "order 7")
+        self.valkey.client().hset(f"emq:{{traced}}:job:{job}", mapping={
+            "traceparent": f"00-{trace_id}-00f067aa0ba902b7-01",
+            "tracestate": "v=<img src=x onerror=window.__pwned=4>"})
+        # Without --trace-url: the id, as text, and no link.
+        self.open(f"/queues/traced/jobs/{job}")
+        self.assertEqual(text(self.driver, "#job-trace"), trace_id)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#job-trace a"), [])
+        # A quote and an ampersand of the template reach the link as they
+        # are: an attribute's value, never markup.
+        linked = EmqWeb(self.valkey, "--trace-url", "https://tracing.example/trace/{trace_id}?from=emq&q='x'")
+        try:
+            self.driver.get(linked.base + f"/queues/traced/jobs/{job}")
+            link = self.row("#job-trace a")
+            self.assertEqual(link.text, trace_id)
+            self.assertEqual(link.get_dom_attribute("href"), f"https://tracing.example/trace/{trace_id}?from=emq&q='x'")
+            self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
+            self.assertIsNone(self.driver.execute_script("return window.__pwned"))
+        finally:
+            linked.close()
 
     def test_read_only_shows_no_buttons(self):
         # Buttons that act; the history chart's range choices only redraw

@@ -21,7 +21,7 @@ def complete_us(s, server, unique):
     return run_json(args + (["--unique"] if unique else []))["usec_per_complete"]
 
 
-def scenario_unique(s):
+def scenario(s):
     module = s.lib("emq.so")
     if not module.exists():
         raise BenchError(f"{module} is missing: build the emq_module target")
