@@ -281,8 +281,15 @@ ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std:
   return {integer_of(r.elements[0], "reap"), integer_of(r.elements[1], "reap")};
 }
 
+ScriptCall retry_dead_call(const QueueKeys& q, std::int64_t limit) {
+  ScriptCall call{Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
+}
+
 RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
-  Reply r = x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {num(limit)}});
+  Reply r = x.eval(retry_dead_call(q, limit));
   throw_if_error(r, "retry_dead");
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "retry_dead", "expected [moved, skipped]");
@@ -291,7 +298,10 @@ RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) 
 }
 
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::RetryJob, {q.row(id), q.dead, q.pending, q.uniq_root}, {std::string(id)}};
+  ScriptCall call{Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
 }
 
 RetryJobResult decode_retry_job(const Reply& r, KeyHolder* holder) {
@@ -307,7 +317,9 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
 }
 
 ScriptCall promote_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  ScriptCall call{Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 PromoteJobResult decode_promote_job(const Reply& r) {
@@ -321,6 +333,7 @@ PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view i
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.insert(call.keys.end(), {q.outbox, q.waiting, q.deps(id), q.results(id)});
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }

@@ -212,9 +212,10 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u + 7u + 1u);
   EXPECT_EQ(cancel_call(k, "JOB_1").keys,
             (std::vector<std::string>{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
-                                      k.deps("JOB_1"), k.results("JOB_1"), k.uniq_root}))
-      << "an operator's cancel tells a child's parent, and removes a waiting parent";
-  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 5u);
+                                      k.deps("JOB_1"), k.results("JOB_1"), k.gq_root, k.grp_root, k.gact_root, k.gidx,
+                                      k.rot, k.groups, k.gwait, k.uniq_root}))
+      << "an operator's cancel tells a child's parent, removes a waiting parent, and takes a job out of its group";
+  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u + 7u + 1u);
 }
 
 TEST_F(FlowApi, AChildDyingUnderFailKillsItsParentThroughFailFlow) {

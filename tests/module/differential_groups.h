@@ -1,15 +1,14 @@
 // Groups in the differential run (docs/protocol.md, "Groups"): grouped
 // jobs enter their groups through the optioned enqueue (EMQ.ENQUEUE on
-// the native side) or a claim's promotion, or reach pending through a
-// transition that takes no block yet,
+// the native side), a claim's promotion, promote_job, retry_job or
+// retry_dead (scripts on both: the library's builders pass the block);
 // policies (weights, caps, rates, pauses, a default, broken ones) are
 // written through group_set or by some other writer, and group keys are
 // broken now and then, so that EMQ.CLAIM's rotation and the twins' group
-// steps meet every branch their scripts have. claim and complete pass
-// the group block (the library's builders add it); the other transitions
-// take none yet, nor does the emq/1 peer's reap the run also draws: their
-// grouped jobs reach pending and are counted by the next claim. What is
-// drawn is drawn here;
+// steps meet every branch their scripts have. The run's cancels, child
+// news and operator moves pass the block too; only the emq/1 peer's reap
+// it also draws takes none: its grouped jobs reach pending and are
+// counted by the next claim. What is drawn is drawn here;
 // the fixture runs it, and checks after every step what the groups must
 // keep (group_problems).
 #pragma once
@@ -40,35 +39,53 @@ class GroupDraws {
 
   std::string some_group() { return names()[pick(static_cast<int>(names().size()))]; }
 
-  // A grouped job that enters its group: planted dead and retried, or
-  // planted delayed and promoted (by promote_job, or by the next claim
-  // when it is due), each through the transition's group step.
+  // A grouped job that enters its group: enqueued, planted delayed and
+  // promoted (by promote_job, or by the next claim when it is due), or
+  // planted dead and retried (retry_job, retry_dead), each through the
+  // transition's group step.
   struct Entry {
     std::vector<Command> plant;
     std::optional<ScriptCall> call;
   };
   Entry grouped_job(const std::string& id, const std::string& payload, std::int64_t now) {
     ++jobs_;
+    grouped_ids_.push_back(id);
     const std::string g = some_group();
     const int lane = pick(5) - 2;
     const std::string row = q_.row(id);
     EnqueueOptions o;
     o.group = g;
     o.lane = lane;
-    switch (pick(4)) {
+    auto planted = [&](const char* state, const std::string& set, std::int64_t score) {
+      return std::vector<Command>{
+          {"HSET", row, "state", state, "attempts", "2", "payload", payload, "group", g, "lane", std::to_string(lane)},
+          {"ZADD", set, std::to_string(score), id}};
+    };
+    switch (pick(6)) {
       case 0:
       case 1:  // the optioned enqueue: into its group's zset
         return {{}, enqueue_call(q_, id, payload, o)};
       case 2:  // due already: the next claim promotes it into its group
         o.due_ms = 1;
         return {{}, enqueue_call(q_, id, payload, o)};
-      default:  // dead and retried by a transition that takes no block yet:
-                // it reaches pending, where a claim serves it as * and counts it
-        return {{{"HSET", row, "state", "dead", "attempts", "2", "payload", payload, "group", g, "lane",
-                  std::to_string(lane)},
-                 {"ZADD", q_.dead, std::to_string(now), id}},
-                retry_job_call(q_, id)};
+      case 3:  // due in a day, run now by an operator
+        ++moved_;
+        return {planted("delayed", q_.delayed, now + 86400000), promote_job_call(q_, id)};
+      case 4:  // dead the longest, so that retry_dead takes it among its first
+        ++moved_;
+        return {planted("dead", q_.dead, 1), retry_dead_call(q_, 1 + pick(3))};
+      default: ++moved_; return {planted("dead", q_.dead, now), retry_job_call(q_, id)};
     }
+  }
+
+  // An operator's cancel of a grouped job, whatever its state now: a
+  // pending one leaves its group's zset and count, a running one is
+  // refused. None before the run has a grouped job.
+  std::optional<ScriptCall> cancel_one() {
+    if (grouped_ids_.empty()) return std::nullopt;
+    ++cancels_;
+    const std::string& id = grouped_ids_[pick(static_cast<int>(grouped_ids_.size()))];
+    return cancel_call(q_, id, chance(50) ? FlowMode::Flow : FlowMode::Plain);
   }
 
   // A policy as an operator writes it (group_set), or as some other
@@ -165,8 +182,9 @@ class GroupDraws {
   }
 
   std::string summary() const {
-    return std::to_string(jobs_) + " grouped jobs entered, " + std::to_string(policies_) + " policies written, " +
-           std::to_string(broken_) + " group keys broken";
+    return std::to_string(jobs_) + " grouped jobs entered (" + std::to_string(moved_) +
+           " by promote_job or a retry), " + std::to_string(cancels_) + " cancels of one, " +
+           std::to_string(policies_) + " policies written, " + std::to_string(broken_) + " group keys broken";
   }
 
  private:
@@ -175,7 +193,8 @@ class GroupDraws {
 
   std::mt19937_64& rng_;
   const QueueKeys& q_;
-  int jobs_ = 0, policies_ = 0, broken_ = 0;
+  int jobs_ = 0, moved_ = 0, cancels_ = 0, policies_ = 0, broken_ = 0;
+  std::vector<std::string> grouped_ids_;
 };
 
 }  // namespace echomq::test

@@ -254,7 +254,10 @@ std::string set_group_buckets_aside(Keyspace& a, Keyspace& b, const QueueKeys& q
     const auto ca = integer(fa, "rate_credit"), cb = integer(fb, "rate_credit");
     if (!ta || !tb || !ca || !cb) continue;
     const std::int64_t gap = std::llabs(*ta - *tb);
-    if (gap > tolerance_ms || std::llabs(*ca - *cb) > gap * max_rate) return key + " buckets differ";
+    if (gap > tolerance_ms || std::llabs(*ca - *cb) > gap * max_rate) {
+      return key + " buckets differ: rate_at " + std::to_string(*ta) + " vs " + std::to_string(*tb) + ", rate_credit " +
+             std::to_string(*ca) + " vs " + std::to_string(*cb);
+    }
     for (const char* f : {"rate_at", "rate_credit"}) {
       fa.erase(f);
       fb.erase(f);
@@ -676,12 +679,18 @@ class Differential : public ::testing::Test {
     return raw_step(flows_.corrupt(scripted.raw));
   }
 
-  // A group's step: a grouped job entering its group, a policy written,
-  // or a group's key broken by some other writer.
+  // A group's step: a grouped job entering its group, one cancelled, a
+  // policy written, or a group's key broken by some other writer.
   Step group_step() {
     ++group_steps_;
     const int roll = pick(10);
-    if (roll < 6) {
+    if (roll == 6) {
+      if (std::optional<ScriptCall> call = groups_.cancel_one()) {
+        ScriptCall c = ev(std::move(*call));
+        return [c](Side& s) { return eval(s, c); };
+      }
+    }
+    if (roll <= 6) {  // an entry (a cancel, before the run has a grouped job)
       const std::string id = new_id();
       ids.push_back(id);
       GroupDraws::Entry e = groups_.grouped_job(id, bytes(16), server_now());
@@ -799,12 +808,10 @@ class Differential : public ::testing::Test {
     if (roll < 93) {
       ScriptCall call;
       switch (pick(4)) {
-        case 0:
-          call = {Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {std::to_string(1 + pick(3))}};
-          break;
+        case 0: call = retry_dead_call(q, 1 + pick(3)); break;
         case 1: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
-          call = {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {id}};
+          call = promote_job_call(q, id);
           break;
         }
         case 2: {

@@ -198,6 +198,7 @@ struct RetryDeadResult {
   std::int64_t moved = 0;
   std::int64_t skipped = 0;
 };
+ScriptCall retry_dead_call(const QueueKeys& q, std::int64_t limit);
 RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 
 // retry_job and cancel act on ids an operator names or a listing read back
