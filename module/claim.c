@@ -119,6 +119,10 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, Claiming *sets, Re
       skip_lane(ctx, row_name, delayed_name);
     } else {
       RedisModuleString *group = emq_group_of(&sets->groups, emq_hget(row, EMQ_WORD_GROUP));
+      if (sets->groups.refused) {
+        RedisModule_CloseKey(row);
+        return;
+      }
       emq_zrem(ctx, sets->delayed, delayed_name, due[i]);
       emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
       if (group != NULL) {
@@ -181,6 +185,8 @@ static int lease_job(RedisModuleCtx *ctx, const Claiming *sets, RedisModuleStrin
 /* A leased job of a group is counted in it: ZADD gact:<g> deadline id. */
 static void count_in_group(Claiming *c, RedisModuleString *group, RedisModuleString *id) {
   RedisModuleString *g = emq_group_of(&c->groups, group);
+  /* Refused: leased all the same (a lease the reaper finds), no more. */
+  if (c->groups.refused) c->refused = 1;
   if (g == NULL) return;
   RedisModuleString *name = emq_group_key(&c->groups, c->groups.gact_root, g);
   RedisModuleKey *gact = emq_open_write(c->groups.ctx, name);
@@ -207,7 +213,7 @@ long long emq_lease_from(Claiming *c, RedisModuleKey *set, RedisModuleString *se
   *popped = 0;
   if (k <= 0) return 0;
   RedisModuleString **ids = RedisModule_PoolAlloc(ctx, sizeof *ids * (size_t)k);
-  for (int round = 0; leased < k; ++round) {
+  for (int round = 0; leased < k && !c->refused; ++round) {
     /* A round's rows are checked before its pop, as the script meets
      * them; without the block the first round's were checked before
      * anything was written. */
@@ -289,7 +295,10 @@ static void promote_groups(Claiming *c, size_t limit) {
   RedisModuleString **due = first_ids(g->ctx, g->wait, (double)c->now, limit, &n);
   for (size_t i = 0; i < n; ++i) {
     emq_zrem(g->ctx, g->wait, g->wait_name, due[i]);
-    if (emq_group_of(g, due[i]) == NULL) continue;
+    if (emq_group_of(g, due[i]) == NULL) {
+      if (g->refused) return;
+      continue;
+    }
     RedisModuleString *grp_name = emq_group_key(g, g->grp_root, due[i]);
     RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
     static const EmqWord field = EMQ_WORD_IN;
@@ -304,6 +313,7 @@ static void join_star(Claiming *c) {
   EmqGroups *g = &c->groups;
   if (RedisModule_ValueLength(g->rot) == 0 || RedisModule_KeyType(c->pending) == REDISMODULE_KEYTYPE_EMPTY) return;
   RedisModuleString *grp_name = emq_group_key(g, g->grp_root, emq_word(EMQ_WORD_STAR));
+  if (!emq_group_may_touch(g, &grp_name, 1)) return;
   RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
   const int t = RedisModule_KeyType(grp);
   if ((t == REDISMODULE_KEYTYPE_HASH || t == REDISMODULE_KEYTYPE_EMPTY) &&
@@ -393,8 +403,10 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return REDISMODULE_OK;
   }
   promote(ctx, &call, &c, due, due_n);
-  if (grouped && promote_limit > 0) promote_groups(&c, (size_t)promote_limit);
-  if (grouped) join_star(&c);
+  if (grouped && promote_limit > 0 && !c.groups.refused) promote_groups(&c, (size_t)promote_limit);
+  if (grouped && !c.groups.refused) join_star(&c);
+  /* The ACL refused a group's key: replied, as the script stops there. */
+  if (c.groups.refused) return REDISMODULE_OK;
 
   emq_zadd_batch_begin(ctx, &c.leases, c.active, call.keys[1], c.deadline, 16);
   if (grouped && RedisModule_ValueLength(c.groups.rot) > 0) {

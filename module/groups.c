@@ -119,6 +119,7 @@ int emq_groups_begin(RedisModuleCtx *ctx, const EmqCall *call, const EmqTransiti
   g->gq_root = emq_optional_key(call, t, EMQ_KEY_GQ_ROOT);
   if (g->gq_root == NULL) return 0;
   g->ctx = ctx;
+  g->command = t->name;
   g->grp_root = emq_optional_key(call, t, EMQ_KEY_GRP_ROOT);
   g->gact_root = emq_optional_key(call, t, EMQ_KEY_GACT_ROOT);
   g->idx_name = emq_optional_key(call, t, EMQ_KEY_GIDX);
@@ -173,14 +174,24 @@ static void log_group(EmqGroups *g, RedisModuleString *name, const char *text) {
   RedisModule_Log(g->ctx, "warning", "emq: group %.*s of %.*s %s", (int)nlen, n, (int)plen, p, text);
 }
 
+int emq_group_may_touch(EmqGroups *g, RedisModuleString **keys, size_t n) {
+  if (g->refused) return 0;
+  if (emq_may_touch_rows(g->ctx, g->command, keys, n, EMQ_ROW_WRITE)) return 1;
+  g->refused = 1;
+  return 0;
+}
+
 RedisModuleString *emq_group_of(EmqGroups *g, RedisModuleString *group) {
-  if (g->gq_root == NULL || group == NULL) return NULL;
+  if (g->gq_root == NULL || group == NULL || g->refused) return NULL;
   size_t len;
   const char *s = RedisModule_StringPtrLen(group, &len);
   if (!emq_is_group(s, len)) return NULL;
-  RedisModuleKey *gq = emq_open_read(g->ctx, emq_group_key(g, g->gq_root, group));
-  RedisModuleKey *grp = emq_open_read(g->ctx, emq_group_key(g, g->grp_root, group));
-  RedisModuleKey *gact = emq_open_read(g->ctx, emq_group_key(g, g->gact_root, group));
+  RedisModuleString *names[] = {emq_group_key(g, g->gq_root, group), emq_group_key(g, g->grp_root, group),
+                                emq_group_key(g, g->gact_root, group)};
+  if (!emq_group_may_touch(g, names, 3)) return NULL;
+  RedisModuleKey *gq = emq_open_read(g->ctx, names[0]);
+  RedisModuleKey *grp = emq_open_read(g->ctx, names[1]);
+  RedisModuleKey *gact = emq_open_read(g->ctx, names[2]);
   const int ok = type_or_empty(gq, REDISMODULE_KEYTYPE_ZSET) && type_or_empty(grp, REDISMODULE_KEYTYPE_HASH) &&
                  type_or_empty(gact, REDISMODULE_KEYTYPE_ZSET);
   RedisModule_CloseKey(gq);

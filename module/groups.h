@@ -38,6 +38,11 @@ typedef struct {
   RedisModuleString *active_name;
   mstime_t now;
   int have_now;
+  /* The command's name, for the ACL's refusal (as for rows). */
+  const char *command;
+  /* The caller's ACL refused a group's key: replied, and every later
+   * group_of answers NULL without a second reply. */
+  int refused;
 } EmqGroups;
 
 /* The block of a call (KEYS in the roles EMQ_KEY_GQ_ROOT..EMQ_KEY_GWAIT),
@@ -57,8 +62,16 @@ RedisModuleString *emq_group_key(EmqGroups *g, RedisModuleString *root, RedisMod
 
 /* The row's group when the block is given, it is well formed and its
  * keys have their types; NULL otherwise (keys of another type are named
- * in the log). */
+ * in the log). Its keys (gq, grp, gact: built from the roots, so the
+ * server never checks them) are checked against the caller's ACL first,
+ * as rows are: refused, the script path's error is replied, g->refused
+ * set, and NULL returned; the caller stops as the script would. */
 RedisModuleString *emq_group_of(EmqGroups *g, RedisModuleString *group);
+
+/* The caller's ACL on keys of the groups built from a root (grp:* of the
+ * ungrouped jobs): 1 when it may write every one; else as emq_group_of's
+ * refusal (replied, g->refused set) and 0. */
+int emq_group_may_touch(EmqGroups *g, RedisModuleString **keys, size_t n);
 
 /* name's policy (its own, else the default, else all defaults); 0 when
  * it is broken. */

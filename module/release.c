@@ -42,6 +42,7 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   const int counted = emq_stats_counter(stats, EMQ_WORD_RELEASED, &released);
   groups.active = active;
   RedisModuleString *group = emq_group_of(&groups, emq_hget(row, EMQ_WORD_GROUP));
+  if (groups.refused) return REDISMODULE_OK;
 
   emq_zrem(ctx, active, active_name, id);
   emq_hincrby(ctx, row, row_name, EMQ_WORD_ATTEMPTS, attempts, -1);

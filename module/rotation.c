@@ -220,12 +220,20 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
   hd.grp_name = emq_group_key(g, g->grp_root, hd.h);
   int ok;
   if (hd.is_star) {
+    if (!emq_group_may_touch(g, &hd.grp_name, 1)) {
+      c->refused = 1;
+      return;
+    }
     RedisModuleKey *probe = emq_open_read(g->ctx, hd.grp_name);
     const int t = RedisModule_KeyType(probe);
     RedisModule_CloseKey(probe);
     ok = t == REDISMODULE_KEYTYPE_HASH || t == REDISMODULE_KEYTYPE_EMPTY;
   } else {
     ok = emq_group_of(g, hd.h) != NULL;
+  }
+  if (g->refused) {
+    c->refused = 1;
+    return;
   }
   if (!ok) {
     emq_lpop(g->ctx, g->rot, g->rot_name);

@@ -30,7 +30,7 @@ int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
   c->unique_mode = emq_hget(c->row, EMQ_WORD_UNIQUE_MODE);
   c->groups.active = c->active;
   c->group = emq_group_of(&c->groups, emq_hget(c->row, EMQ_WORD_GROUP));
-  return 1;
+  return !c->groups.refused;
 }
 
 void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -150,6 +150,7 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
   f->counted = emq_stats_counter(f->stats, f->counter_field, &f->counter);
   f->groups.active = f->active;
   f->group = emq_group_of(&f->groups, emq_hget(f->row, EMQ_WORD_GROUP));
+  if (f->groups.refused) return 0;
   size_t len;
   const char *err = emq_arg(&f->call, 3, &len);
   f->error = RedisModule_CreateString(ctx, err ? err : "", len > EMQ_MAX_ERROR ? EMQ_MAX_ERROR : len);
