@@ -244,6 +244,13 @@ std::string set_bucket_aside(Keyspace& a, Keyspace& b, const QueueKeys& q, std::
 }
 
 // The same for each group's bucket (grp:<g>), written at each side's now.
+// Unlike the queue's, a group's bucket is not planted before each claim,
+// so the two sides' buckets are the same line of credit over time shifted
+// by when each side last spent (up to tolerance_ms apart), not by their
+// last rate_at: two claims in the same ms after spends a ms apart leave
+// equal rate_at and credits max_rate apart. So the credits may differ by
+// the tolerance's worth at the largest rate, whatever the gap now; a
+// token spent on one side only is a window's worth, far beyond it.
 std::string set_group_buckets_aside(Keyspace& a, Keyspace& b, const QueueKeys& q, std::int64_t tolerance_ms,
                                     std::int64_t max_rate) {
   for (auto& [key, state] : a) {
@@ -254,7 +261,7 @@ std::string set_group_buckets_aside(Keyspace& a, Keyspace& b, const QueueKeys& q
     const auto ca = integer(fa, "rate_credit"), cb = integer(fb, "rate_credit");
     if (!ta || !tb || !ca || !cb) continue;
     const std::int64_t gap = std::llabs(*ta - *tb);
-    if (gap > tolerance_ms || std::llabs(*ca - *cb) > gap * max_rate) {
+    if (gap > tolerance_ms || std::llabs(*ca - *cb) > tolerance_ms * max_rate) {
       return key + " buckets differ: rate_at " + std::to_string(*ta) + " vs " + std::to_string(*tb) + ", rate_credit " +
              std::to_string(*ca) + " vs " + std::to_string(*cb);
     }
