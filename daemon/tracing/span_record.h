@@ -1,12 +1,11 @@
-// What the SDK's span writes as a job runs, held as plain values until its
-// batch leaves: the batcher (span_batcher.h) gives the SDK this record
-// instead of the OTLP exporter's own, and writes each record into one of
-// the exporter's on the export thread, just before the export. The
-// exporter's recordable is a protocol message of some forty heap objects
-// (a few per attribute); made on a slot's thread and freed on the export
-// thread, it cost about 3 µs of CPU per span more than this record and
-// its replay together (docs/operations.md, "Tracing"). This one takes three
-// allocations.
+// A span as plain values until its batch leaves: a job's span writes
+// into one (job_span.cpp), and so would any span of the SDK's tracer
+// (SpanBatcher::MakeRecordable); the batcher writes each record into one
+// of the OTLP exporter's recordables on the export thread, just before the
+// export. The exporter's recordable is a protocol message of some forty
+// heap objects (a few per attribute); made on a slot's thread and freed on
+// the export thread, it cost the slot more than the rest of the span
+// (docs/operations.md, "Tracing"). This one takes three allocations.
 #pragma once
 
 #include <chrono>
