@@ -76,7 +76,7 @@ void ClaimLoop::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_ = true;
   }
-  cv_.notify_all();
+  notify_channels();
 }
 
 void ClaimLoop::stop_claiming() {
@@ -84,7 +84,7 @@ void ClaimLoop::stop_claiming() {
     std::lock_guard<std::mutex> lock(mutex_);
     claiming_ = false;
   }
-  cv_.notify_all();
+  notify_channels();
 }
 
 void ClaimLoop::request_stop(milliseconds flush_for) {
@@ -94,7 +94,7 @@ void ClaimLoop::request_stop(milliseconds flush_for) {
     claiming_ = false;
     stopping_ = true;
   }
-  cv_.notify_all();
+  notify_channels();
 }
 
 void ClaimLoop::join() {
@@ -107,19 +107,32 @@ void ClaimLoop::join() {
 
 Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
 
-// The loop thread is woken only when it has something to do: a turn is
-// due, or the first outcome of a batch starts its gathering.
+// A channel is woken only when it has something to do: a turn is due, or
+// the first outcome of a batch starts its gathering; and only the one
+// whose turn it is (all at the drain, so that each sees it is over).
 void ClaimLoop::deliver(std::optional<Settlement> s) {
-  bool wake_loop;
+  const Clock::time_point now = Clock::now();  // before the lock, which every job's delivery takes
+  Channel* wake = nullptr;
+  bool wake_all = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const Clock::time_point now = Clock::now();
     const bool first = s && unsettled_.empty();
     if (first) unsettled_since_ = now;
     if (s) unsettled_.push_back(std::move(*s));
-    wake_loop = first || turn_due(now);
+    if (first || turn_due(now)) {
+      wake_all = stopping_;
+      wake = turn_taker();
+    }
   }
-  if (wake_loop) cv_.notify_all();
+  if (wake_all) {
+    notify_channels();
+  } else if (wake != nullptr) {
+    wake->cv.notify_one();
+  }
+}
+
+void ClaimLoop::notify_channels() {
+  for (auto& ch : channels_) ch->cv.notify_one();  // one thread waits on each
 }
 
 // Through server trouble, the channel that met it makes the attempts
@@ -127,9 +140,7 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
 // backoff, rather than two channels taking turns at failing. Otherwise a
 // channel works only while those before it are in their turns: an idle
 // queue's polls all go on the first connection, and the second opens only
-// when two round trips are wanted at once. Two channels wait on one
-// condition variable, so every wake-up is notify_all: the one woken must
-// be the one whose turn it is.
+// when two round trips are wanted at once.
 bool ClaimLoop::may_turn(const Channel& ch) const {
   if (trouble_.under_way()) return trouble_.met_last_by(ch.executor);
   for (const auto& c : channels_) {
@@ -137,6 +148,13 @@ bool ClaimLoop::may_turn(const Channel& ch) const {
     if (!c->in_turn) return false;
   }
   return false;
+}
+
+ClaimLoop::Channel* ClaimLoop::turn_taker() const {
+  for (const auto& c : channels_) {
+    if (may_turn(*c)) return c.get();
+  }
+  return nullptr;
 }
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
@@ -220,7 +238,7 @@ void ClaimLoop::lease_ended() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!holdback_.lease_ended()) return;
   }
-  cv_.notify_all();
+  notify_channels();
 }
 
 void ClaimLoop::limits_changed() {
@@ -229,7 +247,7 @@ void ClaimLoop::limits_changed() {
     holdback_.limits_changed();
     wake_ = true;
   }
-  cv_.notify_all();
+  notify_channels();
 }
 
 bool ClaimLoop::handler_takes_jobs() {
@@ -278,7 +296,7 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
       const bool mine = may_turn(ch);
       if (mine && turn_due(now)) break;
       if (drained(now)) break;
-      cv_.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
+      ch.cv.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
     }
@@ -306,7 +324,7 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     if (batch.empty() && reserved == 0) return true;
     ch.in_turn = true;
   }
-  cv_.notify_all();  // the next channel may work while this one is on the wire
+  notify_channels();  // the next channel may work while this one is on the wire
   settle_and_claim(ch, std::move(batch), reserved);
   return true;
 }
@@ -465,7 +483,7 @@ void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settle
 
 void ClaimLoop::on_server_back(const Channel& ch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trouble_.over(ch.executor)) cv_.notify_all();  // the other channel may take turns again
+  if (trouble_.over(ch.executor)) notify_channels();  // the other channel may take turns again
 }
 
 }  // namespace echomq::daemon

@@ -98,11 +98,16 @@ class ClaimLoop {
     Executor executor;
     std::thread thread;
     bool in_turn = false;  // from its turn's decision to its next wait; under mutex_
+    // Its own, so that a job's outcome wakes only the channel whose turn
+    // is next, not the one that may not take it.
+    std::condition_variable cv;
   };
 
   void run_channel(Channel& ch);
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
+  Channel* turn_taker() const;  // the channel that may_turn(); null while all are in turns
+  void notify_channels();
   bool turn_due(std::chrono::steady_clock::time_point now) const;
   bool drained(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
@@ -147,7 +152,6 @@ class ClaimLoop {
   JobRunner runner_;
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
   std::deque<Settlement> unsettled_;                         // outcomes the server has not taken yet
   std::chrono::steady_clock::time_point unsettled_since_{};  // when the oldest of them arrived
   bool wake_ = false;
