@@ -158,6 +158,16 @@ ClaimLoop::Channel* ClaimLoop::turn_taker() const {
   return nullptr;
 }
 
+// As a channel starts its turn, the one that may take the next is woken
+// only when it has to be, to be on time: a turn due now, or a deadline
+// before the end of the wait it sleeps in (a channel that could not turn
+// sleeps up to kLookForServerBack). Otherwise an outcome that makes a turn
+// due wakes it (deliver), and a turn per claim costs no wake-up of it.
+ClaimLoop::Channel* ClaimLoop::due_next(Clock::time_point now) const {
+  Channel* next = turn_taker();
+  return next != nullptr && next_deadline(now) < next->sleeps_until ? next : nullptr;
+}
+
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (trouble_.backing_off(now)) return false;  // the server is in trouble: wait
   if (stopping_) return !unsettled_.empty() || handed_over_ == 0;
@@ -288,6 +298,8 @@ void ClaimLoop::unreserve(int jobs) {
 bool ClaimLoop::wait_and_turn(Channel& ch) {
   std::deque<Settlement> batch;
   int reserved = 0;
+  bool wake_all = false;
+  Channel* next = nullptr;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     ch.in_turn = false;
@@ -297,7 +309,8 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
       const bool mine = may_turn(ch);
       if (mine && turn_due(now)) break;
       if (drained(now)) break;
-      ch.cv.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
+      ch.sleeps_until = mine ? next_deadline(now) : now + kLookForServerBack;
+      ch.cv.wait_until(lock, ch.sleeps_until);
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
     }
@@ -324,8 +337,15 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     if (claim_now) reserved = reserve_claim();
     if (batch.empty() && reserved == 0) return true;
     ch.in_turn = true;
+    wake_all = stopping_ || trouble_.under_way();
+    next = wake_all ? nullptr : due_next(now);
   }
-  notify_channels();  // the next channel may work while this one is on the wire
+  // The next channel may work while this one is on the wire.
+  if (wake_all) {
+    notify_channels();
+  } else if (next != nullptr) {
+    next->cv.notify_one();
+  }
   settle_and_claim(ch, std::move(batch), reserved);
   return true;
 }

@@ -101,12 +101,16 @@ class ClaimLoop {
     // Its own, so that a job's outcome wakes only the channel whose turn
     // is next, not the one that may not take it.
     std::condition_variable cv;
+    // The end of its last wait (under mutex_): whether a change must wake
+    // it, or it wakes in time on its own.
+    std::chrono::steady_clock::time_point sleeps_until = std::chrono::steady_clock::time_point::max();
   };
 
   void run_channel(Channel& ch);
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
   Channel* turn_taker() const;  // the channel that may_turn(); null while all are in turns
+  Channel* due_next(std::chrono::steady_clock::time_point now) const;
   void notify_channels();
   bool turn_due(std::chrono::steady_clock::time_point now) const;
   bool drained(std::chrono::steady_clock::time_point now) const;
