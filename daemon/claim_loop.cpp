@@ -76,7 +76,7 @@ void ClaimLoop::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_ = true;
   }
-  notify_channels();
+  cv_.notify_all();
 }
 
 void ClaimLoop::stop_claiming() {
@@ -84,7 +84,7 @@ void ClaimLoop::stop_claiming() {
     std::lock_guard<std::mutex> lock(mutex_);
     claiming_ = false;
   }
-  notify_channels();
+  cv_.notify_all();
 }
 
 void ClaimLoop::request_stop(milliseconds flush_for) {
@@ -94,7 +94,7 @@ void ClaimLoop::request_stop(milliseconds flush_for) {
     claiming_ = false;
     stopping_ = true;
   }
-  notify_channels();
+  cv_.notify_all();
 }
 
 void ClaimLoop::join() {
@@ -107,33 +107,19 @@ void ClaimLoop::join() {
 
 Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock::duration(last_turn_ns_.load())); }
 
-// A channel is woken only when it has something to do: a turn is due, or
-// the first outcome of a batch starts its gathering; and only the one
-// whose turn it is (all at the drain, so that each sees it is over).
+// The loop thread is woken only when it has something to do: a turn is
+// due, or the first outcome of a batch starts its gathering.
 void ClaimLoop::deliver(std::optional<Settlement> s) {
-  const Clock::time_point now = Clock::now();  // before the lock, which every job's delivery takes
-  Channel* wake = nullptr;
-  bool wake_all = false;
+  bool wake_loop;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    --handed_over_;
+    const Clock::time_point now = Clock::now();
     const bool first = s && unsettled_.empty();
     if (first) unsettled_since_ = now;
     if (s) unsettled_.push_back(std::move(*s));
-    if (first || turn_due(now)) {
-      wake_all = stopping_;
-      wake = turn_taker();
-    }
+    wake_loop = first || turn_due(now);
   }
-  if (wake_all) {
-    notify_channels();
-  } else if (wake != nullptr) {
-    wake->cv.notify_one();
-  }
-}
-
-void ClaimLoop::notify_channels() {
-  for (auto& ch : channels_) ch->cv.notify_one();  // one thread waits on each
+  if (wake_loop) cv_.notify_all();
 }
 
 // Through server trouble, the channel that met it makes the attempts
@@ -141,7 +127,9 @@ void ClaimLoop::notify_channels() {
 // backoff, rather than two channels taking turns at failing. Otherwise a
 // channel works only while those before it are in their turns: an idle
 // queue's polls all go on the first connection, and the second opens only
-// when two round trips are wanted at once.
+// when two round trips are wanted at once. Two channels wait on one
+// condition variable, so every wake-up is notify_all: the one woken must
+// be the one whose turn it is.
 bool ClaimLoop::may_turn(const Channel& ch) const {
   if (trouble_.under_way()) return trouble_.met_last_by(ch.executor);
   for (const auto& c : channels_) {
@@ -151,36 +139,19 @@ bool ClaimLoop::may_turn(const Channel& ch) const {
   return false;
 }
 
-ClaimLoop::Channel* ClaimLoop::turn_taker() const {
-  for (const auto& c : channels_) {
-    if (may_turn(*c)) return c.get();
-  }
-  return nullptr;
-}
-
-// As a channel starts its turn, the one that may take the next is woken
-// only when it has to be, to be on time: a turn due now, or a deadline
-// before the end of the wait it sleeps in (a channel that could not turn
-// sleeps up to kLookForServerBack). Otherwise an outcome that makes a turn
-// due wakes it (deliver), and a turn per claim costs no wake-up of it.
-ClaimLoop::Channel* ClaimLoop::due_next(Clock::time_point now) const {
-  Channel* next = turn_taker();
-  return next != nullptr && next_deadline(now) < next->sleeps_until ? next : nullptr;
-}
-
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (trouble_.backing_off(now)) return false;  // the server is in trouble: wait
-  if (stopping_) return !unsettled_.empty() || handed_over_ == 0;
+  if (stopping_) return !unsettled_.empty() || runner_.busy() == 0;
   if (!unsettled_.empty() && !gathering(now)) return true;
   return claim_due(now);
 }
 
-// Stopping with no job handed to the slots whose outcome has not come
-// back, and nothing left to settle (or no time left to): the loop is done. Each channel asks alone,
+// Stopping with nothing in a slot or waiting for one, and nothing left to
+// settle (or no time left to): the loop is done. Each channel asks alone,
 // so one that may not take a turn ends with the rest instead of waiting
 // out the flush bound, which is for outcomes the server has not taken.
 bool ClaimLoop::drained(Clock::time_point now) const {
-  return stopping_ && handed_over_ == 0 && (unsettled_.empty() || now >= flush_until_);
+  return stopping_ && runner_.busy() == 0 && (unsettled_.empty() || now >= flush_until_);
 }
 
 // While the queue has more than a claim asks for, the loop refills the
@@ -249,7 +220,7 @@ void ClaimLoop::lease_ended() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!holdback_.lease_ended()) return;
   }
-  notify_channels();
+  cv_.notify_all();
 }
 
 void ClaimLoop::limits_changed() {
@@ -258,7 +229,7 @@ void ClaimLoop::limits_changed() {
     holdback_.limits_changed();
     wake_ = true;
   }
-  notify_channels();
+  cv_.notify_all();
 }
 
 bool ClaimLoop::handler_takes_jobs() {
@@ -298,8 +269,6 @@ void ClaimLoop::unreserve(int jobs) {
 bool ClaimLoop::wait_and_turn(Channel& ch) {
   std::deque<Settlement> batch;
   int reserved = 0;
-  bool wake_all = false;
-  Channel* next = nullptr;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     ch.in_turn = false;
@@ -309,8 +278,7 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
       const bool mine = may_turn(ch);
       if (mine && turn_due(now)) break;
       if (drained(now)) break;
-      ch.sleeps_until = mine ? next_deadline(now) : now + kLookForServerBack;
-      ch.cv.wait_until(lock, ch.sleeps_until);
+      cv_.wait_until(lock, mine ? next_deadline(now) : now + kLookForServerBack);
       now = Clock::now();
       last_turn_ns_ = now.time_since_epoch().count();
     }
@@ -337,15 +305,8 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     if (claim_now) reserved = reserve_claim();
     if (batch.empty() && reserved == 0) return true;
     ch.in_turn = true;
-    wake_all = stopping_ || trouble_.under_way();
-    next = wake_all ? nullptr : due_next(now);
   }
-  // The next channel may work while this one is on the wire.
-  if (wake_all) {
-    notify_channels();
-  } else if (next != nullptr) {
-    next->cv.notify_one();
-  }
+  cv_.notify_all();  // the next channel may work while this one is on the wire
   settle_and_claim(ch, std::move(batch), reserved);
   return true;
 }
@@ -478,7 +439,6 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
       for (JobRunner::Assignment& a : batch) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
       return;
     }
-    handed_over_ += static_cast<int>(batch.size());
   }
   runner_.submit(std::move(batch));
 }
@@ -488,7 +448,6 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
 void ClaimLoop::release_unstarted() {
   std::vector<JobRunner::Assignment> unstarted = runner_.take_waiting();
   if (unstarted.empty()) return;
-  handed_over_ -= static_cast<int>(unstarted.size());
   spdlog::info("queue={} releasing {} jobs claimed ahead and not started", queue_.name, unstarted.size());
   for (JobRunner::Assignment& a : unstarted) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
 }
@@ -506,7 +465,7 @@ void ClaimLoop::on_server_trouble(Channel& ch, const Error& e, std::deque<Settle
 
 void ClaimLoop::on_server_back(const Channel& ch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trouble_.over(ch.executor)) notify_channels();  // the other channel may take turns again
+  if (trouble_.over(ch.executor)) cv_.notify_all();  // the other channel may take turns again
 }
 
 }  // namespace echomq::daemon

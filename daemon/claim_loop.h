@@ -98,20 +98,11 @@ class ClaimLoop {
     Executor executor;
     std::thread thread;
     bool in_turn = false;  // from its turn's decision to its next wait; under mutex_
-    // Its own, so that a job's outcome wakes only the channel whose turn
-    // is next, not the one that may not take it.
-    std::condition_variable cv;
-    // The end of its last wait (under mutex_): whether a change must wake
-    // it, or it wakes in time on its own.
-    std::chrono::steady_clock::time_point sleeps_until = std::chrono::steady_clock::time_point::max();
   };
 
   void run_channel(Channel& ch);
   bool wait_and_turn(Channel& ch);
   bool may_turn(const Channel& ch) const;
-  Channel* turn_taker() const;  // the channel that may_turn(); null while all are in turns
-  Channel* due_next(std::chrono::steady_clock::time_point now) const;
-  void notify_channels();
   bool turn_due(std::chrono::steady_clock::time_point now) const;
   bool drained(std::chrono::steady_clock::time_point now) const;
   bool claim_wanted() const;
@@ -156,6 +147,7 @@ class ClaimLoop {
   JobRunner runner_;
 
   mutable std::mutex mutex_;
+  std::condition_variable cv_;
   std::deque<Settlement> unsettled_;                         // outcomes the server has not taken yet
   std::chrono::steady_clock::time_point unsettled_since_{};  // when the oldest of them arrived
   bool wake_ = false;
@@ -166,12 +158,6 @@ class ClaimLoop {
   std::chrono::milliseconds idle_delay_{1};
   bool queue_had_more_ = false;  // the last claim got all it asked for
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
-  // Jobs handed to the runner whose outcome has not reached unsettled_
-  // (nor gone back unstarted): what the drain waits for. The runner's
-  // busy() drops as a slot ends its job, a moment before its delivery
-  // takes this lock; a drain that read it could end between the two and
-  // leave that outcome unsent.
-  int handed_over_ = 0;
   std::string handler_problem_;  // see handler_problem()
   LimitHoldback holdback_;       // under mutex_ but its changes()
   ClaimRefusal refusal_;         // see claim_problem()

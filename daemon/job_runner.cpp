@@ -37,37 +37,32 @@ void JobRunner::submit(std::vector<Assignment> jobs) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (Assignment& a : jobs) waiting_.push_back(std::move(a));
-    publish_locked();
     wake = wake_target_locked();
   }
   if (wake != nullptr) wake->cv.notify_one();
 }
 
 JobRunner::Capacity JobRunner::capacity() const {
-  const Load l = load();
-  return {queue_.concurrency + queue_.prefetch - l.running - l.waiting, queue_.concurrency - l.running > l.waiting};
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int waiting = static_cast<int>(waiting_.size());
+  return {queue_.concurrency + queue_.prefetch - running_count_ - waiting,
+          queue_.concurrency - running_count_ > waiting};
 }
 
 int JobRunner::busy() const {
-  const Load l = load();
-  return l.running + l.waiting;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return running_count_ + static_cast<int>(waiting_.size());
 }
 
 JobRunner::Load JobRunner::load() const {
-  const std::uint64_t c = counts_.load(std::memory_order_acquire);
-  return {static_cast<int>(c >> 32), static_cast<int>(c & 0xffffffffu)};
-}
-
-void JobRunner::publish_locked() {
-  counts_.store(static_cast<std::uint64_t>(running_count_) << 32 | static_cast<std::uint64_t>(waiting_.size()),
-                std::memory_order_release);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {running_count_, static_cast<int>(waiting_.size())};
 }
 
 std::vector<JobRunner::Assignment> JobRunner::take_waiting() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Assignment> taken(std::make_move_iterator(waiting_.begin()), std::make_move_iterator(waiting_.end()));
   waiting_.clear();
-  publish_locked();
   return taken;
 }
 
@@ -102,50 +97,33 @@ JobRunner::Slot* JobRunner::wake_target_locked() {
   return slot;
 }
 
-JobRunner::Slot* JobRunner::take_locked(Assignment& into) {
-  into = std::move(waiting_.front());
-  waiting_.pop_front();
-  ++running_count_;
-  publish_locked();
-  return wake_target_locked();
-}
-
-bool JobRunner::wait_for_work_locked(Slot& me, std::unique_lock<std::mutex>& lock) {
-  while (waiting_.empty()) {
-    if (stopping_) return false;  // work already handed over still runs: its lease is held
-    me.woken = false;
-    idle_.push_back(&me);
-    me.cv.wait(lock, [&] { return me.woken || stopping_; });
-    if (me.woken) {
-      wake_pending_ = false;
-    } else {
-      idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
-    }
-  }
-  return true;
-}
-
-// A slot that ends a job while more wait takes the next in the same hold
-// of the lock as it frees its place, then hands the outcome over: one
-// lock a job, and the running count never dips between two jobs.
 void JobRunner::run_slot(Slot& me) {
   std::unique_lock<std::mutex> lock(mutex_);
-  while (wait_for_work_locked(me, lock)) {
-    Assignment a;
-    Slot* next = take_locked(a);
-    lock.unlock();
-    while (true) {
-      if (next != nullptr) next->cv.notify_one();
-      std::optional<Settlement> settlement = run_one(a);
-      lock.lock();
-      --running_count_;  // before the delivery, so the claim loop it wakes sees the free slot
-      const bool more = !waiting_.empty();
-      next = more ? take_locked(a) : nullptr;
-      publish_locked();
-      lock.unlock();
-      deliver_(std::move(settlement));
-      if (!more) break;
+  while (true) {
+    if (waiting_.empty()) {
+      if (stopping_) break;  // work already handed over still runs: its lease is held
+      me.woken = false;
+      idle_.push_back(&me);
+      me.cv.wait(lock, [&] { return me.woken || stopping_; });
+      if (me.woken) {
+        wake_pending_ = false;
+      } else {
+        idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
+      }
+      continue;
     }
+    Assignment a = std::move(waiting_.front());
+    waiting_.pop_front();
+    ++running_count_;
+    Slot* next = wake_target_locked();
+    lock.unlock();
+    if (next != nullptr) next->cv.notify_one();
+
+    std::optional<Settlement> settlement = run_one(a);
+    lock.lock();
+    --running_count_;  // before the delivery, so the claim loop it wakes sees the free slot
+    lock.unlock();
+    deliver_(std::move(settlement));
     lock.lock();
   }
 }

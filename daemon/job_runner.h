@@ -4,9 +4,7 @@
 // discarded here: its answer could no longer count.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -82,16 +80,10 @@ class JobRunner {
     std::thread thread;
   };
   void run_slot(Slot& me);
-  // Sleeps until a job waits for a slot; false when stopping and none does.
-  bool wait_for_work_locked(Slot& me, std::unique_lock<std::mutex>& lock);
   std::optional<Settlement> run_one(Assignment& a);
   // The outcome as the span says it, before the server has taken it.
   SpanOutcome span_outcome(StopReason reason, const Outcome& outcome, std::int64_t attempt) const;
   Slot* wake_target_locked();
-  // Takes the first waiting job into a running slot; its wake target.
-  Slot* take_locked(Assignment& into);
-  // Mirrors running_count_ and waiting_'s size into counts_.
-  void publish_locked();
 
   const QueueConfig& queue_;
   Handler& handler_;
@@ -103,11 +95,6 @@ class JobRunner {
   mutable std::mutex mutex_;
   std::deque<Assignment> waiting_;
   int running_count_ = 0;
-  // running_count_ (high half) and waiting_'s size (low half), written
-  // under mutex_ and read without it: the claim loop asks for capacity()
-  // after every job, and waiting on the slots' lock for it would hold its
-  // own lock meanwhile, which every job's delivery takes.
-  std::atomic<std::uint64_t> counts_{0};
   std::vector<Slot*> idle_;    // sleeping slots, the most recently idle last
   bool wake_pending_ = false;  // a slot has been woken and has not taken work yet
   bool stopping_ = false;
