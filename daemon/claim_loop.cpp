@@ -148,9 +148,10 @@ bool ClaimLoop::turn_due(Clock::time_point now) const {
 }
 
 // Stopping with no job handed to the slots whose outcome has not come
-// back, and nothing left to settle (or no time left to): the loop is done. Each channel asks alone,
-// so one that may not take a turn ends with the rest instead of waiting
-// out the flush bound, which is for outcomes the server has not taken.
+// back, and nothing left to settle (or no time left to): the loop is done.
+// Each channel asks alone, so one that may not take a turn ends with the
+// rest instead of waiting out the flush bound, which is for outcomes the
+// server has not taken.
 bool ClaimLoop::drained(Clock::time_point now) const {
   return stopping_ && handed_over_ == 0 && (unsettled_.empty() || now >= flush_until_);
 }
