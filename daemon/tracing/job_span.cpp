@@ -154,7 +154,6 @@ JobSpan open_job_span(const SpanSource& source, const std::string& queue, const 
   record->SetName(name);
   record->SetInstrumentationScope(source.scope);
   record->SetIdentity(context, parent.IsValid() ? parent.span_id() : otel::trace::SpanId());
-  record->SetTraceFlags(flags);
   for (const auto& [key, value] : attributes) record->SetAttribute(key, value);
   if (sampled.attributes) {
     for (const auto& [key, value] : *sampled.attributes) record->SetAttribute(key, value);
