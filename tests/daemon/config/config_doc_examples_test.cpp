@@ -16,8 +16,6 @@
 namespace echomq::daemon::test {
 namespace {
 
-const std::string kConfigurationPage = std::string(EMQ_SOURCE_DIR) + "/docs/configuration.md";
-
 // Every `...` span of `text` that is a whole duration ("500ms", "7d").
 std::vector<std::string> duration_examples(const std::string& text) {
   std::vector<std::string> out;
