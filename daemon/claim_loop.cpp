@@ -114,6 +114,7 @@ void ClaimLoop::deliver(std::optional<Settlement> s) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const Clock::time_point now = Clock::now();
+    --handed_over_;
     const bool first = s && unsettled_.empty();
     if (first) unsettled_since_ = now;
     if (s) unsettled_.push_back(std::move(*s));
@@ -141,17 +142,18 @@ bool ClaimLoop::may_turn(const Channel& ch) const {
 
 bool ClaimLoop::turn_due(Clock::time_point now) const {
   if (trouble_.backing_off(now)) return false;  // the server is in trouble: wait
-  if (stopping_) return !unsettled_.empty() || runner_.busy() == 0;
+  if (stopping_) return !unsettled_.empty() || handed_over_ == 0;
   if (!unsettled_.empty() && !gathering(now)) return true;
   return claim_due(now);
 }
 
-// Stopping with nothing in a slot or waiting for one, and nothing left to
-// settle (or no time left to): the loop is done. Each channel asks alone,
-// so one that may not take a turn ends with the rest instead of waiting
-// out the flush bound, which is for outcomes the server has not taken.
+// Stopping with no job handed to the slots whose outcome has not come
+// back, and nothing left to settle (or no time left to): the loop is done.
+// Each channel asks alone, so one that may not take a turn ends with the
+// rest instead of waiting out the flush bound, which is for outcomes the
+// server has not taken.
 bool ClaimLoop::drained(Clock::time_point now) const {
-  return stopping_ && runner_.busy() == 0 && (unsettled_.empty() || now >= flush_until_);
+  return stopping_ && handed_over_ == 0 && (unsettled_.empty() || now >= flush_until_);
 }
 
 // While the queue has more than a claim asks for, the loop refills the
@@ -439,6 +441,7 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
       for (JobRunner::Assignment& a : batch) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
       return;
     }
+    handed_over_ += static_cast<int>(batch.size());
   }
   runner_.submit(std::move(batch));
 }
@@ -448,6 +451,7 @@ void ClaimLoop::dispatch(std::vector<ClaimedJob> jobs, std::vector<std::vector<C
 void ClaimLoop::release_unstarted() {
   std::vector<JobRunner::Assignment> unstarted = runner_.take_waiting();
   if (unstarted.empty()) return;
+  handed_over_ -= static_cast<int>(unstarted.size());
   spdlog::info("queue={} releasing {} jobs claimed ahead and not started", queue_.name, unstarted.size());
   for (JobRunner::Assignment& a : unstarted) unsettled_.push_back(Settlement::release(a.held->lease, a.job.attempt));
 }

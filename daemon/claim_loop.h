@@ -158,6 +158,12 @@ class ClaimLoop {
   std::chrono::milliseconds idle_delay_{1};
   bool queue_had_more_ = false;  // the last claim got all it asked for
   int claims_on_wire_ = 0;       // jobs asked for by claims not yet handed to the runner
+  // Jobs handed to the runner whose outcome has not reached unsettled_
+  // (nor gone back unstarted): what the drain waits for. The runner's
+  // busy() drops as a slot ends its job, a moment before its delivery
+  // takes this lock; a drain that read it could end between the two and
+  // leave that outcome unsent.
+  int handed_over_ = 0;
   std::string handler_problem_;  // see handler_problem()
   LimitHoldback holdback_;       // under mutex_ but its changes()
   ClaimRefusal refusal_;         // see claim_problem()

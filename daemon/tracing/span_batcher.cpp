@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "tracing/span_record.h"
+
 namespace echomq::daemon {
 
 namespace sdktrace = opentelemetry::sdk::trace;
@@ -16,7 +18,8 @@ SpanBatcher::SpanBatcher(std::unique_ptr<sdktrace::SpanExporter> exporter, Limit
 
 SpanBatcher::~SpanBatcher() { Shutdown(std::chrono::microseconds(0)); }
 
-std::unique_ptr<sdktrace::Recordable> SpanBatcher::MakeRecordable() noexcept { return exporter_->MakeRecordable(); }
+// The exporter's own recordable is made in the export thread (send).
+std::unique_ptr<sdktrace::Recordable> SpanBatcher::MakeRecordable() noexcept { return std::make_unique<SpanRecord>(); }
 
 void SpanBatcher::OnStart(sdktrace::Recordable&, const opentelemetry::trace::SpanContext&) noexcept {}
 
@@ -81,11 +84,17 @@ void SpanBatcher::run() {
   }
 }
 
-// The exporter (counted_exporter) reports its answer to the budget.
+// Each record becomes the exporter's recordable here, off the slots'
+// threads; the exporter (counted_exporter) reports its answer to the budget.
 void SpanBatcher::send(std::deque<Waiting>& batch) {
   std::vector<std::unique_ptr<sdktrace::Recordable>> spans;
   spans.reserve(batch.size());
-  for (Waiting& w : batch) spans.push_back(std::move(w.span));
+  for (Waiting& w : batch) {
+    std::unique_ptr<sdktrace::Recordable> span = exporter_->MakeRecordable();
+    static_cast<const SpanRecord&>(*w.span).replay(*span);
+    w.span.reset();
+    spans.push_back(std::move(span));
+  }
   exporter_->Export(opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>(spans.data(), spans.size()));
 }
 

@@ -7,6 +7,7 @@
 #include "opentelemetry/sdk/resource/resource.h"
 #include "opentelemetry/sdk/trace/samplers/parent_factory.h"
 #include "opentelemetry/sdk/trace/samplers/trace_id_ratio_factory.h"
+#include "opentelemetry/sdk/trace/tracer.h"
 #include "opentelemetry/sdk/trace/tracer_provider.h"
 #include "opentelemetry/sdk/trace/tracer_provider_factory.h"
 #include "tracing/job_span_open.h"
@@ -48,6 +49,7 @@ struct Tracing::Impl {
   std::unique_ptr<sdktrace::TracerProvider> provider;
   otel::nostd::shared_ptr<otel::trace::Tracer> tracer;
   sdktrace::SpanExporter* exporter = nullptr;  // the OTLP one, owned inside provider
+  SpanBatcher* batcher = nullptr;              // owned inside provider
   bool stopped = false;
 };
 
@@ -63,6 +65,7 @@ Tracing::Tracing(const TracingConfig& config, const Origin& origin, SpanDrops dr
   limits.max_batch = static_cast<std::size_t>(config.max_export_batch_size);
   limits.delay = std::chrono::milliseconds(config.schedule_delay_ms);
   auto processor = std::make_unique<SpanBatcher>(counted_exporter(std::move(otlp_exporter), budget), limits, budget);
+  impl_->batcher = processor.get();
 
   const auto resource = otel::sdk::resource::Resource::Create({{"service.name", config.service_name},
                                                                {"service.version", origin.version},
@@ -73,9 +76,14 @@ Tracing::Tracing(const TracingConfig& config, const Origin& origin, SpanDrops dr
 
 Tracing::~Tracing() { stop(std::chrono::milliseconds(0)); }
 
+// The provider's tracer is the SDK's: its sampler, ids, resource and
+// scope make every job's span, which goes straight to the batcher.
 JobSpan Tracing::begin(const std::string& queue, const std::string& id, std::int64_t attempt, std::size_t payload_bytes,
                        const TraceContext& row) {
-  return open_job_span(*impl_->tracer, queue, id, attempt, payload_bytes, row);
+  auto& tracer = static_cast<sdktrace::Tracer&>(*impl_->tracer);
+  const SpanSource source{tracer.GetSampler(), tracer.GetIdGenerator(), *impl_->batcher, tracer.GetResource(),
+                          tracer.GetInstrumentationScope()};
+  return open_job_span(source, queue, id, attempt, payload_bytes, row);
 }
 
 // The batcher's shutdown joins its export thread, which may be

@@ -16,13 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSource = EMQ_SOURCE_DIR;
+const fs::path kSourceDir = EMQ_SOURCE_DIR;
 
 // The checkout's pages: every *.md outside hidden, build and dependency
 // directories.
 std::vector<fs::path> pages() {
   std::vector<fs::path> out;
-  for (auto it = fs::recursive_directory_iterator(kSource); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(kSourceDir); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
     if (it->is_directory() && (name[0] == '.' || name.rfind("build", 0) == 0 || name == "node_modules")) {
       it.disable_recursion_pending();
@@ -34,7 +34,7 @@ std::vector<fs::path> pages() {
 }
 
 bool resolves(const fs::path& page, const std::string& target) {
-  return fs::exists(page.parent_path() / target) || fs::exists(kSource / target);
+  return fs::exists(page.parent_path() / target) || fs::exists(kSourceDir / target);
 }
 
 TEST(Docs, CiteOnlyFilesOfTheRepository) {
@@ -47,7 +47,7 @@ TEST(Docs, CiteOnlyFilesOfTheRepository) {
     int n = 0;
     for (std::string line; std::getline(lines, line);) {
       ++n;
-      const std::string where = fs::relative(page, kSource).string() + ":" + std::to_string(n);
+      const std::string where = fs::relative(page, kSourceDir).string() + ":" + std::to_string(n);
       for (std::sregex_iterator it(line.begin(), line.end(), link), end; it != end; ++it) {
         const std::string target = (*it)[1];
         if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0) continue;

@@ -24,7 +24,7 @@
 namespace echomq::test {
 namespace {
 
-constexpr std::int64_t kToleranceMs = 2000;
+constexpr std::int64_t kReplicaToleranceMs = 2000;
 
 ConnectionOptions native_on(const ValkeyServer& s) {
   ConnectionOptions o = s.options();
@@ -126,7 +126,7 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   Connection rc = Connection::open(replica.options());
   EXPECT_EQ(rc.command({"MODULE", "LIST"}).elements.size(), 0u) << "the replica must not need the module";
   Keyspace want = dump_keyspace(pc);
-  std::vector<std::string> diff = keyspace_diff(want, dump_keyspace(rc), kToleranceMs);
+  std::vector<std::string> diff = keyspace_diff(want, dump_keyspace(rc), kReplicaToleranceMs);
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
   EXPECT_GT(want.size(), 5u);
   EXPECT_EQ(want.count(QueueKeys("repl-events").events), 1u) << "the events stream is part of what is replicated";
@@ -210,7 +210,7 @@ TEST(Replication, ARestartFromTheAofHoldsWhatTheNativeRunLeft) {
   EXPECT_NE(aof.find("MULTI"), std::string::npos) << "each transition's commands come in MULTI/EXEC";
   server.start();
   Connection c = Connection::open(server.options());
-  std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(c), kToleranceMs);
+  std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(c), kReplicaToleranceMs);
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
   for (std::size_t i = 0; i < kEventStreams.size(); ++i) {
     EXPECT_EQ(stream_as_read(c, kEventStreams[i]), streams_before[i]) << kEventStreams[i] << " under other ids";

@@ -71,10 +71,6 @@ std::string config_for(const ValkeyServer& server, int metrics_port, const std::
          handler + "\"]\n";
 }
 
-bool scrape_has(int port, const std::string& line) {
-  return ("\n" + http_get(port, "/metrics").body).find("\n" + line + "\n") != std::string::npos;
-}
-
 TEST(AutoscalingDoc, TheScaledObjectScalesTheDeploymentOnOnePrometheusNumber) {
   const YAML::Node scaled = of_kind("ScaledObject");
   const YAML::Node deployment = of_kind("Deployment");

@@ -59,10 +59,6 @@ std::optional<std::string> await(NotifySocket& s, const std::string& prefix, mil
   return std::nullopt;
 }
 
-bool scrape_has(int port, const std::string& line) {
-  return ("\n" + http_get(port, "/metrics").body).find("\n" + line + "\n") != std::string::npos;
-}
-
 TEST(EmqdLive, ScrapedAndWatchedThroughARun) {
   ValkeyServer server;
   NotifySocket systemd;

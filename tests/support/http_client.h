@@ -111,4 +111,9 @@ inline HttpAnswer http_get(int port, const std::string& path) {
                                 "\r\nUser-Agent: emqd-ops-test\r\n\r\n");
 }
 
+// Whether /metrics on `port` has `line`, whole, among its lines.
+inline bool scrape_has(int port, const std::string& line) {
+  return ("\n" + http_get(port, "/metrics").body).find("\n" + line + "\n") != std::string::npos;
+}
+
 }  // namespace echomq::test

@@ -16,8 +16,6 @@
 namespace echomq::daemon::test {
 namespace {
 
-const std::string kDocs = std::string(EMQ_SOURCE_DIR) + "/docs/configuration.md";
-
 // Every `...` span of `text` that is a whole duration ("500ms", "7d").
 std::vector<std::string> duration_examples(const std::string& text) {
   std::vector<std::string> out;
@@ -46,13 +44,13 @@ std::string config_with(const std::string& key, const std::string& value) {
 }
 
 TEST(DocsExamples, EveryDurationARowShowsLoadsAtItsKey) {
-  const std::string page = echomq::test::read_doc(kDocs);
+  const std::string page = echomq::test::read_doc(kConfigurationPage);
   TempDir dir;
   int shown = 0;
   for (const std::string key :
        {"schedules[].every", "schedules[].misfire_grace", "defaults.limits.rate.per", "queues[].limits.rate.per"}) {
     const std::string row = row_of(page, key);
-    ASSERT_FALSE(row.empty()) << key << " has no row in " << kDocs;
+    ASSERT_FALSE(row.empty()) << key << " has no row in " << kConfigurationPage;
     EXPECT_NE(row.find("| duration |"), std::string::npos) << key << "'s type is a duration: " << row;
     for (const std::string& value : duration_examples(row)) {
       ++shown;
@@ -60,7 +58,8 @@ TEST(DocsExamples, EveryDurationARowShowsLoadsAtItsKey) {
       try {
         load_config(path);
       } catch (const ConfigError& e) {
-        ADD_FAILURE() << kDocs << " shows " << key << ": " << value << ", which is refused:\n" << joined(e.errors());
+        ADD_FAILURE() << kConfigurationPage << " shows " << key << ": " << value << ", which is refused:\n"
+                      << joined(e.errors());
       }
     }
   }
@@ -68,9 +67,9 @@ TEST(DocsExamples, EveryDurationARowShowsLoadsAtItsKey) {
 }
 
 TEST(DocsExamples, TheDurationUnitsListedAreTheOnesParsed) {
-  const std::string page = echomq::test::read_doc(kDocs);
+  const std::string page = echomq::test::read_doc(kConfigurationPage);
   const std::size_t at = page.find("- **Durations**");
-  ASSERT_NE(at, std::string::npos) << kDocs << " has no bullet on durations";
+  ASSERT_NE(at, std::string::npos) << kConfigurationPage << " has no bullet on durations";
   const std::string bullet = page.substr(at, page.find("\n- ", at + 1) - at);
   std::set<std::string> listed;
   const std::regex unit("`([a-z]+)`");

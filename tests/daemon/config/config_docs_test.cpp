@@ -20,7 +20,6 @@ namespace echomq::daemon::test {
 namespace {
 
 const std::string kExample = std::string(EMQ_SOURCE_DIR) + "/config/emqd.example.yaml";
-const std::string kDocs = std::string(EMQ_SOURCE_DIR) + "/docs/configuration.md";
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -112,16 +111,16 @@ TEST(Example, HoldsEveryKnownKey) {
 }
 
 TEST(Docs, DocumentEveryKnownKey) {
-  const std::string text = read_text(kDocs);
-  ASSERT_FALSE(text.empty()) << kDocs;
+  const std::string text = read_text(kConfigurationPage);
+  ASSERT_FALSE(text.empty()) << kConfigurationPage;
   for (const std::string& key : known_config_keys()) {
-    EXPECT_NE(text.find("| `" + key + "` |"), std::string::npos) << key << " has no row in " << kDocs;
+    EXPECT_NE(text.find("| `" + key + "` |"), std::string::npos) << key << " has no row in " << kConfigurationPage;
   }
 }
 
 TEST(Docs, DocumentNoKeyTheLoaderDoesNotKnow) {
   const std::vector<std::string> known = known_config_keys();
-  std::istringstream lines(read_text(kDocs));
+  std::istringstream lines(read_text(kConfigurationPage));
   const std::regex row("^\\| `([^`]+)` \\|");
   int rows = 0;
   for (std::string line; std::getline(lines, line);) {
@@ -159,7 +158,7 @@ std::string number_text(double v) {
 // where it stands in defaults or at the top, its range, and for a handler
 // key the types that read it.
 TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
-  const std::string text = read_text(kDocs);
+  const std::string text = read_text(kConfigurationPage);
   const std::map<ValueType, std::string> type_words = {{ValueType::Mapping, "mapping"}, {ValueType::Section, "mapping"},
                                                        {ValueType::Integer, "integer"}, {ValueType::Number, "number"},
                                                        {ValueType::Boolean, "boolean"}, {ValueType::Word, "string"},
@@ -173,7 +172,7 @@ TEST(Docs, ShowEachRowsTypeDefaultRangeAndHandlerTypes) {
     for (const std::string& key : keys) {
       SCOPED_TRACE(key);
       const std::vector<std::string> cells = docs_row(text, key);
-      ASSERT_GE(cells.size(), 4u) << "no row in " << kDocs;
+      ASSERT_GE(cells.size(), 4u) << "no row in " << kConfigurationPage;
       if (type_words.count(k.type)) {
         EXPECT_EQ(cells[1], type_words.at(k.type));
       }

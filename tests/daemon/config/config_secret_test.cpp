@@ -10,7 +10,6 @@ namespace {
 
 const char* kSecret = "Pa55-w0rd-never-shown";
 
-const char* kQueue = "queues: [{ name: q, handler: { type: exec, command: [/bin/cat] } }]\n";
 // Faults around the password, so the loader has errors to write.
 const char* kFaults = "log: { level: loud }\ndefaults: { concurrency: 0, lease_ms: -1 }\n";
 
@@ -34,36 +33,37 @@ TEST(Secret, FromEnvIsResolvedButNeverShown) {
   ScopedEnv env("EMQ_TEST_SECRET_PASSWORD", kSecret);
   TempDir dir;
   const std::string good =
-      dir.write("good.yaml", std::string("valkey: { password_env: EMQ_TEST_SECRET_PASSWORD }\n") + kQueue);
+      dir.write("good.yaml", std::string("valkey: { password_env: EMQ_TEST_SECRET_PASSWORD }\n") + kOneExecQueue);
   const Config c = load_config(good);
   EXPECT_EQ(c.valkey.password, kSecret);
   const std::string text = describe(c);
   EXPECT_EQ(text.find(kSecret), std::string::npos) << text;
   EXPECT_NE(text.find("from $EMQ_TEST_SECRET_PASSWORD\n"), std::string::npos) << text;
 
-  const std::string bad =
-      dir.write("bad.yaml", std::string("valkey: { password_env: EMQ_TEST_SECRET_PASSWORD }\n") + kFaults + kQueue);
+  const std::string bad = dir.write(
+      "bad.yaml", std::string("valkey: { password_env: EMQ_TEST_SECRET_PASSWORD }\n") + kFaults + kOneExecQueue);
   expect_no_secret(errors_and_what(bad));
 }
 
 TEST(Secret, FromFileIsResolvedButNeverShown) {
   TempDir dir;
   dir.write("secret", std::string(kSecret) + "\n", 0600);
-  const std::string good = dir.write("good.yaml", std::string("valkey: { password_file: secret }\n") + kQueue);
+  const std::string good = dir.write("good.yaml", std::string("valkey: { password_file: secret }\n") + kOneExecQueue);
   const Config c = load_config(good);
   EXPECT_EQ(c.valkey.password, kSecret);
   const std::string text = describe(c);
   EXPECT_EQ(text.find(kSecret), std::string::npos) << text;
   EXPECT_NE(text.find("from " + dir.path() + "/secret\n"), std::string::npos) << text;
 
-  const std::string bad = dir.write("bad.yaml", std::string("valkey: { password_file: secret }\n") + kFaults + kQueue);
+  const std::string bad =
+      dir.write("bad.yaml", std::string("valkey: { password_file: secret }\n") + kFaults + kOneExecQueue);
   expect_no_secret(errors_and_what(bad));
 }
 
 TEST(Secret, InTheUrlIsNeverShownEvenWhenTheUrlIsWrong) {
   TempDir dir;
-  const std::string good =
-      dir.write("good.yaml", "valkey: { url: \"valkey://app:" + std::string(kSecret) + "@cache:6380/1\" }\n" + kQueue);
+  const std::string good = dir.write(
+      "good.yaml", "valkey: { url: \"valkey://app:" + std::string(kSecret) + "@cache:6380/1\" }\n" + kOneExecQueue);
   const std::string text = describe(load_config(good));
   EXPECT_EQ(text.find(kSecret), std::string::npos) << text;
   EXPECT_NE(text.find("valkey://app@cache:6380/1\n"), std::string::npos) << text;
@@ -80,7 +80,7 @@ TEST(Secret, InTheUrlIsNeverShownEvenWhenTheUrlIsWrong) {
       "valkey://app:%zz" + std::string(kSecret) + "@cache",       // bad % escape
   };
   for (const std::string& url : bad_urls) {
-    const std::string bad = dir.write("bad.yaml", "valkey: { url: \"" + url + "\" }\n" + kFaults + kQueue);
+    const std::string bad = dir.write("bad.yaml", "valkey: { url: \"" + url + "\" }\n" + kFaults + kOneExecQueue);
     const std::vector<std::string> errors = errors_and_what(bad);
     expect_no_secret(errors);
     ASSERT_FALSE(errors.empty());

@@ -18,6 +18,10 @@
 namespace echomq::daemon::test {
 
 inline std::string configs_dir() { return EMQ_TEST_CONFIGS; }
+// The configuration reference, which the docs tests hold to the schema.
+inline const std::string kConfigurationPage = std::string(EMQ_SOURCE_DIR) + "/docs/configuration.md";
+// One exec queue: the least a file needs beside the section a test is about.
+inline constexpr const char* kOneExecQueue = "queues: [{ name: q, handler: { type: exec, command: [/bin/cat] } }]\n";
 inline std::string good_config(const std::string& name) { return configs_dir() + "/good/" + name; }
 inline std::string bad_config(const std::string& name) { return configs_dir() + "/bad/" + name; }
 

@@ -10,8 +10,6 @@
 namespace echomq::daemon::test {
 namespace {
 
-const char* kQueue = "queues: [{ name: q, handler: { type: exec, command: [/bin/cat] } }]\n";
-
 // The variables a test's own environment might hold, cleared for each test.
 class Tracing : public ::testing::Test {
  protected:
@@ -28,8 +26,8 @@ class Tracing : public ::testing::Test {
   ScopedEnv k_{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", nullptr};
   TempDir dir;
 
-  Config load(const std::string& tracing) { return load_config(dir.write("c.yaml", tracing + kQueue)); }
-  std::string file(const std::string& tracing) { return dir.write("c.yaml", tracing + kQueue); }
+  Config load(const std::string& tracing) { return load_config(dir.write("c.yaml", tracing + kOneExecQueue)); }
+  std::string file(const std::string& tracing) { return dir.write("c.yaml", tracing + kOneExecQueue); }
 };
 
 TEST_F(Tracing, IsOffByDefaultAndSaysSo) {

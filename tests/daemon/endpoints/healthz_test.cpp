@@ -124,7 +124,7 @@ TEST(Health, NoQueuesIsHealthyWhileTheServerAnswers) {
 }
 
 // A handler that completes every job at once.
-class Done : public Handler {
+class CompleteAtOnce : public Handler {
  public:
   Outcome run(const Job&, const StopToken&) override { return {Outcome::Verdict::Complete, "ok", ""}; }
 };
@@ -135,7 +135,7 @@ TEST(Health, ARealClaimLoopIsHealthyWhileItRunsAndStallsOnceItStops) {
   q.name = "health_loop";
   q.poll_max_ms = 100;
   Metrics metrics({q.name}, "test");
-  Done handler;
+  CompleteAtOnce handler;
   ClaimLoop loop(q, server.options(), handler, metrics);
   loop.start();
   const milliseconds call_limit(1500);

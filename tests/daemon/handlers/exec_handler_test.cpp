@@ -3,6 +3,7 @@
 // output cap, stderr, the environment, timeouts and stops that reach the
 // whole process group, and no zombie or descriptor left behind.
 #include "handlers/exec_handler.h"
+#include "handler_test_support.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 namespace echomq::daemon {
 namespace {
 
+using test_support::seconds_since;
 using namespace std::chrono_literals;
 using test::handler_program;
 using ::testing::HasSubstr;
@@ -37,8 +39,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using Verdict = Outcome::Verdict;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string random_bytes(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);

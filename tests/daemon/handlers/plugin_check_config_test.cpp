@@ -2,6 +2,7 @@
 // `emqd --check-config` and by a starting emqd alike (exit 2), each bad
 // library named with its queue and what is wrong with it.
 #include "handlers/plugin_library.h"
+#include "handler_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,13 +16,10 @@
 namespace echomq::daemon {
 namespace {
 
+using test_support::example_plugin;
+using test_support::test_plugin;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string example_plugin(const std::string& name) { return std::string(EMQ_LIB_DIR) + "/libemq_" + name + ".so"; }
-std::string test_plugin(const std::string& name) {
-  return std::string(EMQ_LIB_DIR) + "/test-plugins/lib" + name + ".so";
-}
 
 QueueConfig plugin_queue(const std::string& name, const std::string& path) {
   QueueConfig q;

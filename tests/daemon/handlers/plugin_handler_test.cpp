@@ -4,6 +4,7 @@
 // use; a plugin that throws, returns an unknown code or writes a bad result
 // fails that job and nothing else; handle() runs on many threads at once.
 #include "handlers/plugin_handler.h"
+#include "handler_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,22 +26,14 @@
 namespace echomq::daemon {
 namespace {
 
+using test_support::every_byte;
+using test_support::example_plugin;
+using test_support::test_plugin;
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Verdict = Outcome::Verdict;
 using Clock = std::chrono::steady_clock;
-
-std::string example_plugin(const std::string& name) { return std::string(EMQ_LIB_DIR) + "/libemq_" + name + ".so"; }
-std::string test_plugin(const std::string& name) {
-  return std::string(EMQ_LIB_DIR) + "/test-plugins/lib" + name + ".so";
-}
-
-std::string every_byte(int copies = 1) {
-  std::string out;
-  for (int i = 0; i < 256 * copies; ++i) out.push_back(static_cast<char>(i & 0xff));
-  return out;
-}
 
 // The reference: coreutils' sha256sum on the same bytes.
 std::string sha256sum(const std::string& bytes) {

@@ -4,6 +4,7 @@
 // and replaces the process; replacements are counted and, when they keep
 // failing, spaced out by the backoff; drains close stdin and wait.
 #include "handlers/pool_handler.h"
+#include "handler_test_support.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@
 namespace echomq::daemon {
 namespace {
 
+using test_support::every_byte;
+using test_support::seconds_since;
 using namespace std::chrono_literals;
 using test::handler_program;
 using test::wait_for;
@@ -44,20 +47,12 @@ constexpr const char* kPython = "/usr/bin/python3";
 
 std::string example(const std::string& name) { return std::string(EMQ_SOURCE_DIR) + "/examples/handlers/pool/" + name; }
 
-std::string every_byte(int copies = 1) {
-  std::string out;
-  for (int i = 0; i < 256 * copies; ++i) out.push_back(static_cast<char>(i & 0xff));
-  return out;
-}
-
 std::string ascii_upper(std::string bytes) {
   for (char& c : bytes) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   return bytes;
 }
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 class PoolHandlerTest : public ::testing::Test {
  protected:

@@ -2,6 +2,7 @@
 // gives it (text payloads as "payload", anything else as "payload_b64"),
 // and every way a reply line can be right or wrong.
 #include "handlers/pool_protocol.h"
+#include "handler_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,9 +14,10 @@
 namespace echomq::daemon {
 namespace {
 
+using test_support::every_byte;
 using ::testing::HasSubstr;
 
-Job job(std::string payload) {
+Job frame_job(std::string payload) {
   Job j;
   j.queue = "thumbs";
   j.id = "JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD";
@@ -25,20 +27,14 @@ Job job(std::string payload) {
   return j;
 }
 
-std::string every_byte() {
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
-  return bytes;
-}
-
 TEST(PoolFrame, TextPayloadIsOneLineWithTheKeysInOrder) {
-  EXPECT_EQ(encode_job_frame(job("make it \"small\"\nplease, é")),
+  EXPECT_EQ(encode_job_frame(frame_job("make it \"small\"\nplease, é")),
             "{\"id\":\"JOB_01HZX3T5N9W8Q2M4K7R6P0ABCD\",\"queue\":\"thumbs\",\"attempt\":2,"
             "\"deadline_ms\":1700000000123,\"payload\":\"make it \\\"small\\\"\\nplease, é\"}\n");
 }
 
 TEST(PoolFrame, ATracedJobsLineCarriesItsContextAfterTheDeadline) {
-  Job j = job("x");
+  Job j = frame_job("x");
   j.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
   j.tracestate = "vendor=opaque";
   EXPECT_EQ(encode_job_frame(j),
@@ -50,7 +46,7 @@ TEST(PoolFrame, ATracedJobsLineCarriesItsContextAfterTheDeadline) {
 }
 
 TEST(PoolFrame, AParentsLineCarriesItsChildrenBeforeThePayload) {
-  Job j = job("sheet");
+  Job j = frame_job("sheet");
   j.children = {{"thumbs", "JOB_a", ChildOutcome::Completed, "a.png"},
                 {"thumbs", "JOB_b", ChildOutcome::Dead, std::string("\xff", 1)}};
   EXPECT_EQ(encode_job_frame(j),
@@ -62,7 +58,7 @@ TEST(PoolFrame, AParentsLineCarriesItsChildrenBeforeThePayload) {
 
 TEST(PoolFrame, ControlCharactersAndNulStayInsideTheOneLine) {
   const std::string payload = std::string("a\0b\r\n\t\x1f", 7);
-  const std::string frame = encode_job_frame(job(payload));
+  const std::string frame = encode_job_frame(frame_job(payload));
   EXPECT_EQ(frame.find('\n'), frame.size() - 1);
   const auto parsed = nlohmann::json::parse(frame);
   EXPECT_EQ(parsed.at("payload").get<std::string>(), payload);
@@ -70,7 +66,7 @@ TEST(PoolFrame, ControlCharactersAndNulStayInsideTheOneLine) {
 }
 
 TEST(PoolFrame, BytesThatAreNotUtf8TravelAsBase64) {
-  const std::string frame = encode_job_frame(job(every_byte()));
+  const std::string frame = encode_job_frame(frame_job(every_byte()));
   EXPECT_EQ(frame.find('\n'), frame.size() - 1);
   const auto parsed = nlohmann::json::parse(frame);
   EXPECT_FALSE(parsed.contains("payload"));
@@ -81,7 +77,7 @@ TEST(PoolFrame, BytesThatAreNotUtf8TravelAsBase64) {
 }
 
 TEST(PoolFrame, EmptyPayloadIsAnEmptyString) {
-  EXPECT_THAT(encode_job_frame(job("")), HasSubstr(",\"payload\":\"\"}\n"));
+  EXPECT_THAT(encode_job_frame(frame_job("")), HasSubstr(",\"payload\":\"\"}\n"));
 }
 
 TEST(PoolReply, SuccessWithTextResult) {

@@ -119,19 +119,22 @@ class Glance(unittest.TestCase):
 
     def test_the_overview_chart_is_the_servers_history_on_a_fresh_tab(self):
         c = self.valkey.client()
-        minute = bt.server_ms(c) // MINUTE_MS
-        # Samples (completed, dead) a minute apart, two minutes missing:
-        # completed 40, 0, gap, gap, 7, gap, 8, 10 and what this minute did.
-        for back, done, dead in ((9, 100, 0), (8, 140, 0), (7, 140, 0), (5, 165, 1), (4, 172, 1), (2, 172, 1),
-                                 (1, 180, 2), (0, 190, 3)):
-            c.hset("emq:{spark}:history:minute", str(minute - back), f"{done} {done} 0 {dead}")
         c.hset("emq:{spark}:stats", mapping={"claimed": 195, "completed": 195, "dead": 3})
         c.sadd("{emq}:queues", "spark")
-        # A fresh tab each time: nothing kept from an earlier one. Read again
-        # when a minute turned between the page's read and the test's.
+        # Seeded and read in one server minute, in a fresh tab each time
+        # (nothing kept from an earlier one): a minute that turns between
+        # the seeding and the page's read moves the chart's window against
+        # the samples, so then the samples are written again for the new
+        # minute and read again.
         deadline = time.monotonic() + bt.WAIT_S
         while True:
-            before = bt.server_ms(c) // MINUTE_MS
+            minute = bt.server_ms(c) // MINUTE_MS
+            # Samples (completed, dead) a minute apart, two minutes missing:
+            # completed 40, 0, gap, gap, 7, gap, 8, 10 and what this minute did.
+            c.delete("emq:{spark}:history:minute")
+            for back, done, dead in ((9, 100, 0), (8, 140, 0), (7, 140, 0), (5, 165, 1), (4, 172, 1), (2, 172, 1),
+                                     (1, 180, 2), (0, 190, 3)):
+                c.hset("emq:{spark}:history:minute", str(minute - back), f"{done} {done} 0 {dead}")
             self.driver.switch_to.new_window("tab")
             try:
                 self.open("/")
@@ -143,7 +146,7 @@ class Glance(unittest.TestCase):
                 self.driver.close()
                 self.driver.switch_to.window(self.driver.window_handles[0])
             history = self.api("/api/history?queue=spark&range=1h")
-            if bt.server_ms(c) // MINUTE_MS == before or time.monotonic() > deadline:
+            if bt.server_ms(c) // MINUTE_MS == minute or time.monotonic() > deadline:
                 break
         self.assertEqual(len(bars), 10, bars)
         first, last = bars[0][0], bars[-1][0]
