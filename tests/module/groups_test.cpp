@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "echomq/executor.h"
+#include "echomq/groups.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
@@ -220,6 +221,96 @@ TEST_P(Groups, AReapLeavesTheGroupsCountRight) {
     } else {
       EXPECT_EQ(reaped.dead, 1);
       EXPECT_EQ(raw.command({"EXISTS", q.gact("A"), q.gq("A"), q.grp("A")}).integer, 0);
+    }
+  }
+}
+
+// What `emq groups`, the page and the metrics read: the largest backlogs
+// first, each with its count, policy and place, and the groups' totals.
+TEST_P(Groups, TheReadShowsTheLargestBacklogsFirstWithTheirCountsAndPlaces) {
+  add("big", 30);
+  add("mid", 5);
+  add("small", 1);
+  add("", 4);
+  EXPECT_FALSE(group_set(x, q, "*", "weight=2")) << "a change of the default wakes no group";
+  ASSERT_TRUE(group_set(x, q, "mid", "max_active=1"));
+  group_set(x, q, "small", "paused=1 weight=7");  // leaves the rotation when a claim meets it
+  std::vector<ClaimedJob> jobs =
+      claim(x, q, {60000, 4, 0});  // big's turn of 2, mid's one, small skipped, the ungrouped
+  ASSERT_EQ(jobs.size(), 4u);
+
+  GroupsView v = read_groups(x, q, 2);
+  EXPECT_EQ(v.groups, 3);
+  EXPECT_EQ(v.grouped_pending, 28 + 4 + 1);
+  EXPECT_EQ(v.default_policy, "weight=2");
+  ASSERT_EQ(v.top.size(), 2u) << "the read is bounded by its limit";
+  EXPECT_EQ(v.top[0].name, "big");
+  EXPECT_EQ(v.top[0].pending, 28);
+  EXPECT_EQ(v.top[0].active, 2);
+  EXPECT_FALSE(v.top[0].own_policy);
+  ASSERT_TRUE(v.top[0].policy);
+  EXPECT_EQ(v.top[0].policy->weight, 2) << "a group without its own policy runs by the default";
+  EXPECT_EQ(v.top[0].place, GroupPlace::Rotation);
+  EXPECT_EQ(v.top[1].name, "mid");
+  EXPECT_EQ(v.top[1].active, 1);
+
+  GroupState small = read_group(x, q, "small");
+  EXPECT_EQ(small.pending, 1);
+  EXPECT_EQ(small.own_policy, "paused=1 weight=7");
+  ASSERT_TRUE(small.policy);
+  EXPECT_TRUE(small.policy->paused);
+  EXPECT_EQ(small.policy->weight, 7);
+  EXPECT_EQ(group_pending_ids(x, q, "big", 0, 3).size(), 3u);
+  GroupState none = read_group(x, q, "nobody");
+  EXPECT_EQ(none.pending + none.active, 0);
+  EXPECT_EQ(none.place, GroupPlace::Out);
+  EXPECT_FALSE(none.turn);
+  GroupState mid = read_group(x, q, "mid");
+  EXPECT_EQ(mid.place, GroupPlace::Capped) << "mid's claim left it at its cap of 1";
+  // big is the only group left in the rotation beside the ungrouped jobs.
+  GroupState big = read_group(x, q, "big");
+  ASSERT_TRUE(big.turn);
+  EXPECT_LE(*big.turn, v.rotation);
+}
+
+// The library reads a policy exactly as group_set takes it: the same texts
+// refused with the same words, the same fields kept, and its own text of a
+// policy is one group_set takes back to the same policy.
+TEST_P(Groups, ThePolicyReaderAgreesWithGroupSet) {
+  const std::vector<std::string> texts = {"",
+                                          "weight=3",
+                                          "weight=1000 max_active=1",
+                                          "rate_max=5 rate_window_ms=1000 paused=1",
+                                          "weight=0",
+                                          "weight=1001",
+                                          "weight=01",
+                                          "weight=+3",
+                                          "weight=3 weight=4",
+                                          "weight=3  max_active=2",
+                                          "weight=3 ",
+                                          " weight=3",
+                                          "paused=0",
+                                          "paused=1 paused=1",
+                                          "rate_max=5",
+                                          "rate_window_ms=5",
+                                          "max_active=1000001",
+                                          "color=red",
+                                          "=3",
+                                          "weight",
+                                          "rate_window_ms=86400001 rate_max=1",
+                                          "max_active=-1",
+                                          "weight=3=4"};
+  for (const std::string& text : texts) {
+    std::string why;
+    std::optional<GroupPolicy> p = parse_group_policy(text, &why);
+    Reply r = x.eval_batch({group_set_call(q, "probe", text)}).front();
+    if (p) {
+      EXPECT_FALSE(r.is_error()) << "'" << text << "': " << r.str;
+      group_set(x, q, "probe", policy_text(*p));
+      std::optional<GroupPolicy> back = read_group(x, q, "probe").policy;
+      EXPECT_EQ(back, p) << "'" << text << "' written as '" << policy_text(*p) << "'";
+    } else {
+      EXPECT_EQ(r.str, "EMQARG " + why) << "'" << text << "'";
     }
   }
 }
