@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   bool unique = false;
   long long groups = 0;
   app.add_option("--url", url, "the server");
-  app.add_option("--groups", groups, "jobs go round robin to this many groups (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--groups", groups, "jobs go round robin to this many groups (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--unique", unique, "each job with a unique key of its own");
   app.add_option("--queue", queues, "queue(s); jobs go round robin")->expected(1, 1000);
   app.add_option("--jobs", jobs, "how many jobs")->check(CLI::PositiveNumber);

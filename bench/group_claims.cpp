@@ -68,10 +68,10 @@ void cost(echomq::Executor& x, const echomq::QueueKeys& q, long long groups, lon
     }
   }
   const auto [ncalls, usec] = emq_bench::command_stats(x, command);
-  std::printf("{\"groups\":%lld,\"jobs\":%lld,\"claimed\":%lld,\"calls\":%lld,\"usec_per_job\":%.3f,"
-              "\"command\":\"%s\"}\n",
-              groups, jobs, claimed, ncalls, static_cast<double>(usec) / static_cast<double>(claimed),
-              command.c_str());
+  std::printf(
+      "{\"groups\":%lld,\"jobs\":%lld,\"claimed\":%lld,\"calls\":%lld,\"usec_per_job\":%.3f,"
+      "\"command\":\"%s\"}\n",
+      groups, jobs, claimed, ncalls, static_cast<double>(usec) / static_cast<double>(claimed), command.c_str());
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -115,10 +115,11 @@ void wait(echomq::Executor& x, const echomq::QueueKeys& q, long long backlog, lo
     }
     completes.push_back(echomq::complete_call(q, {j.id, j.lease_epoch}, 0, ""));
   }
-  std::printf("{\"grouped\":%s,\"backlog\":%lld,\"tenants\":%lld,\"claims\":%lld,\"claims_p50\":%.0f,"
-              "\"claims_p99\":%.0f,\"ms_p50\":%.3f,\"ms_p99\":%.3f}\n",
-              grouped ? "true" : "false", backlog, tenants, n, percentile(claims, 50), percentile(claims, 99),
-              percentile(ms, 50), percentile(ms, 99));
+  std::printf(
+      "{\"grouped\":%s,\"backlog\":%lld,\"tenants\":%lld,\"claims\":%lld,\"claims_p50\":%.0f,"
+      "\"claims_p99\":%.0f,\"ms_p50\":%.3f,\"ms_p99\":%.3f}\n",
+      grouped ? "true" : "false", backlog, tenants, n, percentile(claims, 50), percentile(claims, 99),
+      percentile(ms, 50), percentile(ms, 99));
 }
 
 }  // namespace
@@ -133,7 +134,8 @@ int main(int argc, char** argv) {
   auto* wait_mode = app.add_flag("--wait", "a small tenant's wait behind a --backlog tenant");
   app.add_option("--url", url, "the server");
   app.add_option("--queue", queue, "the queue");
-  app.add_option("--groups", groups, "--cost: groups the jobs go to, round robin (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--groups", groups, "--cost: groups the jobs go to, round robin (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--jobs", jobs, "--cost: jobs enqueued")->check(CLI::PositiveNumber);
   app.add_option("--measure", measure, "--cost: jobs claimed while measured")->check(CLI::PositiveNumber);
   app.add_option("--backlog", backlog, "--wait: the big tenant's jobs")->check(CLI::PositiveNumber);

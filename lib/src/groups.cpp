@@ -49,9 +49,10 @@ GroupState group_from(std::string name, std::int64_t pending, const Reply* r, co
   s.own_policy = text_of(r[1]);
   s.policy = parse_group_policy(s.own_policy.value_or(default_text), &s.broken);
   const std::string in = text_of(r[2]).value_or("");
-  s.place = in == "rot" ? GroupPlace::Rotation : in == "cap" ? GroupPlace::Capped
-                                            : in == "rate"  ? GroupPlace::NoTokens
-                                                            : GroupPlace::Out;
+  s.place = in == "rot"    ? GroupPlace::Rotation
+            : in == "cap"  ? GroupPlace::Capped
+            : in == "rate" ? GroupPlace::NoTokens
+                           : GroupPlace::Out;
   if (r[3].type == Reply::Type::Integer) s.turn = r[3].integer + 1;
   return s;
 }
@@ -167,8 +168,8 @@ GroupState read_group(Executor& x, const QueueKeys& q, std::string_view group) {
   return group_from(g, count_of(r[0]), &r[2], text_of(r[1]).value_or(""));
 }
 
-std::vector<std::string> group_pending_ids(Executor& x, const QueueKeys& q, std::string_view group,
-                                           std::int64_t offset, std::int64_t limit) {
+std::vector<std::string> group_pending_ids(Executor& x, const QueueKeys& q, std::string_view group, std::int64_t offset,
+                                           std::int64_t limit) {
   std::vector<std::string> ids;
   if (limit <= 0) return ids;
   Reply r = x.pipeline({{"ZRANGE", q.gq(group), std::to_string(offset), std::to_string(offset + limit - 1)}}).front();

@@ -83,7 +83,7 @@ GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit);
 // 0 pending, 0 active, out). Throws Error{Invalid} for a bad name.
 GroupState read_group(Executor& x, const QueueKeys& q, std::string_view group);
 // Up to `limit` of the group's pending ids from `offset`, in claim order.
-std::vector<std::string> group_pending_ids(Executor& x, const QueueKeys& q, std::string_view group,
-                                           std::int64_t offset, std::int64_t limit);
+std::vector<std::string> group_pending_ids(Executor& x, const QueueKeys& q, std::string_view group, std::int64_t offset,
+                                           std::int64_t limit);
 
 }  // namespace echomq
