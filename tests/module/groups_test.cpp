@@ -13,6 +13,7 @@
 #include "echomq/groups.h"
 #include "echomq/job_id.h"
 #include "echomq/keyspace.h"
+#include "echomq/stats.h"
 #include "echomq/transitions.h"
 #include "keyspace_dump.h"
 #include "module_server.h"
@@ -243,6 +244,9 @@ TEST_P(Groups, TheReadShowsTheLargestBacklogsFirstWithTheirCountsAndPlaces) {
   EXPECT_EQ(v.groups, 3);
   EXPECT_EQ(v.grouped_pending, 28 + 4 + 1);
   EXPECT_EQ(v.default_policy, "weight=2");
+  const QueueStats st = stats(x, q);
+  EXPECT_EQ(st.pending, 3 + 33) << "the queue's pending count takes in its groups' jobs";
+  EXPECT_EQ(st.grouped_pending, 33);
   ASSERT_EQ(v.top.size(), 2u) << "the read is bounded by its limit";
   EXPECT_EQ(v.top[0].name, "big");
   EXPECT_EQ(v.top[0].pending, 28);
