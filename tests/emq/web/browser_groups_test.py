@@ -50,8 +50,6 @@ class Groups(bt.Bare):
         self.assertEqual(row[:6], ["big", "30", "0", "1", "–", "–"], row)
         self.assertRegex(row[6], r"^rotation #\d+$", row)
         self.assertIn("3 groups · 41 pending in groups", bt.text(self.driver, "#groups-summary"))
-        os.makedirs(bt.ARGS.artifacts, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(bt.ARGS.artifacts, "web-groups.png"))
 
         bt.click(self.driver, 'tr[data-group="big"]', "Pause")
         bt.wait_server(lambda: c.hget("emq:{tenants}:groups", "big") == "paused=1", "big paused=1 in the server")
@@ -62,6 +60,10 @@ class Groups(bt.Bare):
         bt.wait_server(lambda: c.hget("emq:{tenants}:groups", "big") is None, "big runs by the default again")
         bt.click(self.driver, 'tr[data-group="big"]', "Pause")
         bt.wait_server(lambda: c.hget("emq:{tenants}:groups", "big") == "paused=1", "big paused again")
+        bt.wait(self.driver, lambda d: d.execute_script(bt.CELLS, 'tr[data-group="big"]')[5] == "paused",
+                "the row says paused again")
+        os.makedirs(bt.ARGS.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(bt.ARGS.artifacts, "web-groups.png"))
 
         # Click through to the group's page: its jobs in claim order (lane, then id).
         bt.wait(self.driver, lambda d: d.execute_script(
