@@ -420,7 +420,8 @@
       state === 'dead' ? window.emqActions.deleteAllDead(kit, q) : null);
     const list = state === 'completed' ? await window.emqLists.completedSection(kit, name) : jobsTable(name, state, data);
     show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
-      window.emqGroups.section(kit, name, groups), schedulesSection(name, data.schedules), window.emqHistory.section(kit, name), el('h3', {}, 'Jobs'), tabs, list));
+      window.emqGroups.section(kit, name, groups), schedulesSection(name, data.schedules), window.emqHistory.section(kit, name),
+      el('h3', {}, 'Jobs'), tabs, state === 'pending' ? window.emqGroups.pendingNote(kit, groups) : null, list));
   }
 
   // The trace of a job whose row has a traceparent: its id, a link into

@@ -74,6 +74,14 @@ window.emqGroups = (function () {
     return [el('h3', {}, 'Groups'), summary, el('table', { id: 'groups' }, el('thead', {}, head), el('tbody', {}, rows))];
   }
 
+  // Under the Pending tab: its list is the queue's pending set, which a
+  // grouped job never enters; its group's list has it.
+  function pendingNote(kit, data) {
+    if (!data.grouped_pending) return null;
+    return kit.el('p', { class: 'muted', id: 'grouped-pending' }, data.grouped_pending + ' more pending jobs wait in ' +
+      'their groups (Groups, above; each group lists its own): this list holds the ungrouped ones.');
+  }
+
   // What is typed in a group's form, kept across the view's redraws.
   const drafts = {};
 
@@ -131,5 +139,5 @@ window.emqGroups = (function () {
       el('table', { id: 'group-jobs' }, el('thead', {}, head), el('tbody', {}, rows))));
   }
 
-  return { load, section, view };
+  return { load, section, pendingNote, view };
 })();

@@ -50,6 +50,8 @@ class Groups(bt.Bare):
         self.assertEqual(row[:6], ["big", "30", "0", "1", "–", "–"], row)
         self.assertRegex(row[6], r"^rotation #\d+$", row)
         self.assertIn("3 groups · 41 pending in groups", bt.text(self.driver, "#groups-summary"))
+        self.assertIn("41 more pending jobs wait in their groups", bt.text(self.driver, "#grouped-pending"),
+                      "the Pending tab, which lists the pending set, says where the grouped jobs are")
 
         bt.click(self.driver, 'tr[data-group="big"]', "Pause")
         bt.wait_server(lambda: c.hget("emq:{tenants}:groups", "big") == "paused=1", "big paused=1 in the server")
