@@ -48,8 +48,11 @@ TEST_F(GroupsBesideEmq1, TheSpeakerLosesNoGroupedJobAndTheCountsHeal) {
   ASSERT_EQ(claim(x, q, {1, 4, 0}).size(), 4u);
   ASSERT_EQ(counted(), 4);
   const ScriptCall reap1{Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {"5", "100"}};
-  ASSERT_TRUE(wait_for([&] { return x.eval(reap1).elements.at(0).integer > 0 && x.command({"ZCARD", q.active}).integer == 0; },
-                       seconds(5)));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return x.eval(reap1).elements.at(0).integer > 0 && x.command({"ZCARD", q.active}).integer == 0;
+      },
+      seconds(5)));
   ASSERT_EQ(x.command({"ZCARD", q.pending}).integer, 4) << "the emq/1 reap puts grouped jobs in pending";
   ASSERT_EQ(counted(), 4) << "and leaves their groups' counts as they were";
 
