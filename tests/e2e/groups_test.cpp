@@ -1,5 +1,5 @@
 // A queue's `groups:` through the real emqd: written to emq:{q}:groups at
-// start, exactly.
+// start, exactly, and its groups' backlogs on /metrics, the largest ten.
 #include <map>
 #include <regex>
 #include <sstream>
@@ -87,6 +87,76 @@ TEST_F(GroupsE2E, TheConfigurationPagesExampleWritesThePoliciesItShows) {
   EmqdProcess d(head.substr(0, head.find("queues:\n")) + yaml);
   ASSERT_TRUE(d.wait_ready()) << d.log();
   EXPECT_EQ(policies(QueueKeys("reports")), shown) << d.log();
+}
+
+// emq_group_jobs{queue="fair"}'s series on a scrape: group -> state -> value.
+std::map<std::string, std::map<std::string, std::string>> group_series(const std::string& scrape) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  const std::regex line("(^|\n)emq_group_jobs\\{([^}]*)\\} (\\S+)");
+  const std::regex group("group=\"([^\"]*)\""), state("state=\"([^\"]*)\""), queue("queue=\"fair\"");
+  for (auto it = std::sregex_iterator(scrape.begin(), scrape.end(), line); it != std::sregex_iterator(); ++it) {
+    const std::string labels = (*it)[2];
+    std::smatch g, s;
+    if (!std::regex_search(labels, queue) || !std::regex_search(labels, g, group) ||
+        !std::regex_search(labels, s, state)) {
+      continue;
+    }
+    out[g[1]][s[1]] = (*it)[3];
+  }
+  return out;
+}
+
+std::string gauge_of(const std::string& scrape, const std::string& series) {
+  const std::string body = "\n" + scrape;
+  const std::size_t at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + series.size() + 2;
+  return body.substr(from, body.find('\n', from) - from);
+}
+
+TEST_F(GroupsE2E, MetricsShowTheTenLargestBacklogsAndTheirSeriesGoWhenTheyDrain) {
+  const QueueKeys fair("fair");
+  // Held while the groups fill, so the sample sees every one of them.
+  ASSERT_EQ(run_program({emq_binary(), "--url", server.url(), "pause", "fair"}).code, 0);
+  std::int64_t jobs = 0;
+  for (int g = 1; g <= 12; ++g) {
+    for (int i = 0; i < g; ++i, ++jobs) {
+      EnqueueOptions o;
+      o.group = "g" + std::string(g < 10 ? "0" : "") + std::to_string(g);
+      enqueue(x, fair, mint_job_id(), "p", o);
+    }
+  }
+  const int port = free_loopback_port();
+  EmqdProcess d(head(port) + "  - name: fair\n    concurrency: 4\n    handler: { type: exec, command: [/bin/cat] }\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  std::string scrape;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        scrape = http_get(port, "/metrics").body;
+        return gauge_of(scrape, "emq_groups{queue=\"fair\"}") == "12";
+      },
+      seconds(10)))
+      << scrape;
+  const auto series = group_series(scrape);
+  ASSERT_EQ(series.size(), 10u) << scrape;
+  for (int g = 3; g <= 12; ++g) {
+    const std::string name = "g" + std::string(g < 10 ? "0" : "") + std::to_string(g);
+    ASSERT_EQ(series.count(name), 1u) << name << " is among the ten largest\n" << scrape;
+    EXPECT_EQ(series.at(name).at("pending"), std::to_string(g)) << name;
+    EXPECT_EQ(series.at(name).at("active"), "0") << name;
+  }
+  EXPECT_NE(scrape.find("for the 10 groups with the largest backlogs only"), std::string::npos) << "the HELP says so";
+
+  ASSERT_EQ(run_program({emq_binary(), "--url", server.url(), "resume", "fair"}).code, 0);
+  ASSERT_TRUE(settled("fair", jobs)) << d.log();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        scrape = http_get(port, "/metrics").body;
+        return gauge_of(scrape, "emq_groups{queue=\"fair\"}") == "0" && group_series(scrape).empty();
+      },
+      seconds(10)))
+      << "a drained group's series go\n"
+      << scrape;
 }
 
 }  // namespace
