@@ -142,7 +142,6 @@ void Metrics::set_daemon_state(const std::string& state) {
 }
 
 void Metrics::set_groups(const std::string& queue, std::int64_t groups, const std::vector<GroupCount>& top) {
-  if (auto q = queues_.find(queue); q != queues_.end()) q->second.groups->Set(static_cast<double>(groups));
   auto& series = group_series_[queue];
   std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> kept;
   for (std::size_t i = 0; i < top.size() && i < kGroupSeries; ++i) {
@@ -165,6 +164,8 @@ void Metrics::set_groups(const std::string& queue, std::int64_t groups, const st
     group_jobs_->Remove(s.second);
   }
   series = std::move(kept);
+  // Last: a scrape that sees the new count sees the series that go with it.
+  if (auto q = queues_.find(queue); q != queues_.end()) q->second.groups->Set(static_cast<double>(groups));
 }
 
 void Metrics::set_daemons(std::int64_t live, std::int64_t stopped_beating) {
