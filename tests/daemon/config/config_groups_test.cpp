@@ -50,8 +50,7 @@ void expect_groups_refused(const std::string& body, int line, const std::string&
 TEST(ConfigGroups, ABadWeightIsNamedWithItsLineAndKey) {
   expect_groups_refused("      overrides: { acme: { weight: 1001 } }\n", 4, "queues[0].groups.overrides.acme.weight",
                         "expected a whole number in 1..1000");
-  expect_groups_refused("      default:\n        weight: 0\n", 5, "queues[0].groups.default.weight",
-                        "claims per turn");
+  expect_groups_refused("      default:\n        weight: 0\n", 5, "queues[0].groups.default.weight", "claims per turn");
 }
 
 TEST(ConfigGroups, ABadGroupNameIsNamedWithItsLine) {
