@@ -52,6 +52,7 @@ GroupWritten change_group(Executor& x, const QueueKeys& q, const std::string& gr
     if (!fallback && text.empty()) text = "weight=1";
   }
   out.own = !fallback && !to_default;
+  out.text = text;
   out.in_rotation = group_set(x, q, group, text);
   return out;
 }

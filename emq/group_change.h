@@ -31,6 +31,7 @@ struct GroupWritten {
   GroupPolicy before;        // what it ran by
   GroupPolicy now;           // what it runs by
   bool own = false;          // now by a policy of its own (false: the default's)
+  std::string text;          // the policy text group_set was given ("": none of its own)
   bool in_rotation = false;  // group_set's reply
   std::string was_broken;    // why the policy read was broken, "" when not
 };

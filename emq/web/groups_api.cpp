@@ -10,6 +10,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "echomq/whole_number.h"
+#include "group_change.h"
 #include "limit_change.h"
 
 namespace echomq::cli {
@@ -57,35 +58,18 @@ ApiAnswer refused(int status, const std::string& outcome, const std::string& mes
   return a;
 }
 
-// The group's policy with the change made; throws Error{Invalid} naming the
-// field for a bad value, before anything is read or written.
-struct Edit {
-  std::optional<bool> paused;
-  std::optional<std::int64_t> weight;
-  std::optional<std::optional<std::int64_t>> max_active;
-  std::optional<std::optional<RateLimit>> rate;
-  GroupPolicy applied(GroupPolicy p) const {
-    if (paused) p.paused = *paused;
-    if (weight) p.weight = *weight;
-    if (max_active) p.max_active = *max_active;
-    if (rate) p.rate = *rate;
-    return p;
+// The change a form asks for; throws Error{Invalid} naming the field for a
+// bad value, before anything is read or written.
+GroupChange change_of(const GroupForm& f) {
+  GroupChange c;
+  if (f.action == "pause" || f.action == "resume") {
+    c.paused = f.action == "pause";
+    return c;
   }
-};
-
-Edit edit_of(const GroupChange& c) {
-  Edit e;
-  if (c.action == "pause" || c.action == "resume") {
-    e.paused = c.action == "pause";
-    return e;
-  }
-  if (!c.weight.empty()) {
-    e.weight = whole_number_in(c.weight, 1, kMaxGroupWeight);
-    if (!e.weight) throw Error(ErrorKind::Invalid, "weight", "expected 1..1000, got '" + c.weight.substr(0, 40) + "'");
-  }
-  if (!c.max_active.empty()) e.max_active.emplace(max_active_of(c.max_active, "max_active"));
-  if (!c.rate.empty()) e.rate.emplace(rate_of(c.rate, "rate"));
-  return e;
+  if (!f.weight.empty()) c.weight = weight_of(f.weight, "weight");
+  if (!f.max_active.empty()) c.max_active.emplace(max_active_of(f.max_active, "max_active"));
+  if (!f.rate.empty()) c.rate.emplace(rate_of(f.rate, "rate"));
+  return c;
 }
 
 }  // namespace
@@ -137,14 +121,14 @@ ApiAnswer group_answer(Executor& x, const std::string& queue, const std::string&
            {"jobs", std::move(jobs)}}};
 }
 
-ApiAnswer group_action(Executor& x, const std::string& queue, const std::string& group, const GroupChange& change) {
+ApiAnswer group_action(Executor& x, const std::string& queue, const std::string& group, const GroupForm& form) {
   QueueKeys q(queue);
   check_group_name(group);
-  if (change.action == "policy" && change.weight.empty() && change.max_active.empty() && change.rate.empty()) {
+  if (form.action == "policy" && form.weight.empty() && form.max_active.empty() && form.rate.empty()) {
     return api_error(400,
                      "nothing to change: give weight (1..1000), max_active (N or off) and/or rate (N/PERIOD or off)");
   }
-  const Edit edit = edit_of(change);
+  const GroupChange change = change_of(form);
   const GroupState before = read_group(x, q, group);
   if (!before.policy) {
     const std::string whose = before.own_policy ? "its own policy '" + *before.own_policy + "'" : "the default policy";
@@ -152,19 +136,11 @@ ApiAnswer group_action(Executor& x, const std::string& queue, const std::string&
                    "group " + group + " runs by " + whose + ", which does not read (" + before.broken +
                        "): nothing changed; write it whole (emq group set)");
   }
-  const GroupPolicy now = edit.applied(*before.policy);
-  // The default (read here: read_group gives only what the group runs by).
-  // A group the change leaves equal to it runs by the default again, so
-  // pausing and resuming a group that had no policy of its own leaves none.
-  const Reply d = x.command({"HGET", q.groups, "*"});
-  if (d.is_error()) throw error_from_reply("groups", d.str);
-  const std::optional<GroupPolicy> fallback = parse_group_policy(d.is_nil() ? "" : d.str);
-  const std::string text = fallback && *fallback == now ? "" : policy_text(now);
-  const bool in_rotation = group_set(x, q, group, text);
+  const GroupWritten w = change_group(x, q, group, change);
   return {200,
           {{"queue", q.queue},
-           {"written", text},
-           {"in_rotation", in_rotation},
+           {"written", w.text},
+           {"in_rotation", w.in_rotation},
            {"group", group_json(read_group(x, q, group))}}};
 }
 

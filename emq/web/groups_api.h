@@ -1,10 +1,9 @@
 // A queue's groups on the page (docs/web.md, "Groups"): the largest
 // backlogs with their counts, policies and places (groups.h, read_groups),
 // one group with a page of its pending jobs, and the group actions (pause,
-// resume, weight and caps) written through group_set. A group's own policy
-// replaces the default whole, so a change is merged into the policy the
-// group runs by before it is written. The caller has checked the token,
-// the origin and --read-only for the actions.
+// resume, weight and caps), made by change_group as `emq group` makes them.
+// The caller has checked the token, the origin and --read-only for the
+// actions.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +26,12 @@ ApiAnswer group_answer(Executor& x, const std::string& queue, const std::string&
 
 // What a POST asks of a group: pause, resume, or new values ("" leaves one
 // as it is) for weight (1..1000), max_active (N or off), rate (N/PERIOD or off).
-struct GroupChange {
+struct GroupForm {
   std::string action;  // "pause", "resume" or "policy"
   std::string weight, max_active, rate;
 };
-// POST /api/queues/Q/groups/G/{pause,resume,policy}
-ApiAnswer group_action(Executor& x, const std::string& queue, const std::string& group, const GroupChange& change);
+// POST /api/queues/Q/groups/G/{pause,resume,policy}, made as `emq group`
+// makes it (group_change.h): the same merge, the same words for a bad value.
+ApiAnswer group_action(Executor& x, const std::string& queue, const std::string& group, const GroupForm& form);
 
 }  // namespace echomq::cli

@@ -375,9 +375,9 @@ std::optional<HttpResponse> WebSite::action_post(const HttpRequest& request, con
     }));
   }
   if (n == 6 && s[3] == "groups" && (s[5] == "pause" || s[5] == "resume" || s[5] == "policy")) {
-    const GroupChange change{s[5], query_param(request.query, "weight"), query_param(request.query, "max_active"),
-                             query_param(request.query, "rate")};
-    return json_response(guarded_api([&] { return group_action(api_.executor(), s[2], s[4], change); }));
+    const GroupForm form{s[5], query_param(request.query, "weight"), query_param(request.query, "max_active"),
+                         query_param(request.query, "rate")};
+    return json_response(guarded_api([&] { return group_action(api_.executor(), s[2], s[4], form); }));
   }
   if (n == 5 && s[3] == "dead" && s[4] == "purge") {
     return json_response(guarded_api([&] { return actions_.purge_dead(s[2]); }));
