@@ -75,9 +75,9 @@ struct GroupsView {
   std::vector<GroupState> top;       // the largest backlogs first
 };
 
-// The queue's groups: the `limit` with the largest backlogs (ties by name),
-// each with its count, policy and place. Two round trips whatever the
-// number of groups.
+// The queue's groups that hold keys: the `limit` with the largest backlogs
+// (ties in ZREVRANGE's order, names descending), each with its count,
+// policy and place. Two round trips whatever the number of groups.
 GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit);
 // One group, as read_groups reads each (a group holding no keys reads as
 // 0 pending, 0 active, out). Throws Error{Invalid} for a bad name.
