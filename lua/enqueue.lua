@@ -165,8 +165,6 @@ local function options_of(first, last, with_lane_and_due, who)
       return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
     elseif positional and not with_lane_and_due then
       return nil, name .. ' is not an option of ' .. who
-    elseif name == 'group' and who ~= 'enqueue' and who ~= 'enqueue_parent' then
-      return nil, 'group is not an option of ' .. who .. ' yet'
     end
     if o[name] then
       return nil, 'enqueue option ' .. name .. ' is given twice'
@@ -373,6 +371,7 @@ local function policy_of(g)
 end
 -- [end shared group_policy]
 
+-- [shared group_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
 -- g back at the rotation's tail when it may run: something pending, not
 -- paused, its policy well formed, and not there or waiting for tokens
 -- already (nor for its cap, unless a job of it just stopped counting).
@@ -409,6 +408,29 @@ local function to_group(g, id, lane)
   wake(g, left == 1)
 end
 
+-- The group option's six KEYS from KEYS[at] (docs/protocol.md, "The
+-- enqueues"): each exactly its name for the row's queue and the group
+-- given, and of its type or absent. Sets G; the refusal when they are not.
+local function group_given(g, at, queue)
+  local names = {'gq:' .. g, 'grp:' .. g, 'gact:' .. g, 'gidx', 'rot', 'groups'}
+  local kinds = {'zset', 'hash', 'zset', 'zset', 'list', 'hash'}
+  for i, name in ipairs(names) do
+    if KEYS[at + i - 1] ~= queue .. name then
+      return 'EMQARG KEYS[' .. (at + i - 1) .. '] must be ' .. queue .. name
+    end
+  end
+  for i, kind in ipairs(kinds) do
+    local t = redis.call('TYPE', KEYS[at + i - 1]).ok
+    if t ~= kind and t ~= 'none' then
+      return WRONGTYPE
+    end
+  end
+  G = {q = queue, gq = queue .. 'gq:', grp = queue .. 'grp:', gact = queue .. 'gact:', idx = queue .. 'gidx',
+    rot = queue .. 'rot', groups = queue .. 'groups'}
+  return nil
+end
+-- [end shared group_enqueue]
+
 local o, broken = options_of(3, last, true, 'enqueue')
 if not o then
   return redis.error_reply('EMQARG ' .. broken)
@@ -427,23 +449,9 @@ local lock, wrong = lock_given(o, o.due_ms and 4 or 3, queue)
 if wrong then
   return redis.error_reply('EMQARG ' .. wrong)
 end
-if o.group then
-  local g = o.group
-  local names = {'gq:' .. g, 'grp:' .. g, 'gact:' .. g, 'gidx', 'rot', 'groups'}
-  local kinds = {'zset', 'hash', 'zset', 'zset', 'list', 'hash'}
-  for i, name in ipairs(names) do
-    if KEYS[group_at + i - 1] ~= queue .. name then
-      return redis.error_reply('EMQARG KEYS[' .. (group_at + i - 1) .. '] must be ' .. queue .. name)
-    end
-  end
-  for i, kind in ipairs(kinds) do
-    local t = redis.call('TYPE', KEYS[group_at + i - 1]).ok
-    if t ~= kind and t ~= 'none' then
-      return redis.error_reply(WRONGTYPE)
-    end
-  end
-  G = {q = queue, gq = queue .. 'gq:', grp = queue .. 'grp:', gact = queue .. 'gact:', idx = queue .. 'gidx',
-    rot = queue .. 'rot', groups = queue .. 'groups'}
+local refused = o.group and group_given(o.group, group_at, queue)
+if refused then
+  return redis.error_reply(refused)
 end
 
 if redis.call('EXISTS', row) == 1 then

@@ -155,8 +155,6 @@ local function options_of(first, last, with_lane_and_due, who)
       return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
     elseif positional and not with_lane_and_due then
       return nil, name .. ' is not an option of ' .. who
-    elseif name == 'group' and who ~= 'enqueue' and who ~= 'enqueue_parent' then
-      return nil, 'group is not an option of ' .. who .. ' yet'
     end
     if o[name] then
       return nil, 'enqueue option ' .. name .. ' is given twice'

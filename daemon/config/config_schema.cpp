@@ -204,6 +204,7 @@ std::vector<KeySpec> build_schema() {
     with(key("unique", kSchedule, V::Custom), "", "job"),
     with(key("unique_mode", kSchedule, V::Custom), "finished", "job"),
     with(key("unique_for", kSchedule, V::Custom), "", "job"),
+    with(key("group", kSchedule, V::Custom), "", "job"),
   };
   // clang-format on
 }

@@ -129,6 +129,9 @@ struct ScheduleConfig {
   std::string unique;
   std::string unique_mode;
   std::int64_t unique_for_ms = 0;
+  // group: each fire's job goes to this group (docs/protocol.md, "Groups");
+  // "" for none.
+  std::string group;
   int line = 0;  // where it is defined, for logs
 };
 

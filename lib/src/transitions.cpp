@@ -71,6 +71,13 @@ void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::s
   if (!o.tracestate.empty()) args.insert(args.end(), {"tracestate", o.tracestate});
 }
 
+void add_group_option(const QueueKeys& q, std::string_view group, std::vector<std::string>& keys,
+                      std::vector<std::string>& args) {
+  if (group.empty()) return;
+  keys.insert(keys.end(), {q.gq(group), q.grp(group), q.gact(group), q.gidx, q.rot, q.groups});
+  args.insert(args.end(), {"group", std::string(group)});
+}
+
 ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload, const EnqueueOptions& o) {
   check_lane(o.lane);
   check_job_id(id);  // a new id is minted or taken from a user: the full form
@@ -85,10 +92,7 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
       call.args.insert(call.args.end(), {"due_ms", num(*o.due_ms)});
     }
     add_job_options(q, o.job, call.keys, call.args);
-    if (!o.group.empty()) {
-      call.keys.insert(call.keys.end(), {q.gq(o.group), q.grp(o.group), q.gact(o.group), q.gidx, q.rot, q.groups});
-      call.args.insert(call.args.end(), {"group", o.group});
-    }
+    add_group_option(q, o.group, call.keys, call.args);
     return call;
   }
   if (o.due_ms) {
@@ -121,6 +125,7 @@ ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::strin
                   {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
                    f.skip_overlap ? "skip" : "allow"}};
   add_job_options(q, f.job, call.keys, call.args);
+  add_group_option(q, f.group, call.keys, call.args);
   return call;
 }
 

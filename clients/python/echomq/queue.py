@@ -165,6 +165,10 @@ class Queue:
         A node's traceparent and tracestate are its trace context; a node
         without one carries its parent's, so the flow is one trace. A root
         without one gets the caller's, as enqueue does.
+
+        A node's group (as enqueue's group=) is its own: a child or a root
+        waits in its group's turn; a parent carries its group and takes its
+        turn there once its children have released it.
         """
         if isinstance(tree, dict) and tree.get("traceparent") is None:
             return sending(tree.get("queue") or self.name, None, None,

@@ -74,6 +74,7 @@ struct CronFire {
   std::int64_t lane = 0;
   bool skip_overlap = false;  // overlap: skip
   JobOptions job{};           // the job's unique key and trace context
+  std::string group{};        // the job's group; empty for none
 };
 
 struct EnqueueOptions {
@@ -93,6 +94,13 @@ struct EnqueueOptions {
 // KEY it then takes; checked host-side first (Error{Invalid} naming what).
 void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::string>& keys,
                      std::vector<std::string>& args);
+
+// The group option of enqueue, enqueue_child and enqueue_cron
+// (docs/protocol.md, "The enqueues"): the pair, and the group's six KEYS
+// after the lock; nothing for "". Throws Error{Invalid} for a malformed
+// group.
+void add_group_option(const QueueKeys& q, std::string_view group, std::vector<std::string>& keys,
+                      std::vector<std::string>& args);
 
 // A leased job as claim hands it out.
 struct ClaimedJob {
