@@ -9,6 +9,7 @@
 // --queue values share the jobs round robin (the memory scenario).
 // --unique gives each job a unique key of its own ("u" and its number), so
 // every enqueue takes a fresh lock: the optioned enqueue at its dearest.
+// --groups N puts job n in group "t<n mod N>" (the groups scenario).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -32,7 +33,10 @@ int main(int argc, char** argv) {
   long long first = 0;
   int depth = 1;
   bool unique = false;
+  long long groups = 0;
   app.add_option("--url", url, "the server");
+  app.add_option("--groups", groups, "jobs go round robin to this many groups (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--unique", unique, "each job with a unique key of its own");
   app.add_option("--queue", queues, "queue(s); jobs go round robin")->expected(1, 1000);
   app.add_option("--jobs", jobs, "how many jobs")->check(CLI::PositiveNumber);
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
         const echomq::QueueKeys& q = keys[static_cast<std::size_t>(n) % keys.size()];
         echomq::EnqueueOptions o;
         if (unique) o.job.unique = echomq::UniqueKey{"u" + std::to_string(n), std::nullopt, 0};
+        if (groups > 0) o.group = "t" + std::to_string(n % groups);
         calls.push_back(echomq::enqueue_call(q, emq_bench::job_id(n), payload, o));
       }
       for (const echomq::Reply& r : x.eval_batch(calls)) {

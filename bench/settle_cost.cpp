@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,24 +17,8 @@
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "echomq/url.h"
+#include "command_stats.h"
 #include "job_ids.h"
-
-namespace {
-
-// calls and usec of one command from INFO commandstats; {0, 0} when absent.
-std::pair<long long, long long> command_stats(echomq::Executor& x, const std::string& command) {
-  std::istringstream lines(x.command({"INFO", "commandstats"}).str);
-  const std::string prefix = "cmdstat_" + command + ":";
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    long long calls = 0, usec = 0;
-    std::sscanf(line.c_str() + prefix.size(), "calls=%lld,usec=%lld", &calls, &usec);
-    return {calls, usec};
-  }
-  return {0, 0};
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"The server's time per complete, with or without a unique key."};
@@ -84,7 +67,7 @@ int main(int argc, char** argv) {
         calls.clear();
       }
     }
-    const auto [ncalls, usec] = command_stats(x, command);
+    const auto [ncalls, usec] = emq_bench::command_stats(x, command);
     if (ncalls != jobs) {
       throw echomq::Error(echomq::ErrorKind::Reply, "settle",
                           "counted " + std::to_string(ncalls) + " " + command + " calls, not " + std::to_string(jobs));

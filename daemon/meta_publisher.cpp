@@ -2,8 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "echomq/events.h"
+#include "echomq/groups.h"
 #include "echomq/limits.h"
+#include "echomq/transitions.h"
 
 namespace echomq::daemon {
 
@@ -66,6 +70,73 @@ void write_limits(Executor& x, const std::vector<QueueConfig>& queues) {
   write_what_differs(x, writes, "limits", "limits");
 }
 
+// The policies `groups:` names, as group_set takes them: `*` the default
+// ("" for all defaults: no field), each group its own. A group's own
+// policy is never "": that would delete it, and the group would run by the
+// default, which it replaces whole.
+std::map<std::string, std::string> policies_of(const QueueGroups& g) {
+  std::map<std::string, std::string> out;
+  if (const std::string d = policy_text(g.fallback); !d.empty()) out["*"] = d;
+  for (const auto& [name, p] : g.overrides) {
+    const std::string t = policy_text(p);
+    out[name] = t.empty() ? "weight=1" : t;
+  }
+  return out;
+}
+
+std::string whose(const std::string& g) { return g == "*" ? "the default policy" : "group " + g + "'s policy"; }
+
+// What the hash holds beyond the config is deleted (back to the default),
+// as `limits:` turns off what it leaves out; each change is logged with
+// the old and the new. Each write is a group_set, so a group it lets run
+// goes back to the rotation at once.
+void write_groups(Executor& x, const std::vector<QueueConfig>& queues) {
+  std::vector<const QueueConfig*> grouped;
+  std::vector<Command> reads;
+  for (const QueueConfig& q : queues) {
+    if (!q.groups) continue;
+    grouped.push_back(&q);
+    reads.push_back({"HGETALL", QueueKeys(q.name).groups});
+  }
+  if (reads.empty()) return;
+  const std::vector<Reply> held = x.pipeline(reads);
+  for (std::size_t i = 0; i < grouped.size(); ++i) {
+    const QueueConfig& q = *grouped[i];
+    const QueueKeys keys(q.name);
+    if (held[i].is_error()) {
+      spdlog::warn("queue={} cannot read {} ({}); its groups are not written", q.name, keys.groups, held[i].str);
+      continue;
+    }
+    std::map<std::string, std::string> was;
+    for (std::size_t e = 0; e + 1 < held[i].elements.size(); e += 2) {
+      was[held[i].elements[e].str] = held[i].elements[e + 1].str;
+    }
+    const std::map<std::string, std::string> want = policies_of(*q.groups);
+    auto set = [&](const std::string& g, const std::string& text) {
+      try {
+        group_set(x, keys, g, text);
+      } catch (const Error& e) {
+        if (e.transient()) throw;
+        spdlog::warn("queue={} cannot write group {}'s policy: {}", q.name, g, e.what());
+      }
+    };
+    for (const auto& [g, text] : was) {
+      if (want.count(g) != 0) continue;
+      spdlog::warn("queue={} {} was \"{}\", which the config does not name; deleted: {}", q.name, whose(g), text,
+                   g == "*" ? "all defaults" : "it runs by the default");
+      set(g, "");
+    }
+    for (const auto& [g, text] : want) {
+      const auto it = was.find(g);
+      if (it != was.end() && it->second == text) continue;
+      if (it != was.end()) {
+        spdlog::warn("queue={} {} was \"{}\"; now \"{}\" (from the config)", q.name, whose(g), it->second, text);
+      }
+      set(g, text);
+    }
+  }
+}
+
 void publish_events(Executor& x, const std::vector<QueueConfig>& queues) {
   if (queues.empty()) return;
   std::vector<Command> reads;
@@ -93,6 +164,7 @@ void publish_events(Executor& x, const std::vector<QueueConfig>& queues) {
 void publish_queue_meta(Executor& x, const std::vector<QueueConfig>& queues) {
   publish_policy(x, queues);
   write_limits(x, queues);
+  write_groups(x, queues);
   publish_events(x, queues);
 }
 

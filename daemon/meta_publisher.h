@@ -5,7 +5,9 @@
 // `limits:` leaves meta as it is, since emq limit may have set them) and
 // the `events:` length (every transition of the queue then passes its
 // stream, PROTOCOL.md "Events"; `off` deletes the field, and the stream is
-// kept until someone deletes it).
+// kept until someone deletes it). A queue's `groups:` is written to
+// emq:{q}:groups through group_set: exactly its policies, the others
+// deleted; a queue without `groups:` leaves the hash as it is.
 #pragma once
 
 #include <vector>

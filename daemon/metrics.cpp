@@ -63,8 +63,16 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
                              "Unique enqueues, by any producer, refused because their key was held (replaces "
                              "not counted), from the queue's stats (the same from every daemon).");
 
+  auto& groups = gauge(r, "emq_groups",
+                       "Groups of the queue holding keys (jobs pending or running), read from the server (same "
+                       "from every daemon).");
+  group_jobs_ = &gauge(r, "emq_group_jobs",
+                       "Jobs of a group of the queue, by state (pending, active), for the 10 groups with the "
+                       "largest backlogs only, read from the server (same from every daemon).");
+
   for (const std::string& q : queues) {
     QueueMetrics m;
+    m.groups = &groups.Add({{"queue", q}});
     m.limited_max_active = &limited.Add({{"queue", q}, {"by", "max_active"}});
     m.limited_rate = &limited.Add({{"queue", q}, {"by", "rate"}});
     m.claimed = &claimed.Add({{"queue", q}});
@@ -131,6 +139,33 @@ Metrics::Metrics(const std::vector<std::string>& queues, const std::string& vers
 
 void Metrics::set_daemon_state(const std::string& state) {
   for (auto& [name, g] : daemon_state_) g->Set(name == state ? 1 : 0);
+}
+
+void Metrics::set_groups(const std::string& queue, std::int64_t groups, const std::vector<GroupCount>& top) {
+  auto& series = group_series_[queue];
+  std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> kept;
+  for (std::size_t i = 0; i < top.size() && i < kGroupSeries; ++i) {
+    const GroupCount& g = top[i];
+    auto it = series.find(g.group);
+    std::pair<prometheus::Gauge*, prometheus::Gauge*> s;
+    if (it != series.end()) {
+      s = it->second;
+      series.erase(it);
+    } else {
+      s = {&group_jobs_->Add({{"queue", queue}, {"group", g.group}, {"state", "pending"}}),
+           &group_jobs_->Add({{"queue", queue}, {"group", g.group}, {"state", "active"}})};
+    }
+    s.first->Set(static_cast<double>(g.pending));
+    s.second->Set(static_cast<double>(g.active));
+    kept.emplace(g.group, s);
+  }
+  for (auto& [name, s] : series) {
+    group_jobs_->Remove(s.first);
+    group_jobs_->Remove(s.second);
+  }
+  series = std::move(kept);
+  // Last: a scrape that sees the new count sees the series that go with it.
+  if (auto q = queues_.find(queue); q != queues_.end()) q->second.groups->Set(static_cast<double>(groups));
 }
 
 void Metrics::set_daemons(std::int64_t live, std::int64_t stopped_beating) {

@@ -49,6 +49,18 @@ struct QueueMetrics {
   prometheus::Counter* children_done_dead = nullptr;
   prometheus::Gauge* flow_orphans = nullptr;
   prometheus::Counter* events_written = nullptr;
+  prometheus::Gauge* groups = nullptr;  // emq_groups: the queue's groups holding keys
+};
+
+// emq_group_jobs has series for this many groups of a queue at most, the
+// largest backlogs: a queue of 100,000 tenants must not make 200,000 series.
+constexpr std::size_t kGroupSeries = 10;
+
+// One group's counts, as the queue sampler reads them.
+struct GroupCount {
+  std::string group;
+  std::int64_t pending = 0;
+  std::int64_t active = 0;
 };
 
 // One schedule's series (the scheduler's only).
@@ -75,6 +87,10 @@ class Metrics : public ExecutorObserver {
   // for the others), and the daemons it sees live and stopped beating.
   void set_daemon_state(const std::string& state);
   void set_daemons(std::int64_t live, std::int64_t stopped_beating);
+  // emq_groups{queue} and emq_group_jobs{queue,group,state} for `top` (at
+  // most kGroupSeries, the largest backlogs): the series of a group no
+  // longer among them go. The sampler's thread alone calls it.
+  void set_groups(const std::string& queue, std::int64_t groups, const std::vector<GroupCount>& top);
 
   void on_script_loads(int count) override;
   void on_error(ErrorKind kind) override;
@@ -102,6 +118,9 @@ class Metrics : public ExecutorObserver {
   prometheus::Family<prometheus::Counter>* schedule_missed_ = nullptr;
   prometheus::Family<prometheus::Gauge>* schedule_next_ = nullptr;
   prometheus::Family<prometheus::Counter>* events_written_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* group_jobs_ = nullptr;
+  // Per queue, per group: its pending and active series now exposed.
+  std::map<std::string, std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>>> group_series_;
   std::map<std::string, prometheus::Gauge*> daemon_state_;  // by state
   prometheus::Gauge* daemons_ = nullptr;
   prometheus::Gauge* daemons_stopped_beating_ = nullptr;

@@ -1,6 +1,6 @@
 // emq enqueue QUEUE [PAYLOAD|-] [--id ID] [--lane N] [--delay-ms N | --at TIME]
 //             [--unique KEY [--unique-mode MODE] [--unique-for DURATION] [--strict]]
-//             [--traceparent TP [--tracestate TS]]
+//             [--group G] [--traceparent TP [--tracestate TS]]
 // emq enqueue QUEUE --ndjson FILE|- [--traceparent TP [--tracestate TS]]
 #include <chrono>
 #include <cstdio>
@@ -46,6 +46,7 @@ struct EnqueueArgs {
   std::string unique_mode;
   std::string unique_for;
   bool strict = false;
+  std::string group;
   std::string traceparent;
   std::string tracestate;
 };
@@ -157,6 +158,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
   }
   if (!a.id.empty())
     throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
+  if (!a.group.empty()) throw Error(ErrorKind::Invalid, "enqueue", "--ndjson does not take --group yet; drop it");
   if (!a.unique.empty() || !a.unique_mode.empty() || !a.unique_for.empty() || a.strict) {
     throw Error(ErrorKind::Invalid, "enqueue",
                 "--ndjson takes each job's unique key from its line (unique, unique_mode, unique_for_ms); drop "
@@ -269,6 +271,8 @@ int run_enqueue(Tool& tool, const EnqueueArgs& a) {
   check_job_id(id);
   EnqueueOptions options;
   options.job.unique = unique_of(a);
+  if (!a.group.empty()) check_group_name(a.group);
+  options.group = a.group;
   carry(options.job, trace_context_of(a));
   const bool from_stdin = a.payload_given->count() == 0 || a.payload == "-";
   const std::string payload = from_stdin ? read_stdin("the payload") : a.payload;
@@ -311,6 +315,8 @@ void add_enqueue(CLI::App& app, Tool& tool) {
   a->ndjson_given =
       sub->add_option("--ndjson", a->ndjson, "many jobs, one JSON object per line, from FILE or - (stdin)")
           ->type_name("FILE");
+  sub->add_option("--group", a->group, "the job's group (a tenant): claim shares turns between groups")
+      ->type_name("GROUP");
   sub->add_option("--unique", a->unique,
                   "a unique key: at most one live job of the queue holds it (1-128 bytes of A-Z a-z 0-9 _ . : -)")
       ->type_name("KEY");

@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
   add_control(app, tool);
   add_daemons(app, tool);
   add_limit(app, tool);
+  add_groups(app, tool);
   add_queues(app, tool);
   add_web(app, tool);
   // Set after the subcommands, which would inherit it otherwise.

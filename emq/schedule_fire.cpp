@@ -18,7 +18,7 @@ FireOutcome fire_schedule(Executor& x, const QueueKeys& q, const std::string& na
     out.kind = FireOutcome::Kind::Broken;
     return out;
   }
-  CronFire fire{name, x.server_time_ms(), settings->lane, settings->skip_overlap, settings->job};
+  CronFire fire{name, x.server_time_ms(), settings->lane, settings->skip_overlap, settings->job, settings->group};
   const std::string id = mint_job_id();
   KeyHolder holder;
   switch (decode_enqueue_cron(x.eval(enqueue_cron_call(q, id, payload, fire)), &holder)) {

@@ -161,6 +161,15 @@ std::optional<FireSettings> fire_settings(const std::string& text, std::string& 
     }
     s.skip_overlap = overlap == "skip";
   }
+  if (d.contains("group")) {
+    const nlohmann::json& group = d["group"];
+    if (!group.is_string() || !valid_group_name(group.get<std::string>())) {
+      problem = "has \"group\": " + group.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                ", and \"group\" is not 1-128 bytes of A-Z a-z 0-9 _ . : -";
+      return std::nullopt;
+    }
+    s.group = group.get<std::string>();
+  }
   return unique_settings(d, s, problem) ? std::optional<FireSettings>(s) : std::nullopt;
 }
 

@@ -43,7 +43,8 @@ std::vector<ScheduleView> read_schedules(Executor& x, const QueueKeys& q, std::i
 struct FireSettings {
   std::int64_t lane = 0;
   bool skip_overlap = false;
-  JobOptions job{};  // its jobs' unique key ("unique", "unique_mode", "unique_for_ms")
+  JobOptions job{};   // its jobs' unique key ("unique", "unique_mode", "unique_for_ms")
+  std::string group;  // its jobs' group ("group"), "" for none
 };
 std::optional<FireSettings> fire_settings(const std::string& definition, std::string& problem);
 

@@ -73,6 +73,7 @@ void add_dead(CLI::App& app, Tool& tool);
 void add_control(CLI::App& app, Tool& tool);  // pause, resume, cancel
 void add_daemons(CLI::App& app, Tool& tool);  // daemons, daemons quiet|stop
 void add_limit(CLI::App& app, Tool& tool);
+void add_groups(CLI::App& app, Tool& tool);  // groups, group set|pause|resume
 void add_jobs(CLI::App& app, Tool& tool);
 void add_search(CLI::App& app, Tool& tool);
 void add_purge(CLI::App& app, Tool& tool);

@@ -17,11 +17,24 @@
                                        itself a child and dies here is added
                                        (member id, score now), so its own
                                        parent hears of it
-  KEYS[9]  emq:{q}:uniq:          optional, the uniq root (after the outbox,
-                                       when given): a parent dying here (reply
-                                       3) frees its unique key, only while the
-                                       lock holds its id
-  KEYS[10] emq:{q}:events        stream optional, last: given, the parent's entry
+  KEYS[9]  emq:{q}:gq:        optional, the group block (docs/protocol.md,
+                                    "Groups"), seven KEYS known by the
+                                    first, the group root (a group's
+                                    pending ids: KEYS[9] .. group):
+                                    (after the outbox, when given): a
+                                    parent released here (reply 2) goes
+                                    to its group, not pending
+  KEYS[10] emq:{q}:grp:       optional, the block: a group's state root
+  KEYS[11] emq:{q}:gact:      optional, the block: a group's count root
+  KEYS[12] emq:{q}:gidx       optional, the block: the pending counts
+  KEYS[13] emq:{q}:rot        optional, the block: the rotation
+  KEYS[14] emq:{q}:groups     optional, the block: the policies
+  KEYS[15] emq:{q}:gwait      optional, the block: groups due back
+  KEYS[16] emq:{q}:uniq:          optional, the uniq root (after the outbox
+                                       and the block, when given): a parent
+                                       dying here (reply 3) frees its unique
+                                       key, only while the lock holds its id
+  KEYS[17] emq:{q}:events        stream optional, last: given, the parent's entry
                                        pending (reply 2) or dead (reply 3,
                                        with the error's first 256 bytes)
   ARGV     per child, three: ref (<queue>:<id>), outcome (completed or
@@ -73,6 +86,210 @@ local function emit(event, id, attempt, ...)
   end
 end
 
+-- [shared group_block: every copy the same, tests/lua/script_copies_test.cpp]
+-- Groups (docs/protocol.md, "Groups"): given the group block, seven KEYS
+-- before the uniq root and the stream whose first is emq:{q}:gq:, a
+-- grouped job moves through its group (its zset, its count, the
+-- rotation). Without it, a grouped job moves as any other.
+local G
+local own_keys = #KEYS - (stream and 1 or 0)
+if string.match(KEYS[own_keys] or '', '^emq:{[^}]*}:uniq:$') then
+  own_keys = own_keys - 1
+end
+if own_keys > 7 and string.match(KEYS[own_keys - 6], '^emq:{[^}]*}:gq:$') then
+  local q = string.match(KEYS[1], '^emq:{[^}]*}:') or ''
+  for i, name in ipairs({'gq:', 'grp:', 'gact:', 'gidx', 'rot', 'groups', 'gwait'}) do
+    if KEYS[own_keys - 7 + i] ~= q .. name then
+      return redis.error_reply('EMQARG KEYS[' .. (own_keys - 7 + i) .. '] must be ' .. q .. name)
+    end
+  end
+  own_keys = own_keys - 7
+  G = {q = q, gq = q .. 'gq:', grp = q .. 'grp:', gact = q .. 'gact:', idx = q .. 'gidx', rot = q .. 'rot',
+    groups = q .. 'groups', wait = q .. 'gwait'}
+  for _, kind in ipairs({{G.rot, 'list'}, {G.idx, 'zset'}, {G.wait, 'zset'}, {G.groups, 'hash'}}) do
+    local t = redis.call('TYPE', kind[1]).ok
+    if t ~= kind[2] and t ~= 'none' then
+      return redis.error_reply(WRONGTYPE)
+    end
+  end
+end
+
+local group_now_cache
+local function group_now()
+  if not group_now_cache then
+    local t = redis.call('TIME')
+    group_now_cache = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return group_now_cache
+end
+-- [end shared group_block]
+
+-- [shared group_policy: every copy the same, tests/lua/script_copies_test.cpp]
+-- A group's policy: name=value fields separated by single spaces; nil and
+-- what is wrong when it is not one.
+local POLICY_RANGES = {weight = {1, 1000, '1..1000'}, max_active = {1, 1000000, '1..1000000'},
+  rate_max = {1, 1000000, '1..1000000'}, rate_window_ms = {1, 86400000, '1..86400000'}}
+local function parse_policy(text)
+  local p = {}
+  for field in string.gmatch(text == '' and '' or text .. ' ', '(.-) ') do
+    local name, value = string.match(field, '^([^=]+)=(.*)$')
+    if not name then
+      return nil, 'policy must be name=value fields separated by spaces'
+    end
+    local range = POLICY_RANGES[name]
+    if name ~= 'paused' and not range then
+      return nil, 'unknown policy field ' .. string.sub(name, 1, 64)
+    elseif p[name] ~= nil then
+      return nil, 'policy field ' .. name .. ' is given twice'
+    elseif name == 'paused' then
+      if value ~= '1' then
+        return nil, 'paused must be 1'
+      end
+      p.paused = true
+    else
+      local n = #value <= 18 and (value == '0' or string.match(value, '^-?[1-9]%d*$')) and tonumber(value)
+      if not n or n < range[1] or n > range[2] then
+        return nil, name .. ' must be an integer in ' .. range[3]
+      end
+      p[name] = n
+    end
+  end
+  if p.rate_max and not p.rate_window_ms then
+    return nil, 'rate_max must be set with rate_window_ms'
+  elseif p.rate_window_ms and not p.rate_max then
+    return nil, 'rate_window_ms must be set with rate_max'
+  end
+  p.weight = p.weight or 1
+  return p
+end
+
+-- g's policy (its own, else the default, else all defaults); nil when broken.
+local function policy_of(g)
+  local t = redis.call('HMGET', G.groups, g, '*')
+  return (parse_policy(t[1] or t[2] or ''))
+end
+-- [end shared group_policy]
+
+-- [shared group_steps: every copy the same, tests/lua/script_copies_test.cpp]
+local function is_group(g)
+  return type(g) == 'string' and #g <= 128 and string.match(g, '^[0-9A-Za-z_.:%-]+$') ~= nil
+end
+
+-- The row's group when the block is given, it is well formed and its keys
+-- have their types; nil otherwise (a group whose keys do not is named in
+-- the log, and its job moves as an ungrouped one).
+local function group_of(g)
+  if not G or not is_group(g) then
+    return nil
+  end
+  local a, b, c = redis.call('TYPE', G.gq .. g).ok, redis.call('TYPE', G.grp .. g).ok,
+    redis.call('TYPE', G.gact .. g).ok
+  if (a == 'zset' or a == 'none') and (b == 'hash' or b == 'none') and (c == 'zset' or c == 'none') then
+    return g
+  end
+  redis.log(redis.LOG_WARNING, 'emq: group ' .. g .. ' of ' .. G.q .. ' has a key of another type; ' ..
+    'its job moved as an ungrouped one, the keys left for an operator')
+  return nil
+end
+
+-- Up to 10 counted ids whose recorded deadline has passed, against their
+-- rows: one still running in g keeps its count at its deadline in active,
+-- any other leaves it (a count an emq/1 peer left too high heals here).
+local function check_count(g)
+  local gact = G.gact .. g
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', gact, '-inf', group_now(), 'LIMIT', 0, 10)) do
+    local row = G.q .. 'job:' .. id
+    local f = redis.call('TYPE', row).ok == 'hash' and redis.call('HMGET', row, 'state', 'group')
+    local score = f and f[1] == 'active' and f[2] == g and redis.pcall('ZSCORE', G.q .. 'active', id)
+    if type(score) == 'string' then
+      redis.call('ZADD', gact, score, id)
+    else
+      redis.call('ZREM', gact, id)
+    end
+  end
+end
+
+-- g back at the rotation's tail when it may run: something pending, not
+-- paused, its policy well formed, and not there or waiting for tokens
+-- already (nor for its cap, unless a job of it just stopped counting).
+local function wake(g, after_end)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
+    return false
+  end
+  if redis.call('ZCARD', G.gq .. g) == 0 then
+    return false
+  end
+  local p = policy_of(g)
+  if not p or p.paused then
+    return false
+  end
+  if where == 'cap' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('RPUSH', G.rot, g)
+  redis.call('HSET', grp, 'in', 'rot')
+  redis.call('PERSIST', grp)
+  return true
+end
+
+-- An idle group's keys go: nothing pending, nothing counted (once the
+-- count is checked), not in the rotation. A rated group's bucket stays
+-- one window, after which it would be full anyway.
+local function tidy(g)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or redis.call('EXISTS', G.gq .. g) == 1 then
+    return
+  end
+  if redis.call('EXISTS', G.gact .. g) == 1 then
+    check_count(g)
+    if redis.call('EXISTS', G.gact .. g) == 1 then
+      return
+    end
+  end
+  if where == 'cap' or where == 'rate' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('ZREM', G.idx, g)
+  local p = policy_of(g)
+  if p and p.rate_max and redis.call('HEXISTS', grp, 'rate_at') == 1 then
+    redis.call('HDEL', grp, 'in', 'deficit')
+    redis.call('PEXPIRE', grp, p.rate_window_ms)
+  else
+    redis.call('DEL', grp)
+  end
+end
+
+-- A job of g becomes pending: into g's zset, out of its count.
+local function to_group(g, id, lane)
+  local added = redis.call('ZADD', G.gq .. g, lane, id)
+  local left = redis.call('ZREM', G.gact .. g, id)
+  if added == 1 then
+    redis.call('ZINCRBY', G.idx, 1, g)
+    redis.call('ZINCRBY', G.idx, 1, '*')
+  end
+  wake(g, left == 1)
+end
+
+-- A counted job of g stops holding its lease and is not pending.
+local function out_of_group(g, id)
+  if redis.call('ZREM', G.gact .. g, id) == 1 then
+    wake(g, true)
+  end
+  tidy(g)
+end
+
+-- n of g's pending ids left its zset: its count and the sum go down.
+local function uncount_pending(g, n)
+  redis.call('ZINCRBY', G.idx, -n, g)
+  if tonumber(redis.call('ZINCRBY', G.idx, -n, '*')) <= 0 then
+    redis.call('ZREM', G.idx, '*')
+  end
+end
+-- [end shared group_steps]
+
 -- [shared unique_root: every copy the same, tests/lua/script_copies_test.cpp]
 -- Unique jobs (docs/protocol.md, "Release"): the uniq root is the KEY
 -- before the stream (the last without one) when it is emq:{q}:uniq:.
@@ -102,7 +319,7 @@ end
 
 local row, deps, results, waiting, pending, dead, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
   KEYS[7]
-local outbox = KEYS[8] ~= stream and KEYS[8] ~= uniq_root and KEYS[8] or nil
+local outbox = own_keys >= 8 and KEYS[8] or nil
 -- The triples end before the stream's length, when it is given.
 local last = stream and #ARGV - 1 or #ARGV
 
@@ -135,7 +352,8 @@ if redis.call('EXISTS', row) == 0 then
   return none
 end
 
-local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts', 'unique', 'unique_mode')
+local f = redis.call('HMGET', row, 'state', 'on_child_failure', 'lane', 'parent', 'attempts', 'unique', 'unique_mode',
+  'group')
 local state = f[1]
 local policy = f[2] or 'fail'
 -- Absent is lane 0.
@@ -201,9 +419,14 @@ for i = 1, last, 3 do
       elseif left > 0 then
         reply = 1
       else
+        local group = group_of(f[8])
         redis.call('ZREM', waiting, id)
         redis.call('HSET', row, 'state', 'pending')
-        redis.call('ZADD', pending, lane, id)
+        if group then
+          to_group(group, id, lane)
+        else
+          redis.call('ZADD', pending, lane, id)
+        end
         emit('pending', id, f[5] or '0')
         state = 'pending'
         reply = 2

@@ -30,14 +30,26 @@
                                     bucket (below)
   KEYS[5]  emq:{q}:stats      hash  counter claimed
   KEYS[6]  emq:{q}:job:       the row root; a row is KEYS[6] .. id
-  KEYS[7]  emq:{q}:uniq:       optional, the uniq root: given, a job
+  KEYS[7]  emq:{q}:gq:        optional, the group block (docs/protocol.md,
+                                    "Groups"), seven KEYS known by the
+                                    first, the group root (a group's
+                                    pending ids: KEYS[7] .. group):
+                                    jobs are claimed by group (below)
+  KEYS[8]  emq:{q}:grp:       optional, the block: a group's state root
+  KEYS[9]  emq:{q}:gact:      optional, the block: a group's count root
+  KEYS[10] emq:{q}:gidx       optional, the block: the pending counts
+  KEYS[11] emq:{q}:rot        optional, the block: the rotation
+  KEYS[12] emq:{q}:groups     optional, the block: the policies
+  KEYS[13] emq:{q}:gwait      optional, the block: groups due back
+  KEYS[14] emq:{q}:uniq:       optional, the uniq root: given, a job
                                     claimed in unique_mode started frees its
                                     key (the lock root .. its unique), only
                                     while the lock holds its id
-  KEYS[8]  emq:{q}:events     stream optional (KEYS[7] without the root):
-                                    given, the entries pending (each job
-                                    promoted) and active (each job claimed),
-                                    in that order
+  KEYS[15] emq:{q}:events     stream optional (each of the block and the
+                                    root may be absent, the numbers then
+                                    shift): given, the entries pending
+                                    (each job promoted) and active (each
+                                    job claimed), in that order
   ARGV[1]  lease_ms           integer 1..1000000000000
   ARGV[2]  max_count          integer 1..1000000, jobs to claim at most
   ARGV[3]  promote_limit      integer 0..1000000, due delayed jobs to move first
@@ -68,6 +80,20 @@
   back). A limit field present and not the server's integer form within
   its range, or half a rate, is EMQARG naming it, before any write: a
   broken limit stops the queue rather than lift the limit.
+
+  Groups (docs/protocol.md, "Groups"): given the block, due delayed jobs
+  and due groups of gwait are promoted into their groups, the ungrouped
+  jobs join the rotation as * when it is not empty, and the jobs to claim
+  are taken by weighted deficit round robin from the rotation's head: a
+  group's turn is its weight in claims; a group paused, at its max_active
+  (once its count is checked) or out of its rate's tokens leaves the
+  rotation (for gwait, the last two); a group run dry leaves it too. A
+  leased job whose row has a group is counted in it (gact). With the
+  rotation empty, claim pops pending as it does without the block.
+  Errors, in addition: EMQARG KEYS[n] must be <name> for a block out of
+  order; WRONGTYPE for rot, gidx, gwait or groups; EMQARG <groups> *
+  <problem> for a broken default policy. A group whose policy, bucket or
+  keys are broken is taken out of the rotation and named in the log.
 ]]
 -- Events (PROTOCOL.md, "Events"): given the queue's stream as the last KEY,
 -- the last ARGV is its length, and each state this call writes is appended.
@@ -114,6 +140,209 @@ local function release_key(id, key, mode)
   end
 end
 -- [end shared unique_release]
+-- [shared group_block: every copy the same, tests/lua/script_copies_test.cpp]
+-- Groups (docs/protocol.md, "Groups"): given the group block, seven KEYS
+-- before the uniq root and the stream whose first is emq:{q}:gq:, a
+-- grouped job moves through its group (its zset, its count, the
+-- rotation). Without it, a grouped job moves as any other.
+local G
+local own_keys = #KEYS - (stream and 1 or 0)
+if string.match(KEYS[own_keys] or '', '^emq:{[^}]*}:uniq:$') then
+  own_keys = own_keys - 1
+end
+if own_keys > 7 and string.match(KEYS[own_keys - 6], '^emq:{[^}]*}:gq:$') then
+  local q = string.match(KEYS[1], '^emq:{[^}]*}:') or ''
+  for i, name in ipairs({'gq:', 'grp:', 'gact:', 'gidx', 'rot', 'groups', 'gwait'}) do
+    if KEYS[own_keys - 7 + i] ~= q .. name then
+      return redis.error_reply('EMQARG KEYS[' .. (own_keys - 7 + i) .. '] must be ' .. q .. name)
+    end
+  end
+  own_keys = own_keys - 7
+  G = {q = q, gq = q .. 'gq:', grp = q .. 'grp:', gact = q .. 'gact:', idx = q .. 'gidx', rot = q .. 'rot',
+    groups = q .. 'groups', wait = q .. 'gwait'}
+  for _, kind in ipairs({{G.rot, 'list'}, {G.idx, 'zset'}, {G.wait, 'zset'}, {G.groups, 'hash'}}) do
+    local t = redis.call('TYPE', kind[1]).ok
+    if t ~= kind[2] and t ~= 'none' then
+      return redis.error_reply(WRONGTYPE)
+    end
+  end
+end
+
+local group_now_cache
+local function group_now()
+  if not group_now_cache then
+    local t = redis.call('TIME')
+    group_now_cache = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return group_now_cache
+end
+-- [end shared group_block]
+
+-- [shared group_policy: every copy the same, tests/lua/script_copies_test.cpp]
+-- A group's policy: name=value fields separated by single spaces; nil and
+-- what is wrong when it is not one.
+local POLICY_RANGES = {weight = {1, 1000, '1..1000'}, max_active = {1, 1000000, '1..1000000'},
+  rate_max = {1, 1000000, '1..1000000'}, rate_window_ms = {1, 86400000, '1..86400000'}}
+local function parse_policy(text)
+  local p = {}
+  for field in string.gmatch(text == '' and '' or text .. ' ', '(.-) ') do
+    local name, value = string.match(field, '^([^=]+)=(.*)$')
+    if not name then
+      return nil, 'policy must be name=value fields separated by spaces'
+    end
+    local range = POLICY_RANGES[name]
+    if name ~= 'paused' and not range then
+      return nil, 'unknown policy field ' .. string.sub(name, 1, 64)
+    elseif p[name] ~= nil then
+      return nil, 'policy field ' .. name .. ' is given twice'
+    elseif name == 'paused' then
+      if value ~= '1' then
+        return nil, 'paused must be 1'
+      end
+      p.paused = true
+    else
+      local n = #value <= 18 and (value == '0' or string.match(value, '^-?[1-9]%d*$')) and tonumber(value)
+      if not n or n < range[1] or n > range[2] then
+        return nil, name .. ' must be an integer in ' .. range[3]
+      end
+      p[name] = n
+    end
+  end
+  if p.rate_max and not p.rate_window_ms then
+    return nil, 'rate_max must be set with rate_window_ms'
+  elseif p.rate_window_ms and not p.rate_max then
+    return nil, 'rate_window_ms must be set with rate_max'
+  end
+  p.weight = p.weight or 1
+  return p
+end
+
+-- g's policy (its own, else the default, else all defaults); nil when broken.
+local function policy_of(g)
+  local t = redis.call('HMGET', G.groups, g, '*')
+  return (parse_policy(t[1] or t[2] or ''))
+end
+-- [end shared group_policy]
+
+-- [shared group_steps: every copy the same, tests/lua/script_copies_test.cpp]
+local function is_group(g)
+  return type(g) == 'string' and #g <= 128 and string.match(g, '^[0-9A-Za-z_.:%-]+$') ~= nil
+end
+
+-- The row's group when the block is given, it is well formed and its keys
+-- have their types; nil otherwise (a group whose keys do not is named in
+-- the log, and its job moves as an ungrouped one).
+local function group_of(g)
+  if not G or not is_group(g) then
+    return nil
+  end
+  local a, b, c = redis.call('TYPE', G.gq .. g).ok, redis.call('TYPE', G.grp .. g).ok,
+    redis.call('TYPE', G.gact .. g).ok
+  if (a == 'zset' or a == 'none') and (b == 'hash' or b == 'none') and (c == 'zset' or c == 'none') then
+    return g
+  end
+  redis.log(redis.LOG_WARNING, 'emq: group ' .. g .. ' of ' .. G.q .. ' has a key of another type; ' ..
+    'its job moved as an ungrouped one, the keys left for an operator')
+  return nil
+end
+
+-- Up to 10 counted ids whose recorded deadline has passed, against their
+-- rows: one still running in g keeps its count at its deadline in active,
+-- any other leaves it (a count an emq/1 peer left too high heals here).
+local function check_count(g)
+  local gact = G.gact .. g
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', gact, '-inf', group_now(), 'LIMIT', 0, 10)) do
+    local row = G.q .. 'job:' .. id
+    local f = redis.call('TYPE', row).ok == 'hash' and redis.call('HMGET', row, 'state', 'group')
+    local score = f and f[1] == 'active' and f[2] == g and redis.pcall('ZSCORE', G.q .. 'active', id)
+    if type(score) == 'string' then
+      redis.call('ZADD', gact, score, id)
+    else
+      redis.call('ZREM', gact, id)
+    end
+  end
+end
+
+-- g back at the rotation's tail when it may run: something pending, not
+-- paused, its policy well formed, and not there or waiting for tokens
+-- already (nor for its cap, unless a job of it just stopped counting).
+local function wake(g, after_end)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
+    return false
+  end
+  if redis.call('ZCARD', G.gq .. g) == 0 then
+    return false
+  end
+  local p = policy_of(g)
+  if not p or p.paused then
+    return false
+  end
+  if where == 'cap' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('RPUSH', G.rot, g)
+  redis.call('HSET', grp, 'in', 'rot')
+  redis.call('PERSIST', grp)
+  return true
+end
+
+-- An idle group's keys go: nothing pending, nothing counted (once the
+-- count is checked), not in the rotation. A rated group's bucket stays
+-- one window, after which it would be full anyway.
+local function tidy(g)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or redis.call('EXISTS', G.gq .. g) == 1 then
+    return
+  end
+  if redis.call('EXISTS', G.gact .. g) == 1 then
+    check_count(g)
+    if redis.call('EXISTS', G.gact .. g) == 1 then
+      return
+    end
+  end
+  if where == 'cap' or where == 'rate' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('ZREM', G.idx, g)
+  local p = policy_of(g)
+  if p and p.rate_max and redis.call('HEXISTS', grp, 'rate_at') == 1 then
+    redis.call('HDEL', grp, 'in', 'deficit')
+    redis.call('PEXPIRE', grp, p.rate_window_ms)
+  else
+    redis.call('DEL', grp)
+  end
+end
+
+-- A job of g becomes pending: into g's zset, out of its count.
+local function to_group(g, id, lane)
+  local added = redis.call('ZADD', G.gq .. g, lane, id)
+  local left = redis.call('ZREM', G.gact .. g, id)
+  if added == 1 then
+    redis.call('ZINCRBY', G.idx, 1, g)
+    redis.call('ZINCRBY', G.idx, 1, '*')
+  end
+  wake(g, left == 1)
+end
+
+-- A counted job of g stops holding its lease and is not pending.
+local function out_of_group(g, id)
+  if redis.call('ZREM', G.gact .. g, id) == 1 then
+    wake(g, true)
+  end
+  tidy(g)
+end
+
+-- n of g's pending ids left its zset: its count and the sum go down.
+local function uncount_pending(g, n)
+  redis.call('ZINCRBY', G.idx, -n, g)
+  if tonumber(redis.call('ZINCRBY', G.idx, -n, '*')) <= 0 then
+    redis.call('ZREM', G.idx, '*')
+  end
+end
+-- [end shared group_steps]
 
 local pending, active, delayed, meta, stats, row_root =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -246,8 +475,7 @@ dead = dead .. 'dead'
 
 local m = redis.call('HMGET', meta, 'paused', 'max_active', 'rate_max', 'rate_window_ms', 'rate_credit', 'rate_at',
   'paused_until')
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = group_now()
 -- A pause holds while it has no end or its end is later than now; one
 -- whose end has come is lifted below, once nothing can refuse the claim.
 local lift_pause = false
@@ -274,6 +502,13 @@ local limits, broken = limits_of({m[2], m[3], m[4], m[5], m[6]})
 if not limits then
   return redis.error_reply('EMQARG ' .. meta .. ' ' .. broken)
 end
+local default_policy
+if G then
+  default_policy, broken = parse_policy(redis.call('HGET', G.groups, '*') or '')
+  if broken or default_policy.paused then
+    return redis.error_reply('EMQARG ' .. G.groups .. ' * ' .. (broken or 'cannot be paused'))
+  end
+end
 
 if lift_pause then
   redis.call('HDEL', meta, 'paused', 'paused_by', 'paused_reason', 'paused_until')
@@ -289,11 +524,17 @@ if promote_limit > 0 then
       redis.call('ZREM', delayed, id)
       skip_malformed(row, delayed)
     else
-      local lane = lane_of(redis.call('HGET', row, 'lane'))
+      local f = redis.call('HMGET', row, 'lane', 'group')
+      local lane = lane_of(f[1])
       if lane then
         redis.call('ZREM', delayed, id)
         redis.call('HSET', row, 'state', 'pending')
-        redis.call('ZADD', pending, lane, id)
+        local g = group_of(f[2])
+        if g then
+          to_group(g, id, lane)
+        else
+          redis.call('ZADD', pending, lane, id)
+        end
         emit('pending', id, redis.call('HGET', row, 'attempts') or '0')
       else
         redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' lane is not an integer in -1000..1000; ' ..
@@ -313,48 +554,220 @@ if limits.rate_max then
   want = math.min(want, math.floor(credit / limits.rate_window_ms))
 end
 
+-- Groups due back from gwait (out of tokens, or their count due a check)
+-- rejoin the rotation's tail, as due delayed jobs rejoin pending.
+if G and promote_limit > 0 then
+  for _, g in ipairs(redis.call('ZRANGEBYSCORE', G.wait, '-inf', now, 'LIMIT', 0, promote_limit)) do
+    redis.call('ZREM', G.wait, g)
+    if group_of(g) then
+      redis.call('HDEL', G.grp .. g, 'in')
+      if not wake(g, true) then
+        tidy(g)
+      end
+    end
+  end
+end
+-- The ungrouped jobs are one member of a rotation, *.
+local ungrouped = G and G.grp .. '*'
+local function hash_or_none(key)
+  local kind = redis.call('TYPE', key).ok
+  return kind == 'hash' or kind == 'none'
+end
+if G and redis.call('LLEN', G.rot) > 0 and redis.call('ZCARD', pending) > 0 and hash_or_none(ungrouped) and
+    redis.call('HGET', ungrouped, 'in') ~= 'rot' then
+  redis.call('RPUSH', G.rot, '*')
+  redis.call('HSET', ungrouped, 'in', 'rot')
+end
+
 local counted = is_counter_of(stats, 'claimed')
 local jobs = {}
 local claimed = 0
 local deadline = now + lease_ms
--- Pop in rounds so that ids whose row is gone do not shorten the batch.
-while claimed < want do
-  local popped = redis.call('ZPOPMIN', pending, want - claimed)
-  if #popped == 0 then
-    break
-  end
-  for i = 1, #popped, 2 do
-    local id = popped[i]
-    local row = row_root .. id
-    local exists = redis.call('EXISTS', row) == 1
-    local fault = exists and row_fault(row)
-    if fault == 'type' then
-      skip_malformed(row, pending)
-    elseif fault then
-      local why = 'row field ' .. fault .. ' is not an integer'
-      local attempts = redis.call('HGET', row, 'attempts')
-      redis.call('HSET', row, 'state', 'dead', 'error', why)
-      redis.call('ZADD', dead, now, id)
-      emit('dead', id, fault == 'attempts' and '0' or attempts or '0', 'error', why)
-      redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
-        dead .. ' for an operator')
-    elseif exists then
-      local attempts = redis.call('HINCRBY', row, 'attempts', 1)
-      local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
-      redis.call('HSET', row, 'state', 'active')
-      redis.call('ZADD', active, deadline, id)
-      local f = redis.call('HMGET', row, 'payload', 'unique', 'unique_mode')
-      if f[3] == 'started' then
-        release_key(id, f[2], f[3])
+local deadline_text = string.format('%d', deadline)
+local checked = {}  -- groups whose keys this call found well typed
+
+-- Pops from set in rounds (so that ids whose row is gone use nothing) until
+-- k jobs are leased or the set is empty; returns leased, popped.
+local function lease_from(set, k)
+  local leased, popped_n = 0, 0
+  while leased < k do
+    local popped = redis.call('ZPOPMIN', set, k - leased)
+    if #popped == 0 then
+      break
+    end
+    popped_n = popped_n + #popped / 2
+    for i = 1, #popped, 2 do
+      local id = popped[i]
+      local row = row_root .. id
+      local exists = redis.call('EXISTS', row) == 1
+      local fault = exists and row_fault(row)
+      if fault == 'type' then
+        skip_malformed(row, set)
+      elseif fault then
+        local why = 'row field ' .. fault .. ' is not an integer'
+        local attempts = redis.call('HGET', row, 'attempts')
+        redis.call('HSET', row, 'state', 'dead', 'error', why)
+        redis.call('ZADD', dead, now, id)
+        emit('dead', id, fault == 'attempts' and '0' or attempts or '0', 'error', why)
+        redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
+          dead .. ' for an operator')
+      elseif exists then
+        local attempts = redis.call('HINCRBY', row, 'attempts', 1)
+        local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
+        redis.call('HSET', row, 'state', 'active')
+        redis.call('ZADD', active, deadline, id)
+        local f = redis.call('HMGET', row, 'payload', 'unique', 'unique_mode', 'group')
+        if f[3] == 'started' then
+          release_key(id, f[2], f[3])
+        end
+        local g = f[4] and (checked[f[4]] and f[4] or group_of(f[4]))
+        if g then
+          checked[g] = true
+          redis.call('ZADD', G.gact .. g, deadline_text, id)
+        end
+        emit('active', id, attempts)
+        jobs[#jobs + 1] = id
+        jobs[#jobs + 1] = f[1] or ''
+        jobs[#jobs + 1] = attempts
+        jobs[#jobs + 1] = epoch
+        claimed = claimed + 1
+        leased = leased + 1
       end
-      emit('active', id, attempts)
-      jobs[#jobs + 1] = id
-      jobs[#jobs + 1] = f[1] or ''
-      jobs[#jobs + 1] = attempts
-      jobs[#jobs + 1] = epoch
-      claimed = claimed + 1
     end
   end
+  return leased, popped_n
+end
+
+-- A group's bucket brought up to now; nil when a field is broken.
+local function group_credit(p, credit, at)
+  local cap = p.rate_max * p.rate_window_ms
+  if not credit or not at then
+    return cap
+  end
+  credit, at = limit_of(credit, 0, MAX_CREDIT), limit_of(at, 0, MAX_AT)
+  if not credit or not at then
+    return nil
+  end
+  return math.min(cap, credit + math.min(math.max(now - at, 0), p.rate_window_ms) * p.rate_max)
+end
+
+-- The head leaves the rotation to wait in gwait until t: for its cap, or
+-- for its rate's next token.
+local function park(h, why, t)
+  redis.call('LPOP', G.rot)
+  redis.call('HDEL', G.grp .. h, 'deficit')
+  redis.call('HSET', G.grp .. h, 'in', why)
+  redis.call('ZADD', G.wait, string.format('%d', t), h)
+end
+
+local function park_cap(h)
+  local first = redis.call('ZRANGE', G.gact .. h, 0, 0, 'WITHSCORES')
+  park(h, 'cap', math.max(tonumber(first[2]) or 0, now + 1000))
+end
+
+local function park_rate(h, p, credit)
+  park(h, 'rate', now + math.floor((p.rate_window_ms - credit + p.rate_max - 1) / p.rate_max))
+end
+
+-- The head's turn (docs/protocol.md, "Groups", claim step 5).
+local function serve_head()
+  local h = redis.call('LINDEX', G.rot, 0)
+  local grp = G.grp .. h
+  local is_star = h == '*'
+  local ok
+  if is_star then
+    ok = hash_or_none(grp)
+  else
+    ok = group_of(h)
+  end
+  local st = ok and redis.call('HMGET', grp, 'in', 'deficit', 'rate_credit', 'rate_at')
+  if st and st[1] ~= 'rot' then
+    redis.call('LPOP', G.rot)
+    return
+  end
+  local p = st and (is_star and default_policy or policy_of(h))
+  if not p then
+    redis.call('LPOP', G.rot)
+    if ok then
+      redis.call('HDEL', grp, 'in', 'deficit')
+    end
+    redis.log(redis.LOG_WARNING, 'emq claim: group ' .. h .. ' of ' .. G.q .. ' has a broken policy or keys ' ..
+      'of another type; taken out of the rotation until group_set or an enqueue wakes it')
+    return
+  end
+  if p.paused and not is_star then
+    redis.call('LPOP', G.rot)
+    redis.call('HDEL', grp, 'in', 'deficit')
+    tidy(h)
+    return
+  end
+  local src = is_star and pending or G.gq .. h
+  local room, credit, tokens
+  if p.max_active and not is_star then
+    room = p.max_active - redis.call('ZCARD', G.gact .. h)
+    if room <= 0 then
+      check_count(h)
+      room = p.max_active - redis.call('ZCARD', G.gact .. h)
+      if room <= 0 then
+        return park_cap(h)
+      end
+    end
+  end
+  if p.rate_max and not is_star then
+    credit = group_credit(p, st[3], st[4])
+    if not credit then
+      redis.call('LPOP', G.rot)
+      redis.call('HDEL', grp, 'in', 'deficit')
+      redis.log(redis.LOG_WARNING, 'emq claim: group ' .. h .. ' of ' .. G.q .. ' has a broken bucket; taken ' ..
+        'out of the rotation until group_set or an enqueue wakes it')
+      return
+    end
+    tokens = math.floor(credit / p.rate_window_ms)
+    if tokens == 0 then
+      redis.call('HSET', grp, 'rate_credit', string.format('%d', credit), 'rate_at', string.format('%d', now))
+      return park_rate(h, p, credit)
+    end
+  end
+  local deficit = st[2] and limit_of(st[2], 1, 1000) or p.weight
+  local k = math.min(deficit, want - claimed, room or deficit, tokens or deficit)
+  if not is_star then
+    checked[h] = true
+  end
+  local served, popped = lease_from(src, k)
+  if popped > 0 and not is_star then
+    uncount_pending(h, popped)
+  end
+  if tokens then
+    credit = credit - served * p.rate_window_ms
+    redis.call('HSET', grp, 'rate_credit', string.format('%d', credit), 'rate_at', string.format('%d', now))
+  end
+  if redis.call('EXISTS', src) == 0 then
+    redis.call('LPOP', G.rot)
+    if is_star then
+      redis.call('DEL', grp)
+    else
+      redis.call('HDEL', grp, 'in', 'deficit')
+      tidy(h)
+    end
+  elseif room and served >= room then
+    park_cap(h)
+  elseif tokens and served >= tokens then
+    park_rate(h, p, credit)
+  elseif deficit - served <= 0 then
+    redis.call('LPOP', G.rot)
+    redis.call('RPUSH', G.rot, h)
+    redis.call('HDEL', grp, 'deficit')
+  else
+    redis.call('HSET', grp, 'deficit', deficit - served)
+  end
+end
+
+if G and redis.call('LLEN', G.rot) > 0 then
+  while claimed < want and redis.call('LLEN', G.rot) > 0 do
+    serve_head()
+  end
+else
+  lease_from(pending, want)
 end
 
 if claimed > 0 and counted then

@@ -5,10 +5,12 @@
   pairs in any order (docs/protocol.md, "The optioned enqueue"): lane,
   due_ms (the job waits in delayed), unique with unique_mode and
   unique_for_ms (one live job per key: the lock is a pointer, the verdict
-  is read from the holder's row), traceparent and tracestate; group is
-  reserved. The KEYS follow in a fixed order, each only when its option is
-  given, so positions 3 and 4 shift: delayed with due_ms, then the lock
-  with unique, then the stream.
+  is read from the holder's row), traceparent and tracestate, and group
+  (the job's group: a pending grouped job waits in its group's zset, not
+  in pending; docs/protocol.md, "Groups"). The KEYS follow in a fixed
+  order, each only when its option is given, so positions shift: delayed
+  with due_ms, then the lock with unique, then the group's six with
+  group, then the stream.
 
   KEYS[1]  emq:{q}:job:<id>   hash  the job row
   KEYS[2]  emq:{q}:pending    zset  member id, score lane
@@ -17,7 +19,14 @@
   KEYS[4]  emq:{q}:uniq:<k>   string optional, given exactly with unique
                                     (KEYS[3] without due_ms): the lock, the
                                     id of the job holding key k
-  KEYS[5]  emq:{q}:events     stream optional, last: given, the entry
+  KEYS[5]  emq:{q}:gq:<g>      zset optional, given exactly with group:
+                                    g's pending ids, score lane
+  KEYS[6]  emq:{q}:grp:<g>     hash  optional, with group: g's state (in)
+  KEYS[7]  emq:{q}:gact:<g>    zset  optional, with group: g's count
+  KEYS[8]  emq:{q}:gidx        zset  optional, with group: pending counts
+  KEYS[9]  emq:{q}:rot         list  optional, with group: the rotation
+  KEYS[10] emq:{q}:groups      hash  optional, with group: the policies
+  KEYS[11] emq:{q}:events     stream optional, last: given, the entry
                                     pending (or delayed)
   ARGV[1]  id                 branded job id, JOB_...
   ARGV[2]  payload            opaque bytes
@@ -26,7 +35,8 @@
                               [0-9A-Za-z_.:-]), unique_mode (finished,
                               started, window, replace), unique_for_ms
                               (1..10^12), traceparent (55 bytes),
-                              tracestate (at most 512 bytes)
+                              tracestate (at most 512 bytes), group (1-128
+                              bytes of [0-9A-Za-z_.:-])
   ARGV[n]  events             with the stream, last: its length, 1..10000000
 
   Reply:   1 enqueued (with unique: the job holds the key)
@@ -128,8 +138,13 @@ local function option_value(name, v)
       return v
     end
     return nil, 'tracestate must be at most 512 bytes'
+  elseif name == 'group' then
+    if #v <= 128 and string.match(v, '^[0-9A-Za-z_.:%-]+$') then
+      return v
+    end
+    return nil, 'group must be 1-128 bytes of [0-9A-Za-z_.:-]'
   end
-  return nil, 'enqueue option group is reserved for groups and not accepted yet'
+  return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
 end
 
 -- The named options ARGV[first..last] (docs/protocol.md, "The optioned
@@ -305,6 +320,117 @@ local function take_lock(lock, id, o)
 end
 -- [end shared unique_enqueue]
 
+-- Groups (docs/protocol.md, "Groups"): a pending job of group g waits in
+-- its group's zset, and g joins the rotation's tail when it may run. G
+-- holds the six KEYS the group option brings (gwait is not among them:
+-- an enqueue never takes a group out of it).
+local G
+-- [shared group_policy: every copy the same, tests/lua/script_copies_test.cpp]
+-- A group's policy: name=value fields separated by single spaces; nil and
+-- what is wrong when it is not one.
+local POLICY_RANGES = {weight = {1, 1000, '1..1000'}, max_active = {1, 1000000, '1..1000000'},
+  rate_max = {1, 1000000, '1..1000000'}, rate_window_ms = {1, 86400000, '1..86400000'}}
+local function parse_policy(text)
+  local p = {}
+  for field in string.gmatch(text == '' and '' or text .. ' ', '(.-) ') do
+    local name, value = string.match(field, '^([^=]+)=(.*)$')
+    if not name then
+      return nil, 'policy must be name=value fields separated by spaces'
+    end
+    local range = POLICY_RANGES[name]
+    if name ~= 'paused' and not range then
+      return nil, 'unknown policy field ' .. string.sub(name, 1, 64)
+    elseif p[name] ~= nil then
+      return nil, 'policy field ' .. name .. ' is given twice'
+    elseif name == 'paused' then
+      if value ~= '1' then
+        return nil, 'paused must be 1'
+      end
+      p.paused = true
+    else
+      local n = #value <= 18 and (value == '0' or string.match(value, '^-?[1-9]%d*$')) and tonumber(value)
+      if not n or n < range[1] or n > range[2] then
+        return nil, name .. ' must be an integer in ' .. range[3]
+      end
+      p[name] = n
+    end
+  end
+  if p.rate_max and not p.rate_window_ms then
+    return nil, 'rate_max must be set with rate_window_ms'
+  elseif p.rate_window_ms and not p.rate_max then
+    return nil, 'rate_window_ms must be set with rate_max'
+  end
+  p.weight = p.weight or 1
+  return p
+end
+
+-- g's policy (its own, else the default, else all defaults); nil when broken.
+local function policy_of(g)
+  local t = redis.call('HMGET', G.groups, g, '*')
+  return (parse_policy(t[1] or t[2] or ''))
+end
+-- [end shared group_policy]
+
+-- [shared group_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
+-- g back at the rotation's tail when it may run: something pending, not
+-- paused, its policy well formed, and not there or waiting for tokens
+-- already (nor for its cap, unless a job of it just stopped counting).
+local function wake(g, after_end)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
+    return false
+  end
+  if redis.call('ZCARD', G.gq .. g) == 0 then
+    return false
+  end
+  local p = policy_of(g)
+  if not p or p.paused then
+    return false
+  end
+  if where == 'cap' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('RPUSH', G.rot, g)
+  redis.call('HSET', grp, 'in', 'rot')
+  redis.call('PERSIST', grp)
+  return true
+end
+
+-- A job of g becomes pending: into g's zset, out of its count.
+local function to_group(g, id, lane)
+  local added = redis.call('ZADD', G.gq .. g, lane, id)
+  local left = redis.call('ZREM', G.gact .. g, id)
+  if added == 1 then
+    redis.call('ZINCRBY', G.idx, 1, g)
+    redis.call('ZINCRBY', G.idx, 1, '*')
+  end
+  wake(g, left == 1)
+end
+
+-- The group option's six KEYS from KEYS[at] (docs/protocol.md, "The
+-- enqueues"): each exactly its name for the row's queue and the group
+-- given, and of its type or absent. Sets G; the refusal when they are not.
+local function group_given(g, at, queue)
+  local names = {'gq:' .. g, 'grp:' .. g, 'gact:' .. g, 'gidx', 'rot', 'groups'}
+  local kinds = {'zset', 'hash', 'zset', 'zset', 'list', 'hash'}
+  for i, name in ipairs(names) do
+    if KEYS[at + i - 1] ~= queue .. name then
+      return 'EMQARG KEYS[' .. (at + i - 1) .. '] must be ' .. queue .. name
+    end
+  end
+  for i, kind in ipairs(kinds) do
+    local t = redis.call('TYPE', KEYS[at + i - 1]).ok
+    if t ~= kind and t ~= 'none' then
+      return WRONGTYPE
+    end
+  end
+  G = {q = queue, gq = queue .. 'gq:', grp = queue .. 'grp:', gact = queue .. 'gact:', idx = queue .. 'gidx',
+    rot = queue .. 'rot', groups = queue .. 'groups'}
+  return nil
+end
+-- [end shared group_enqueue]
+
 local o, broken = options_of(3, last, true, 'enqueue')
 if not o then
   return redis.error_reply('EMQARG ' .. broken)
@@ -312,15 +438,20 @@ end
 -- emq:{q}: of the row's queue: where delayed, the lock, the holder's row
 -- and the stats counter of a duplicate are.
 local queue = string.match(row, '^(emq:{[^}]*}:)job:') or ''
-if #KEYS ~= 2 + (o.due_ms and 1 or 0) + (o.unique and 1 or 0) + (stream and 1 or 0) or
+local group_at = 3 + (o.due_ms and 1 or 0) + (o.unique and 1 or 0)
+if #KEYS ~= group_at - 1 + (o.group and 6 or 0) + (stream and 1 or 0) or
     (o.due_ms and KEYS[3] ~= queue .. 'delayed') then
   return redis.error_reply('EMQARG enqueue takes KEYS row, pending, then delayed with due_ms, the lock with unique, ' ..
-    'then the events stream')
+    "the group's six with group, then the events stream")
 end
 local set = o.due_ms and KEYS[3] or pending
 local lock, wrong = lock_given(o, o.due_ms and 4 or 3, queue)
 if wrong then
   return redis.error_reply('EMQARG ' .. wrong)
+end
+local refused = o.group and group_given(o.group, group_at, queue)
+if refused then
+  return redis.error_reply(refused)
 end
 
 if redis.call('EXISTS', row) == 1 then
@@ -338,8 +469,16 @@ local fields = {'state', state, 'attempts', '0', 'payload', payload}
 if o.lane and o.lane ~= 0 then
   fields[7], fields[8] = 'lane', o.lane
 end
-redis.call('HSET', row, unpack(with_options(fields, o)))
-redis.call('ZADD', set, o.due_ms or o.lane or 0, id)
+fields = with_options(fields, o)
+if o.group then
+  fields[#fields + 1], fields[#fields + 2] = 'group', o.group
+end
+redis.call('HSET', row, unpack(fields))
+if G and not o.due_ms then
+  to_group(o.group, id, o.lane or 0)
+else
+  redis.call('ZADD', set, o.due_ms or o.lane or 0, id)
+end
 take_lock(lock, id, o)
 emit(state, id, '0')
 return 1

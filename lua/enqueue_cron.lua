@@ -12,7 +12,15 @@
   KEYS[4]  emq:{q}:job:       the row root; the last fire's row is KEYS[4] .. its id
   KEYS[5]  emq:{q}:uniq:<k>   string optional, given exactly with unique:
                                     the lock (docs/protocol.md, "Unique jobs")
-  KEYS[6]  emq:{q}:events     stream optional, last: given, the entry
+  KEYS[6]  emq:{q}:gq:<g>     zset  optional, given exactly with group (the
+                                    fifth KEY without unique, as the five
+                                    after it): g's pending ids, score lane
+  KEYS[7]  emq:{q}:grp:<g>    hash  optional, with group: g's state (in)
+  KEYS[8]  emq:{q}:gact:<g>   zset  optional, with group: g's count
+  KEYS[9]  emq:{q}:gidx       zset  optional, with group: pending counts
+  KEYS[10] emq:{q}:rot        list  optional, with group: the rotation
+  KEYS[11] emq:{q}:groups     hash  optional, with group: the policies
+  KEYS[12] emq:{q}:events     stream optional, last: given, the entry
                                     pending of the job enqueued (reply 1)
   ARGV[1]  id                 branded job id, JOB_... (a fresh one per call)
   ARGV[2]  payload            opaque bytes
@@ -22,11 +30,12 @@
   ARGV[6]  overlap            allow or skip
   ARGV[7]… options            name value pairs, as enqueue's: unique,
                               unique_mode, unique_for_ms, traceparent,
-                              tracestate
+                              tracestate, group
   ARGV[n]  events             with the stream, last: its length, 1..10000000
 
-  Reply:   1 enqueued: state pending at its lane, schedule = name, the
-             marker set to <fire_ms>:<id>
+  Reply:   1 enqueued: state pending at its lane (with group, in its
+             group's zset, not pending), schedule = name, the marker set
+             to <fire_ms>:<id>
            0 the marker already holds a fire at or after fire_ms (nothing
              changes), or the row exists (the marker becomes <fire_ms>:<id>,
              nothing else changes)
@@ -114,8 +123,13 @@ local function option_value(name, v)
       return v
     end
     return nil, 'tracestate must be at most 512 bytes'
+  elseif name == 'group' then
+    if #v <= 128 and string.match(v, '^[0-9A-Za-z_.:%-]+$') then
+      return v
+    end
+    return nil, 'group must be 1-128 bytes of [0-9A-Za-z_.:-]'
   end
-  return nil, 'enqueue option group is reserved for groups and not accepted yet'
+  return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
 end
 
 -- The named options ARGV[first..last] (docs/protocol.md, "The optioned
@@ -291,6 +305,117 @@ local function take_lock(lock, id, o)
 end
 -- [end shared unique_enqueue]
 
+-- Groups (docs/protocol.md, "Groups"): a pending job of group g waits in
+-- its group's zset, and g joins the rotation's tail when it may run. G
+-- holds the six KEYS the group option brings (gwait is not among them:
+-- an enqueue never takes a group out of it).
+local G
+-- [shared group_policy: every copy the same, tests/lua/script_copies_test.cpp]
+-- A group's policy: name=value fields separated by single spaces; nil and
+-- what is wrong when it is not one.
+local POLICY_RANGES = {weight = {1, 1000, '1..1000'}, max_active = {1, 1000000, '1..1000000'},
+  rate_max = {1, 1000000, '1..1000000'}, rate_window_ms = {1, 86400000, '1..86400000'}}
+local function parse_policy(text)
+  local p = {}
+  for field in string.gmatch(text == '' and '' or text .. ' ', '(.-) ') do
+    local name, value = string.match(field, '^([^=]+)=(.*)$')
+    if not name then
+      return nil, 'policy must be name=value fields separated by spaces'
+    end
+    local range = POLICY_RANGES[name]
+    if name ~= 'paused' and not range then
+      return nil, 'unknown policy field ' .. string.sub(name, 1, 64)
+    elseif p[name] ~= nil then
+      return nil, 'policy field ' .. name .. ' is given twice'
+    elseif name == 'paused' then
+      if value ~= '1' then
+        return nil, 'paused must be 1'
+      end
+      p.paused = true
+    else
+      local n = #value <= 18 and (value == '0' or string.match(value, '^-?[1-9]%d*$')) and tonumber(value)
+      if not n or n < range[1] or n > range[2] then
+        return nil, name .. ' must be an integer in ' .. range[3]
+      end
+      p[name] = n
+    end
+  end
+  if p.rate_max and not p.rate_window_ms then
+    return nil, 'rate_max must be set with rate_window_ms'
+  elseif p.rate_window_ms and not p.rate_max then
+    return nil, 'rate_window_ms must be set with rate_max'
+  end
+  p.weight = p.weight or 1
+  return p
+end
+
+-- g's policy (its own, else the default, else all defaults); nil when broken.
+local function policy_of(g)
+  local t = redis.call('HMGET', G.groups, g, '*')
+  return (parse_policy(t[1] or t[2] or ''))
+end
+-- [end shared group_policy]
+
+-- [shared group_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
+-- g back at the rotation's tail when it may run: something pending, not
+-- paused, its policy well formed, and not there or waiting for tokens
+-- already (nor for its cap, unless a job of it just stopped counting).
+local function wake(g, after_end)
+  local grp = G.grp .. g
+  local where = redis.call('HGET', grp, 'in')
+  if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
+    return false
+  end
+  if redis.call('ZCARD', G.gq .. g) == 0 then
+    return false
+  end
+  local p = policy_of(g)
+  if not p or p.paused then
+    return false
+  end
+  if where == 'cap' then
+    redis.call('ZREM', G.wait, g)
+  end
+  redis.call('RPUSH', G.rot, g)
+  redis.call('HSET', grp, 'in', 'rot')
+  redis.call('PERSIST', grp)
+  return true
+end
+
+-- A job of g becomes pending: into g's zset, out of its count.
+local function to_group(g, id, lane)
+  local added = redis.call('ZADD', G.gq .. g, lane, id)
+  local left = redis.call('ZREM', G.gact .. g, id)
+  if added == 1 then
+    redis.call('ZINCRBY', G.idx, 1, g)
+    redis.call('ZINCRBY', G.idx, 1, '*')
+  end
+  wake(g, left == 1)
+end
+
+-- The group option's six KEYS from KEYS[at] (docs/protocol.md, "The
+-- enqueues"): each exactly its name for the row's queue and the group
+-- given, and of its type or absent. Sets G; the refusal when they are not.
+local function group_given(g, at, queue)
+  local names = {'gq:' .. g, 'grp:' .. g, 'gact:' .. g, 'gidx', 'rot', 'groups'}
+  local kinds = {'zset', 'hash', 'zset', 'zset', 'list', 'hash'}
+  for i, name in ipairs(names) do
+    if KEYS[at + i - 1] ~= queue .. name then
+      return 'EMQARG KEYS[' .. (at + i - 1) .. '] must be ' .. queue .. name
+    end
+  end
+  for i, kind in ipairs(kinds) do
+    local t = redis.call('TYPE', KEYS[at + i - 1]).ok
+    if t ~= kind and t ~= 'none' then
+      return WRONGTYPE
+    end
+  end
+  G = {q = queue, gq = queue .. 'gq:', grp = queue .. 'grp:', gact = queue .. 'gact:', idx = queue .. 'gidx',
+    rot = queue .. 'rot', groups = queue .. 'groups'}
+  return nil
+end
+-- [end shared group_enqueue]
+
 
 -- [shared job_id: every copy the same, tests/lua/script_copies_test.cpp]
 if string.sub(id, 1, 3) ~= 'JOB' then
@@ -319,14 +444,19 @@ local o, broken = options_of(7, last, false, 'enqueue_cron')
 if not o then
   return redis.error_reply('EMQARG ' .. broken)
 end
-if #KEYS ~= 4 + (o.unique and 1 or 0) + (stream and 1 or 0) then
+local group_at = 5 + (o.unique and 1 or 0)
+if #KEYS ~= group_at - 1 + (o.group and 6 or 0) + (stream and 1 or 0) then
   return redis.error_reply('EMQARG enqueue_cron takes KEYS row, pending, cron, row root, then the lock with unique, ' ..
-    'then the events stream')
+    "the group's six with group, then the events stream")
 end
 local queue = string.match(row, '^(emq:{[^}]*}:)job:') or ''
 local lock, wrong = lock_given(o, 5, queue)
 if wrong then
   return redis.error_reply('EMQARG ' .. wrong)
+end
+local refused = o.group and group_given(o.group, group_at, queue)
+if refused then
+  return redis.error_reply(refused)
 end
 
 -- The marker is read whole before anything is written: a marker some other
@@ -367,12 +497,19 @@ if held then
   return held
 end
 
-redis.call('HSET', row, unpack(with_options({'state', 'pending', 'attempts', '0', 'payload', payload, 'schedule',
-  name}, o)))
+local fields = with_options({'state', 'pending', 'attempts', '0', 'payload', payload, 'schedule', name}, o)
+if o.group then
+  fields[#fields + 1], fields[#fields + 2] = 'group', o.group
+end
+redis.call('HSET', row, unpack(fields))
 if lane ~= 0 then
   redis.call('HSET', row, 'lane', lane)
 end
-redis.call('ZADD', pending, lane, id)
+if G then
+  to_group(o.group, id, lane)
+else
+  redis.call('ZADD', pending, lane, id)
+end
 redis.call('HSET', cron, name, fire_text .. ':' .. id)
 take_lock(lock, id, o)
 emit('pending', id, '0')

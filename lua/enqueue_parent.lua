@@ -22,11 +22,15 @@
                               name
   ARGV[m]… options            name value pairs, as enqueue's: unique,
                               unique_mode, unique_for_ms, traceparent,
-                              tracestate
+                              tracestate, group (written in the row
+                              only: a waiting parent is in no group's
+                              zset until child_done or children_done
+                              releases it to its group)
   ARGV[n]  events             with the stream, last: its length, 1..10000000
 
   Reply:   1 enqueued: state waiting (row: state, attempts, payload,
-             children, on_child_failure, lane if not 0, parent if given),
+             children, on_child_failure, lane if not 0, parent if given,
+             group if given),
              id in waiting, the refs in deps, meta parents = 1, and
              flows = 1 when it has a parent
            0 duplicate, without unique (the row exists, whatever its
@@ -124,8 +128,13 @@ local function option_value(name, v)
       return v
     end
     return nil, 'tracestate must be at most 512 bytes'
+  elseif name == 'group' then
+    if #v <= 128 and string.match(v, '^[0-9A-Za-z_.:%-]+$') then
+      return v
+    end
+    return nil, 'group must be 1-128 bytes of [0-9A-Za-z_.:-]'
   end
-  return nil, 'enqueue option group is reserved for groups and not accepted yet'
+  return nil, 'unknown enqueue option ' .. string.sub(name, 1, 64)
 end
 
 -- The named options ARGV[first..last] (docs/protocol.md, "The optioned
@@ -364,6 +373,9 @@ if lane ~= 0 then
 end
 if parent ~= '' then
   redis.call('HSET', row, 'parent', parent)
+end
+if o.group then
+  redis.call('HSET', row, 'group', o.group)
 end
 redis.call('ZADD', waiting, now, id)
 -- A deps set left by an earlier job of the same id must not add to this one.

@@ -25,6 +25,16 @@ static const char *role_suffix(EmqKeyRole role) {
     case EMQ_KEY_EVENTS: return "events";
     case EMQ_KEY_UNIQ_ROOT:
     case EMQ_KEY_LOCK: return "uniq:";
+    case EMQ_KEY_GQ_ROOT:
+    case EMQ_KEY_GQ: return "gq:";
+    case EMQ_KEY_GRP_ROOT:
+    case EMQ_KEY_GRP: return "grp:";
+    case EMQ_KEY_GACT_ROOT:
+    case EMQ_KEY_GACT: return "gact:";
+    case EMQ_KEY_GIDX: return "gidx";
+    case EMQ_KEY_ROT: return "rot";
+    case EMQ_KEY_GROUPS: return "groups";
+    case EMQ_KEY_GWAIT: return "gwait";
   }
   return "";
 }
@@ -51,13 +61,17 @@ static int split_key(const char *k, size_t len, const char **q, size_t *qlen, co
 
 /* Whether key has role's shape, emq:{q}:<type> (a lock: emq:{q}:uniq:<k>
  * with k not empty; a row: emq:{q}:job:<anything>). */
+static int names_one(EmqKeyRole role) {
+  return role == EMQ_KEY_LOCK || role == EMQ_KEY_GQ || role == EMQ_KEY_GRP || role == EMQ_KEY_GACT;
+}
+
 static int has_shape(RedisModuleString *key, EmqKeyRole role) {
   size_t len, qlen, restlen;
   const char *k = RedisModule_StringPtrLen(key, &len), *q, *rest;
   const char *suffix = role_suffix(role);
   const size_t slen = strlen(suffix);
   if (!split_key(k, len, &q, &qlen, &rest, &restlen) || restlen < slen || memcmp(rest, suffix, slen) != 0) return 0;
-  if (role == EMQ_KEY_LOCK) return restlen > slen;
+  if (names_one(role)) return restlen > slen;
   return role == EMQ_KEY_ROW || restlen == slen;
 }
 
@@ -100,7 +114,7 @@ static int check_layout(RedisModuleCtx *ctx, const EmqTransition *t, const EmqCa
     const char *suffix = role_suffix(role);
     size_t slen = strlen(suffix);
     int ok = split_key(k, len, &q, &qlen, &rest, &restlen) && restlen >= slen && memcmp(rest, suffix, slen) == 0;
-    if (ok && role == EMQ_KEY_LOCK) {
+    if (ok && names_one(role)) {
       ok = restlen > slen;
     } else if (ok && role == EMQ_KEY_ROW) {
       size_t idlen;
@@ -203,7 +217,7 @@ int emq_begin(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const Emq
   call->events.key = NULL;
   call->events.len = 0;
   /* numkeys is at most num_keys + EMQ_MAX_OPTIONAL + 1 here. */
-  EmqKeyRole roles[16];
+  EmqKeyRole roles[32];
   for (int i = 0; i < t->num_keys; ++i) roles[i] = t->roles[i];
   if (with_stream) roles[numkeys - 1] = EMQ_KEY_EVENTS;
   if (!place_optional(ctx, t, call, (int)numkeys - with_stream, roles)) return 0;

@@ -24,11 +24,27 @@ typedef enum {
   EMQ_KEY_RESULTS_ROOT, /* emq:{q}:results: */
   EMQ_KEY_EVENTS,       /* emq:{q}:events */
   EMQ_KEY_UNIQ_ROOT,    /* emq:{q}:uniq: */
-  EMQ_KEY_LOCK          /* emq:{q}:uniq:<k>, k not empty */
+  EMQ_KEY_LOCK,         /* emq:{q}:uniq:<k>, k not empty */
+  /* The group block (docs/protocol.md, "Groups"): seven KEYS in this
+   * order, all or none, known by their shapes. */
+  EMQ_KEY_GQ_ROOT,   /* emq:{q}:gq: */
+  EMQ_KEY_GRP_ROOT,  /* emq:{q}:grp: */
+  EMQ_KEY_GACT_ROOT, /* emq:{q}:gact: */
+  EMQ_KEY_GIDX,
+  EMQ_KEY_ROT,
+  EMQ_KEY_GROUPS,
+  EMQ_KEY_GWAIT,
+  /* A group's own keys, as the optioned enqueue takes them: root + g. */
+  EMQ_KEY_GQ,  /* emq:{q}:gq:<g>, g not empty */
+  EMQ_KEY_GRP, /* emq:{q}:grp:<g> */
+  EMQ_KEY_GACT /* emq:{q}:gact:<g> */
 } EmqKeyRole;
 
-/* The most optional KEYS a transition takes before the stream. */
-#define EMQ_MAX_OPTIONAL 2
+/* The most optional KEYS a transition takes before the stream: the group
+ * block and the uniq root. */
+#define EMQ_MAX_OPTIONAL 9
+/* The block's size. */
+#define EMQ_GROUP_BLOCK 7
 
 typedef struct {
   const char *name;        /* "EMQ.CLAIM", for messages */

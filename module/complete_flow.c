@@ -21,7 +21,14 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,    EMQ_KEY_ACTIVE,    EMQ_KEY_STATS,
                                     EMQ_KEY_OUTBOX, EMQ_KEY_DEPS_ROOT, EMQ_KEY_RESULTS_ROOT};
-static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW", kRoles, 6, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
+static const EmqTransition kCompleteFlow = {"EMQ.COMPLETE_FLOW",
+                                            kRoles,
+                                            6,
+                                            2,
+                                            1,
+                                            {EMQ_KEY_GQ_ROOT, EMQ_KEY_GRP_ROOT, EMQ_KEY_GACT_ROOT, EMQ_KEY_GIDX,
+                                             EMQ_KEY_ROT, EMQ_KEY_GROUPS, EMQ_KEY_GWAIT, EMQ_KEY_UNIQ_ROOT},
+                                            8};
 
 int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCompletion c;
@@ -47,10 +54,14 @@ int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (child) {
     emq_completion_keep(ctx, &c);
     emq_persist(ctx, c.row, c.row_name);
-    emq_zadd(ctx, outbox, outbox_name, (double)emq_now_ms(), c.id, 0);
+    /* One clock for the call, as the script reads TIME once. */
+    const mstime_t now = emq_now_ms();
+    emq_groups_set_now(&c.groups, now);
+    emq_zadd(ctx, outbox, outbox_name, (double)now, c.id, 0);
   } else {
     emq_completion_settle_row(ctx, &c);
   }
+  emq_completion_group(ctx, &c);
   emq_completion_release(ctx, &c);
   emq_completion_emit(ctx, &c);
   if (parent) emq_del_keys(ctx, spent, 2);

@@ -12,17 +12,83 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "groups.h"
 #include "transitions.h"
 #include "unique.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_PENDING};
-static const EmqTransition kEnqueue = {"EMQ.ENQUEUE", kRoles, 2, 2, 1, {EMQ_KEY_DELAYED, EMQ_KEY_LOCK}, 2};
+static const EmqTransition kEnqueue = {
+    "EMQ.ENQUEUE",
+    kRoles,
+    2,
+    2,
+    1,
+    {EMQ_KEY_DELAYED, EMQ_KEY_LOCK, EMQ_KEY_GQ, EMQ_KEY_GRP, EMQ_KEY_GACT, EMQ_KEY_GIDX, EMQ_KEY_ROT, EMQ_KEY_GROUPS},
+    8};
+
+/* The group option's six KEYS, in their order: queue + name (+ g for the
+ * first three). */
+static const char *const kGroupKeys[] = {"gq:", "grp:", "gact:", "gidx", "rot", "groups"};
+
+/* KEYS[at..at+5] are exactly the group's six (the script's check), then
+ * each of the type it must be: 1, else it has replied. */
+static int group_keys(const EmqCall *call, int at, const EmqOptions *o, const char *queue, size_t qlen) {
+  size_t glen;
+  const char *g = RedisModule_StringPtrLen(o->group, &glen);
+  for (int i = 0; i < 6; ++i) {
+    size_t len;
+    const char *k = RedisModule_StringPtrLen(call->keys[at - 1 + i], &len);
+    const size_t nlen = strlen(kGroupKeys[i]), extra = i < 3 ? glen : 0;
+    if (len != qlen + nlen + extra || memcmp(k, queue, qlen) != 0 || memcmp(k + qlen, kGroupKeys[i], nlen) != 0 ||
+        memcmp(k + qlen + nlen, g, extra) != 0) {
+      char text[400];
+      snprintf(text, sizeof text, "EMQARG KEYS[%d] must be %.*s%s%.*s", at + i, (int)qlen, queue, kGroupKeys[i],
+               (int)extra, g);
+      emq_reply_error(call->ctx, text);
+      return 0;
+    }
+  }
+  static const int kinds[] = {REDISMODULE_KEYTYPE_ZSET, REDISMODULE_KEYTYPE_HASH, REDISMODULE_KEYTYPE_ZSET,
+                              REDISMODULE_KEYTYPE_ZSET, REDISMODULE_KEYTYPE_LIST, REDISMODULE_KEYTYPE_HASH};
+  for (int i = 0; i < 6; ++i) {
+    RedisModuleKey *key = emq_open_read(call->ctx, call->keys[at - 1 + i]);
+    const int t = RedisModule_KeyType(key);
+    RedisModule_CloseKey(key);
+    if (t != kinds[i] && t != REDISMODULE_KEYTYPE_EMPTY) {
+      RedisModule_ReplyWithError(call->ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* A pending grouped job goes to its group (the script's to_group), through
+ * the six KEYS at `at`; gwait is not among them, and an enqueue never
+ * takes a group out of it. */
+static void to_group(RedisModuleCtx *ctx, const EmqCall *call, int at, const EmqOptions *o, const char *queue,
+                     size_t qlen, RedisModuleString *id) {
+  EmqGroups g;
+  memset(&g, 0, sizeof g);
+  g.ctx = ctx;
+  g.prefix = RedisModule_CreateString(ctx, queue, qlen);
+  g.gq_root = emq_row_key(ctx, g.prefix, RedisModule_CreateString(ctx, "gq:", 3));
+  g.grp_root = emq_row_key(ctx, g.prefix, RedisModule_CreateString(ctx, "grp:", 4));
+  g.gact_root = emq_row_key(ctx, g.prefix, RedisModule_CreateString(ctx, "gact:", 5));
+  g.idx_name = call->keys[at + 2];
+  g.rot_name = call->keys[at + 3];
+  g.groups_name = call->keys[at + 4];
+  g.active_name = emq_row_key(ctx, g.prefix, RedisModule_CreateString(ctx, "active", 6));
+  g.idx = emq_open_write(ctx, g.idx_name);
+  g.rot = emq_open_write(ctx, g.rot_name);
+  g.groups = emq_open_read(ctx, g.groups_name);
+  emq_group_to(&g, o->group, id, o->has_lane ? o->lane : 0);
+}
 
 /* The KEYS the options need, by position as the script reads them: 1 when
  * they are, else the script's refusal has been replied. */
 static int keys_as_options_need(const EmqCall *call, int numkeys, const EmqOptions *o, const char *queue, size_t qlen,
                                 RedisModuleString **lock) {
-  const int want = 2 + o->has_due + (o->unique != NULL) + (call->events.stream != NULL);
+  const int want = 2 + o->has_due + (o->unique != NULL) + (o->group != NULL ? 6 : 0) + (call->events.stream != NULL);
   int ok = numkeys == want;
   if (ok && o->has_due) {
     size_t len;
@@ -32,11 +98,11 @@ static int keys_as_options_need(const EmqCall *call, int numkeys, const EmqOptio
   if (!ok) {
     emq_reply_error(call->ctx,
                     "EMQARG enqueue takes KEYS row, pending, then delayed with due_ms, the lock with unique, "
-                    "then the events stream");
+                    "the group's six with group, then the events stream");
     return 0;
   }
   *lock = NULL;
-  if (o->unique == NULL) return 1;
+  if (o->unique == NULL) return o->group == NULL || group_keys(call, 3 + o->has_due, o, queue, qlen);
   const int at = o->has_due ? 4 : 3;
   size_t len, ulen;
   const char *k = RedisModule_StringPtrLen(call->keys[at - 1], &len);
@@ -49,7 +115,7 @@ static int keys_as_options_need(const EmqCall *call, int numkeys, const EmqOptio
     return 0;
   }
   *lock = call->keys[at - 1];
-  return 1;
+  return o->group == NULL || group_keys(call, at + 1, o, queue, qlen);
 }
 
 /* The row's fields, as the script's one HSET writes them. */
@@ -83,6 +149,10 @@ static int row_fields(RedisModuleCtx *ctx, const EmqOptions *o, RedisModuleStrin
   if (o->tracestate != NULL) {
     pairs[n++] = emq_word(EMQ_WORD_TRACESTATE);
     pairs[n++] = o->tracestate;
+  }
+  if (o->group != NULL) {
+    pairs[n++] = emq_word(EMQ_WORD_GROUP);
+    pairs[n++] = o->group;
   }
   return n / 2;
 }
@@ -155,12 +225,19 @@ int emq_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (h > 0) return held(ctx, &call, &o, queue, qlen, holder, state);
   }
   RedisModuleString *set_name = o.has_due ? call.keys[2] : call.keys[1];
-  RedisModuleKey *set = emq_open_write(ctx, set_name);
-  if (!emq_require_type(ctx, set, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
+  /* A pending grouped job does not touch pending: its type is not its
+   * business, as the script never reads it then. */
+  const int grouped = o.group != NULL && !o.has_due;
+  RedisModuleKey *set = grouped ? NULL : emq_open_write(ctx, set_name);
+  if (!grouped && !emq_require_type(ctx, set, REDISMODULE_KEYTYPE_ZSET)) return REDISMODULE_OK;
 
-  RedisModuleString *pairs[20];
+  RedisModuleString *pairs[24];
   emq_hset_pairs(ctx, row, row_name, pairs, row_fields(ctx, &o, payload, pairs));
-  emq_zadd(ctx, set, set_name, o.has_due ? o.due_ms : (o.has_lane ? o.lane : 0), id, 0);
+  if (grouped) {
+    to_group(ctx, &call, 3 + o.has_due + (o.unique != NULL), &o, queue, qlen, id);
+  } else {
+    emq_zadd(ctx, set, set_name, o.has_due ? o.due_ms : (o.has_lane ? o.lane : 0), id, 0);
+  }
   emq_take_lock(ctx, lock, id, &o);
   emq_emit(ctx, &call.events, o.has_due ? EMQ_WORD_DELAYED : EMQ_WORD_PENDING, id, NULL, NULL);
   return RedisModule_ReplyWithLongLong(ctx, 1);

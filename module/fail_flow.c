@@ -19,7 +19,14 @@
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW,   EMQ_KEY_ACTIVE, EMQ_KEY_DELAYED,   EMQ_KEY_PENDING,     EMQ_KEY_DEAD,
                                     EMQ_KEY_STATS, EMQ_KEY_OUTBOX, EMQ_KEY_DEPS_ROOT, EMQ_KEY_RESULTS_ROOT};
-static const EmqTransition kFailFlow = {"EMQ.FAIL_FLOW", kRoles, 9, 2, 1, {EMQ_KEY_UNIQ_ROOT}, 1};
+static const EmqTransition kFailFlow = {"EMQ.FAIL_FLOW",
+                                        kRoles,
+                                        9,
+                                        2,
+                                        1,
+                                        {EMQ_KEY_GQ_ROOT, EMQ_KEY_GRP_ROOT, EMQ_KEY_GACT_ROOT, EMQ_KEY_GIDX,
+                                         EMQ_KEY_ROT, EMQ_KEY_GROUPS, EMQ_KEY_GWAIT, EMQ_KEY_UNIQ_ROOT},
+                                        8};
 
 int emq_fail_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqFailure f;
@@ -32,5 +39,6 @@ int emq_fail_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   }
   emq_failure_settle(ctx, &f);
   if (outbox != NULL) emq_zadd(ctx, outbox, outbox_name, (double)f.now, f.id, 0);
+  emq_failure_group(ctx, &f);
   return emq_failure_finish(ctx, &f, "fail_flow");
 }

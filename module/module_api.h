@@ -30,6 +30,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_KEYTYPE_EMPTY 0
 #define REDISMODULE_KEYTYPE_STRING 1
+#define REDISMODULE_KEYTYPE_LIST 2
 #define REDISMODULE_KEYTYPE_HASH 3
 #define REDISMODULE_KEYTYPE_ZSET 5
 #define REDISMODULE_KEYTYPE_STREAM 7
@@ -43,6 +44,9 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_ZADD_ADDED (1 << 2)
 #define REDISMODULE_ZADD_UPDATED (1 << 3)
 
+#define REDISMODULE_LIST_HEAD 0
+#define REDISMODULE_LIST_TAIL 1
+
 #define REDISMODULE_HASH_NONE 0
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 /* HashSet's value that deletes the field (HDEL). */
@@ -55,6 +59,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
 
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2) /* g: del, expire */
+#define REDISMODULE_NOTIFY_LIST (1 << 4)    /* l */
 #define REDISMODULE_NOTIFY_HASH (1 << 6)    /* h */
 #define REDISMODULE_NOTIFY_ZSET (1 << 7)    /* z */
 #define REDISMODULE_NOTIFY_STREAM (1 << 10) /* t */
@@ -164,60 +169,64 @@ typedef struct {
 /* The function pointers, filled by emq_bind_api() from the lookup the
  * server passes in the load context. EMQ_API lists them once; module_api.c
  * defines them and binds them from the same list. */
-#define EMQ_API(X)                                                                                           \
-  X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver))                   \
-  X(int, IsModuleNameBusy, (const char *name))                                                               \
-  X(int, CreateCommand,                                                                                      \
-    (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags, int firstkey, \
-     int lastkey, int keystep))                                                                              \
-  X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))                              \
-  X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))                 \
-  X(int, GetContextFlags, (RedisModuleCtx * ctx))                                                            \
-  X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                                             \
-  X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))                              \
-  X(void, AutoMemory, (RedisModuleCtx * ctx))                                                                \
-  X(void *, PoolAlloc, (RedisModuleCtx * ctx, size_t bytes))                                                 \
-  X(void *, Alloc, (size_t bytes))                                                                           \
-  X(void, Free, (void *ptr))                                                                                 \
-  X(int, WrongArity, (RedisModuleCtx * ctx))                                                                 \
-  X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))                                            \
-  X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))                                            \
-  X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                                                   \
-  X(void, ReplySetArrayLength, (RedisModuleCtx * ctx, long len))                                             \
-  X(int, ReplyWithString, (RedisModuleCtx * ctx, RedisModuleString * str))                                   \
-  X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len))                         \
-  X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len))                  \
-  X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len))                                 \
-  X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode))                \
-  X(void, CloseKey, (RedisModuleKey * key))                                                                  \
-  X(int, KeyType, (RedisModuleKey * key))                                                                    \
-  X(size_t, ValueLength, (RedisModuleKey * key))                                                             \
-  X(int, DeleteKey, (RedisModuleKey * key))                                                                  \
-  X(int, SetAbsExpire, (RedisModuleKey * key, mstime_t expire))                                              \
-  X(mstime_t, GetAbsExpire, (RedisModuleKey * key))                                                          \
-  X(char *, StringDMA, (RedisModuleKey * key, size_t * len, int mode))                                       \
-  X(int, HashSet, (RedisModuleKey * key, int flags, ...))                                                    \
-  X(int, HashGet, (RedisModuleKey * key, int flags, ...))                                                    \
-  X(int, ZsetAdd, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr))               \
-  X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele, int *deleted))                             \
-  X(int, ZsetScore, (RedisModuleKey * key, RedisModuleString * ele, double *score))                          \
-  X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min, double max, int minex, int maxex))        \
-  X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key, double *score))                     \
-  X(int, ZsetRangeNext, (RedisModuleKey * key))                                                              \
-  X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                        \
-  X(void, ZsetRangeStop, (RedisModuleKey * key))                                                             \
-  X(int, StreamAdd,                                                                                          \
-    (RedisModuleKey * key, int flags, RedisModuleStreamID *id, RedisModuleString **argv, long numfields))    \
-  X(long long, StreamTrimByLength, (RedisModuleKey * key, int flags, long long length))                      \
-  X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                             \
-  X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))   \
-  X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                       \
-  X(mstime_t, Milliseconds, (void))                                                                          \
-  X(RedisModuleCallReply *, Call, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))         \
-  X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                         \
-  X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                \
-  X(int, FreeModuleUser, (RedisModuleUser * user))                                                           \
-  X(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString * key, int flags))               \
+#define EMQ_API(X)                                                                                                  \
+  X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver))                          \
+  X(int, IsModuleNameBusy, (const char *name))                                                                      \
+  X(int, CreateCommand,                                                                                             \
+    (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags, int firstkey,        \
+     int lastkey, int keystep))                                                                                     \
+  X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name))                                     \
+  X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info))                        \
+  X(int, GetContextFlags, (RedisModuleCtx * ctx))                                                                   \
+  X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))                                                    \
+  X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...))                                     \
+  X(void, AutoMemory, (RedisModuleCtx * ctx))                                                                       \
+  X(void *, PoolAlloc, (RedisModuleCtx * ctx, size_t bytes))                                                        \
+  X(void *, Alloc, (size_t bytes))                                                                                  \
+  X(void, Free, (void *ptr))                                                                                        \
+  X(int, WrongArity, (RedisModuleCtx * ctx))                                                                        \
+  X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))                                                   \
+  X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))                                                   \
+  X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                                                          \
+  X(void, ReplySetArrayLength, (RedisModuleCtx * ctx, long len))                                                    \
+  X(int, ReplyWithString, (RedisModuleCtx * ctx, RedisModuleString * str))                                          \
+  X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len))                                \
+  X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len))                         \
+  X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len))                                        \
+  X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode))                       \
+  X(void, CloseKey, (RedisModuleKey * key))                                                                         \
+  X(int, KeyType, (RedisModuleKey * key))                                                                           \
+  X(size_t, ValueLength, (RedisModuleKey * key))                                                                    \
+  X(int, DeleteKey, (RedisModuleKey * key))                                                                         \
+  X(int, SetAbsExpire, (RedisModuleKey * key, mstime_t expire))                                                     \
+  X(mstime_t, GetAbsExpire, (RedisModuleKey * key))                                                                 \
+  X(char *, StringDMA, (RedisModuleKey * key, size_t * len, int mode))                                              \
+  X(int, HashSet, (RedisModuleKey * key, int flags, ...))                                                           \
+  X(int, HashGet, (RedisModuleKey * key, int flags, ...))                                                           \
+  X(int, ZsetAdd, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr))                      \
+  X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele, int *deleted))                                    \
+  X(int, ZsetScore, (RedisModuleKey * key, RedisModuleString * ele, double *score))                                 \
+  X(int, ZsetIncrby, (RedisModuleKey * key, double score, RedisModuleString *ele, int *flagsptr, double *newscore)) \
+  X(int, ListPush, (RedisModuleKey * key, int where, RedisModuleString *ele))                                       \
+  X(RedisModuleString *, ListPop, (RedisModuleKey * key, int where))                                                \
+  X(RedisModuleString *, ListGet, (RedisModuleKey * key, long index))                                               \
+  X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min, double max, int minex, int maxex))               \
+  X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key, double *score))                            \
+  X(int, ZsetRangeNext, (RedisModuleKey * key))                                                                     \
+  X(int, ZsetRangeEndReached, (RedisModuleKey * key))                                                               \
+  X(void, ZsetRangeStop, (RedisModuleKey * key))                                                                    \
+  X(int, StreamAdd,                                                                                                 \
+    (RedisModuleKey * key, int flags, RedisModuleStreamID *id, RedisModuleString **argv, long numfields))           \
+  X(long long, StreamTrimByLength, (RedisModuleKey * key, int flags, long long length))                             \
+  X(int, SignalModifiedKey, (RedisModuleCtx * ctx, RedisModuleString * keyname))                                    \
+  X(int, NotifyKeyspaceEvent, (RedisModuleCtx * ctx, int type, const char *event, RedisModuleString *key))          \
+  X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                              \
+  X(mstime_t, Milliseconds, (void))                                                                                 \
+  X(RedisModuleCallReply *, Call, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...))                \
+  X(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx))                                                \
+  X(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name))                                       \
+  X(int, FreeModuleUser, (RedisModuleUser * user))                                                                  \
+  X(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString * key, int flags))                      \
   X(int, ACLAddLogEntry, (RedisModuleCtx * ctx, RedisModuleUser * user, RedisModuleString * object, int reason))
 
 #define EMQ_API_DECLARE(ret, name, params) extern ret(*RedisModule_##name) params;

@@ -1,14 +1,24 @@
 /* EMQ.RELEASE: the native twin of lua/release.lua. That script's header is the
  * contract (KEYS, ARGV, replies, errors); this file follows it byte for
  * byte, on the server's keys, without Lua. */
+#include "groups.h"
 #include "transitions.h"
 
 static const EmqKeyRole kRoles[] = {EMQ_KEY_ROW, EMQ_KEY_ACTIVE, EMQ_KEY_PENDING, EMQ_KEY_STATS};
-static const EmqTransition kRelease = {"EMQ.RELEASE", kRoles, 4, 2, 1, {EMQ_KEY_EVENTS}, 0};
+static const EmqTransition kRelease = {
+    "EMQ.RELEASE",
+    kRoles,
+    4,
+    2,
+    1,
+    {EMQ_KEY_GQ_ROOT, EMQ_KEY_GRP_ROOT, EMQ_KEY_GACT_ROOT, EMQ_KEY_GIDX, EMQ_KEY_ROT, EMQ_KEY_GROUPS, EMQ_KEY_GWAIT},
+    7};
 
 int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqCall call;
   if (!emq_begin(ctx, argv, argc, &kRelease, &call)) return REDISMODULE_OK;
+  EmqGroups groups;
+  if (emq_groups_begin(ctx, &call, &kRelease, &groups, NULL) < 0) return REDISMODULE_OK;
   RedisModuleString *row_name = call.keys[0], *active_name = call.keys[1], *pending_name = call.keys[2],
                     *stats_name = call.keys[3];
   RedisModuleString *id = call.args[0], *epoch = call.args[1];
@@ -30,11 +40,18 @@ int emq_release(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   }
   RedisModuleKey *stats = emq_open_write(ctx, stats_name);
   const int counted = emq_stats_counter(stats, EMQ_WORD_RELEASED, &released);
+  groups.active = active;
+  RedisModuleString *group = emq_group_of(&groups, emq_hget(row, EMQ_WORD_GROUP));
+  if (groups.refused) return REDISMODULE_OK;
 
   emq_zrem(ctx, active, active_name, id);
   emq_hincrby(ctx, row, row_name, EMQ_WORD_ATTEMPTS, attempts, -1);
   emq_set_state(ctx, row, row_name, EMQ_WORD_PENDING);
-  emq_zadd(ctx, pending, pending_name, lane, id, 0);
+  if (group != NULL) {
+    emq_group_to(&groups, group, id, lane);
+  } else {
+    emq_zadd(ctx, pending, pending_name, lane, id, 0);
+  }
   emq_emit(ctx, &call.events, EMQ_WORD_PENDING, id, emq_hget(row, EMQ_WORD_ATTEMPTS), NULL);
   emq_count(ctx, stats, stats_name, EMQ_WORD_RELEASED, counted, released, 1, "release");
   return RedisModule_ReplyWithLongLong(ctx, 1);

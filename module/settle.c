@@ -8,6 +8,7 @@
 int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t,
                         EmqCompletion *c) {
   if (!emq_begin(ctx, argv, argc, t, &c->call)) return 0;
+  if (emq_groups_begin(ctx, &c->call, t, &c->groups, NULL) < 0) return 0;
   c->row_name = c->call.keys[0];
   c->active_name = c->call.keys[1];
   c->stats_name = c->call.keys[2];
@@ -27,7 +28,9 @@ int emq_completion_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
   c->uniq_root = emq_optional_key(&c->call, t, EMQ_KEY_UNIQ_ROOT);
   c->unique = emq_hget(c->row, EMQ_WORD_UNIQUE);
   c->unique_mode = emq_hget(c->row, EMQ_WORD_UNIQUE_MODE);
-  return 1;
+  c->groups.active = c->active;
+  c->group = emq_group_of(&c->groups, emq_hget(c->row, EMQ_WORD_GROUP));
+  return !c->groups.refused;
 }
 
 void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -46,6 +49,11 @@ void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c) {
   }
   emq_completion_keep(ctx, c);
   emq_pexpire(ctx, c->row, c->row_name, emq_now_ms() + (mstime_t)c->keep_ms);
+}
+
+void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c) {
+  (void)ctx;
+  if (c->group != NULL) emq_group_out(&c->groups, c->group, c->id);
 }
 
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -118,6 +126,7 @@ static void failure_target(EmqFailure *f, int dies, double backoff_ms, double la
 
 int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqFailure *f) {
   if (!emq_begin(ctx, argv, argc, t, &f->call)) return 0;
+  if (emq_groups_begin(ctx, &f->call, t, &f->groups, NULL) < 0) return 0;
   f->row_name = f->call.keys[0];
   f->active_name = f->call.keys[1];
   f->stats_name = f->call.keys[5];
@@ -129,6 +138,7 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
   f->row = emq_open_held_row(ctx, f->row_name, f->call.args[1]);
   if (f->row == NULL || !failure_row(ctx, f, &attempts, &lane)) return 0;
   f->now = emq_now_ms();
+  emq_groups_set_now(&f->groups, f->now);
   failure_target(f, permanent || (double)attempts >= max_attempts, backoff_ms, lane);
   f->active = emq_open_write(ctx, f->active_name);
   f->target = emq_open_write(ctx, f->target_name);
@@ -138,6 +148,9 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
   }
   f->stats = emq_open_write(ctx, f->stats_name);
   f->counted = emq_stats_counter(f->stats, f->counter_field, &f->counter);
+  f->groups.active = f->active;
+  f->group = emq_group_of(&f->groups, emq_hget(f->row, EMQ_WORD_GROUP));
+  if (f->groups.refused) return 0;
   size_t len;
   const char *err = emq_arg(&f->call, 3, &len);
   f->error = RedisModule_CreateString(ctx, err ? err : "", len > EMQ_MAX_ERROR ? EMQ_MAX_ERROR : len);
@@ -154,7 +167,17 @@ void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f) {
   RedisModuleString *error = f->error;
   emq_hset(ctx, f->row, f->row_name, 1, &field, &error);
   emq_set_state(ctx, f->row, f->row_name, f->state);
-  emq_zadd(ctx, f->target, f->target_name, f->score, f->id, 0);
+  if (f->group == NULL || f->state != EMQ_WORD_PENDING) emq_zadd(ctx, f->target, f->target_name, f->score, f->id, 0);
+}
+
+void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f) {
+  (void)ctx;
+  if (f->group == NULL) return;
+  if (f->state == EMQ_WORD_PENDING) {
+    emq_group_to(&f->groups, f->group, f->id, f->score);
+  } else {
+    emq_group_out(&f->groups, f->group, f->id);
+  }
 }
 
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who) {

@@ -7,6 +7,7 @@
 #define EMQ_SETTLE_H
 
 #include "call.h"
+#include "groups.h"
 #include "rows.h"
 #include "words.h"
 #include "writes.h"
@@ -22,6 +23,8 @@ typedef struct {
   double keep_ms;
   long long completed;
   int counted;
+  EmqGroups groups;
+  RedisModuleString *group; /* the row's group, given the block; else NULL */
 } EmqCompletion;
 
 /* complete's checks, in its script's order: the call, the id, keep_ms, the
@@ -34,6 +37,8 @@ void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* complete's row: deleted when keep_ms is 0, else kept with its result,
  * expiring in keep_ms. */
 void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c);
+/* A grouped job leaves its group's count (out of group). */
+void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c);
 /* The job's unique key freed (release_key). */
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* The completed entry, given the stream. */
@@ -54,6 +59,8 @@ typedef struct {
   EmqWord state, counter_field;
   int dies, counted;
   RedisModuleString *uniq_root, *unique, *unique_mode;
+  EmqGroups groups;
+  RedisModuleString *group; /* the row's group, given the block; else NULL */
 } EmqFailure;
 
 /* fail's checks, in its script's order: the call, the id, max_attempts,
@@ -62,8 +69,12 @@ typedef struct {
  * KEYS[1..6] are row, active, delayed, pending, dead and stats. 0 once it
  * has replied; nothing is written. */
 int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const EmqTransition *t, EmqFailure *f);
-/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target. */
+/* ZREM active, HINCRBY failures, HSET error, HSET state, ZADD target (a
+ * grouped job retried now: no ZADD, emq_failure_group sends it to its
+ * group). */
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f);
+/* A grouped job: retried now, to its group; else out of its count. */
+void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f);
 /* A job that dies frees its unique key (release_key); then the entry of
  * the state written (with the error), the counter (dead or retried), and
  * the reply: 2 dead, 1 will retry. */

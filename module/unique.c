@@ -85,7 +85,9 @@ static int option_value(const EmqCall *call, const char *name, size_t nlen, int 
     if (vlen > 512) return refuse(call, "tracestate must be at most 512 bytes");
     o->tracestate = value;
   } else {
-    return refuse(call, "enqueue option group is reserved for groups and not accepted yet");
+    /* group: the names were listed before their values were read. */
+    if (!is_key(v, vlen)) return refuse(call, "group must be 1-128 bytes of [0-9A-Za-z_.:-]");
+    o->group = value;
   }
   return 1;
 }

@@ -14,7 +14,7 @@
 typedef struct {
   int has_lane, has_due;
   double lane, due_ms, unique_for_ms; /* unique_for_ms 0: not given */
-  RedisModuleString *unique, *traceparent, *tracestate;
+  RedisModuleString *unique, *traceparent, *tracestate, *group;
   const char *unique_mode; /* finished, started, window or replace; NULL without unique */
 } EmqOptions;
 

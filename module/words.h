@@ -46,6 +46,13 @@ typedef enum {
   EMQ_WORD_DUPLICATES,
   EMQ_WORD_REPLACED,
   EMQ_WORD_GONE,
+  EMQ_WORD_GROUP,
+  EMQ_WORD_IN,
+  EMQ_WORD_DEFICIT,
+  EMQ_WORD_ROT,
+  EMQ_WORD_CAP,
+  EMQ_WORD_RATE,
+  EMQ_WORD_STAR, /* "*": the ungrouped jobs, and the default policy */
   EMQ_WORD_ZERO, /* "0" */
   EMQ_WORD_EMPTY,
   EMQ_WORD_EVENT, /* an events entry's fields: event, id, attempt */

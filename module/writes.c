@@ -2,6 +2,7 @@
 #include "writes.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "rows.h"
 
@@ -93,7 +94,8 @@ void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *
   b->name = name;
   b->score = score;
   b->score_text = RedisModule_CreateString(ctx, buf, emq_format_score(buf, score));
-  b->argv = RedisModule_PoolAlloc(ctx, sizeof *b->argv * (1 + 2 * cap));
+  b->cap = 1 + 2 * cap;
+  b->argv = RedisModule_PoolAlloc(ctx, sizeof *b->argv * b->cap);
   b->argv[0] = name;
   b->len = 1;
 }
@@ -103,6 +105,12 @@ void emq_zadd_batched(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleString *i
   RedisModule_ZsetAdd(b->key, b->score, id, &flags);
   if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
   emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", b->name);
+  if (b->len + 2 > b->cap) {
+    RedisModuleString **more = RedisModule_PoolAlloc(ctx, sizeof *more * 2 * b->cap);
+    memcpy(more, b->argv, sizeof *more * b->len);
+    b->argv = more;
+    b->cap *= 2;
+  }
   b->argv[b->len++] = b->score_text;
   b->argv[b->len++] = id;
 }
@@ -185,6 +193,52 @@ void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
   emq_changed(ctx, REDISMODULE_NOTIFY_GENERIC, "expire", name);
   /* As the server propagates a script's PEXPIRE: at an absolute time. */
   RedisModule_Replicate(ctx, "PEXPIREAT", "sl", name, (long long)at_ms);
+}
+
+void emq_hdel(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int n, const EmqWord *fields) {
+  if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_HASH) return;
+  int deleted = 0;
+  RedisModuleString *argv[8];
+  argv[0] = name;
+  for (int i = 0; i < n; ++i) {
+    /* The module deletes a hash the moment it is empty; a field deleted
+     * after that would make it anew. */
+    if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_HASH) {
+      deleted += RedisModule_HashSet(key, REDISMODULE_HASH_NONE, emq_word(fields[i]), REDISMODULE_HASH_DELETE, NULL);
+    }
+    argv[1 + i] = emq_word(fields[i]);
+  }
+  if (deleted == 0) return;
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hdel", name);
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  }
+  RedisModule_Replicate(ctx, "HDEL", "v", argv, (size_t)(1 + n));
+}
+
+double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
+                   RedisModuleString *member) {
+  int flags = 0;
+  double score = 0;
+  RedisModule_ZsetIncrby(key, (double)delta, member, &flags, &score);
+  emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zincr", name);
+  RedisModule_Replicate(ctx, "ZINCRBY", "sls", name, delta, member);
+  return score;
+}
+
+void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value) {
+  RedisModule_ListPush(key, REDISMODULE_LIST_TAIL, value);
+  emq_changed(ctx, REDISMODULE_NOTIFY_LIST, "rpush", name);
+  RedisModule_Replicate(ctx, "RPUSH", "ss", name, value);
+}
+
+void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  RedisModule_ListPop(key, REDISMODULE_LIST_HEAD);
+  emq_changed(ctx, REDISMODULE_NOTIFY_LIST, "lpop", name);
+  if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) {
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
+  }
+  RedisModule_Replicate(ctx, "LPOP", "s", name);
 }
 
 void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *stats_name, EmqWord field, int counted,

@@ -45,7 +45,7 @@ typedef struct {
   RedisModuleKey *key;
   RedisModuleString *name, *score_text, **argv;
   double score;
-  size_t len;
+  size_t len, cap; /* argv grows as ids come */
 } EmqZaddBatch;
 void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *key, RedisModuleString *name,
                           double score, size_t cap);
@@ -60,6 +60,16 @@ void emq_del(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
  * and announced in order, replicated whole when it deleted any. */
 void emq_del_keys(RedisModuleCtx *ctx, RedisModuleString **names, int n);
 void emq_pexpire(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, mstime_t at_ms);
+/* HDEL key f1 .. fn: silent, and replicated not at all, when no field was
+ * there; "del" too when it empties the hash. */
+void emq_hdel(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int n, const EmqWord *fields);
+/* ZINCRBY key delta member; the new score. */
+double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
+                   RedisModuleString *member);
+/* RPUSH key value. */
+void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value);
+/* LPOP key, for a list that is not empty; "del" too when it empties it. */
+void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 /* PERSIST: silent, and replicated not at all, when the key has no expiry. */
 void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 

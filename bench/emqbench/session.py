@@ -39,6 +39,9 @@ SIZES = {
     "search_rows": (50_000, 50_000),  # pending rows one search reads through
     "tracing_noop_jobs": (50_000, 10_000),  # per run, c=16: tracing on against off
     "tracing_exec_jobs": (5_000, 500),  # per run, c=8
+    "groups_jobs": (100_000, 20_000),  # per run, c=16: in 1,000 groups against none
+    "groups_cost_jobs": (20_000, 5_000),  # claimed per claim-cost sample, of 200,000 enqueued
+    "groups_tenants": (100, 40),  # small tenants behind the 100,000-job backlog
     # Each figure held to a ceiling is measured this many times, interleaved
     # with its ceiling (A B, B A, A B), and each side keeps its best: on a
     # shared machine noise only ever slows a run down.

@@ -11,10 +11,12 @@ def noop_plugin(s):
     return {"type": "plugin", "path": str(s.lib("libemq_noop.so"))}
 
 
-def prefill(s, queue, jobs, payload="x", first=0, queues=None):
+def prefill(s, queue, jobs, payload="x", first=0, queues=None, groups=0):
+    """jobs through the optioned enqueue; groups > 0 spreads them round
+    robin over that many groups."""
     qs = queues or [queue]
     args = [str(s.bin("emq_bench_enqueue")), "--url", s.valkey.url, "--jobs", str(jobs), "--depth", "64",
-            "--payload", payload, "--first", str(first)]
+            "--payload", payload, "--first", str(first), "--groups", str(groups)]
     for q in qs:
         args += ["--queue", q]
     run_json(args)

@@ -71,6 +71,13 @@ void row(std::ostream& out, const std::string& label, const std::string& value) 
 std::string ms(std::int64_t v) { return std::to_string(v) + " ms"; }
 std::string seconds(double v) { return number(v) + " s"; }
 
+// "default weight 1; acme weight 3, paused; written to the server at start"
+std::string groups_text(const QueueGroups& g) {
+  std::string t = "default " + echomq::describe(g.fallback);
+  for (const auto& [name, p] : g.overrides) t += "; " + name + " " + echomq::describe(p);
+  return t + "; written to the server at start";
+}
+
 void describe_handler(std::ostream& out, const HandlerConfig& h) {
   if (h.type == HandlerConfig::Type::Plugin) {
     row(out, "  handler", "plugin " + h.path);
@@ -178,6 +185,8 @@ std::string describe(const Config& config) {
     row(out, "  limits",
         q.limits ? echomq::describe(*q.limits) + ", written to meta at start"
                  : "none in the config: meta's, if any (emq limit)");
+    row(out, "  groups",
+        q.groups ? groups_text(*q.groups) : "none in the config: the server's, if any (emq group set)");
     row(out, "  events",
         q.events > 0 ? "a stream of about " + std::to_string(q.events) + " entries, written to meta at start"
                      : "off (meta's field deleted at start)");

@@ -43,25 +43,98 @@ class QueueReader {
       ok = r_.integer(*f, 1, kMaxActiveLimit, n, "it counts jobs holding a lease at once, across every daemon") && ok;
       l.max_active = n;
     }
-    if (const Field* rate = lm.get("rate")) {
-      Mapping rm;
-      const Field *max = nullptr, *per = nullptr;
-      if (read_mapping(r_, *rate, place, "limits.rate", rm)) {
-        max = rm.get("max");
-        per = rm.get("per");
-        if (max == nullptr || per == nullptr) {
-          r_.error(*rate, "expected both max and per, e.g. { max: 100, per: 1s }");
-          ok = false;
-        }
-      } else {
-        ok = false;
-      }
-      RateLimit rl;
-      if (max != nullptr) ok = r_.integer(*max, 1, kMaxActiveLimit, rl.max, "claims per window") && ok;
-      if (per != nullptr) ok = read_window(*per, rl.window_ms) && ok;
-      l.rate = rl;
-    }
+    if (const Field* rate = lm.get("rate")) ok = read_rate(*rate, place, "limits.rate", l.rate) && ok;
     if (ok) out = l;
+  }
+
+  // `rate: { max: N, per: 1s }`, both keys given.
+  bool read_rate(const Field& rate, unsigned place, const std::string& section, std::optional<RateLimit>& out) {
+    Mapping rm;
+    if (!read_mapping(r_, rate, place, section, rm)) return false;
+    const Field* max = rm.get("max");
+    const Field* per = rm.get("per");
+    bool ok = true;
+    if (max == nullptr || per == nullptr) {
+      r_.error(rate, "expected both max and per, e.g. { max: 100, per: 1s }");
+      ok = false;
+    }
+    RateLimit rl;
+    if (max != nullptr) ok = r_.integer(*max, 1, kMaxActiveLimit, rl.max, "claims per window") && ok;
+    if (per != nullptr) ok = read_window(*per, rl.window_ms) && ok;
+    out = rl;
+    return ok;
+  }
+
+  // `groups:` { default: POLICY, overrides: { GROUP: POLICY } }, POLICY
+  // being { weight, max_active, rate } (and paused, for a group). Absent,
+  // the groups are left as they were (the defaults').
+  void read_groups(const Mapping& m, unsigned place, std::optional<QueueGroups>& out) {
+    const Field* field = m.get("groups");
+    if (field == nullptr) return;
+    Mapping gm;
+    if (!read_mapping(r_, *field, place, "groups", gm)) return;
+    QueueGroups g;
+    bool ok = true;
+    if (const Field* d = gm.get("default")) ok = read_policy(*d, place, false, g.fallback) && ok;
+    if (const Field* o = gm.get("overrides")) ok = read_overrides(*o, place, g.overrides) && ok;
+    if (ok) out = g;
+  }
+
+  bool read_overrides(const Field& field, unsigned place, std::map<std::string, GroupPolicy>& out) {
+    if (field.value.IsNull()) return true;
+    if (!field.value.IsMap()) {
+      r_.error(field,
+               "expected a mapping of GROUP: { weight, max_active, rate, paused }, got " + describe_value(field.value));
+      return false;
+    }
+    bool ok = true;
+    std::map<std::string, int> seen;
+    for (auto it = field.value.begin(); it != field.value.end(); ++it) {
+      const int line = it->first.Mark().line + 1;
+      const std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+      const Field entry{field.key + "." + name, it->second, line};
+      if (!valid_group_name(name)) {
+        r_.error(line, field.key,
+                 "expected group names of 1-128 bytes of A-Z a-z 0-9 _ . : - (the default policy is groups.default), "
+                 "got " +
+                     describe_value(it->first));
+        ok = false;
+      } else if (auto first = seen.find(name); first != seen.end()) {
+        r_.error(line, entry.key, "duplicate group, first given at line " + std::to_string(first->second));
+        ok = false;
+      } else {
+        seen.emplace(name, line);
+        ok = read_policy(entry, place, true, out[name]) && ok;
+      }
+    }
+    return ok;
+  }
+
+  // One policy; paused only for a group (the default cannot be paused).
+  bool read_policy(const Field& field, unsigned place, bool group, GroupPolicy& out) {
+    std::vector<std::string> allowed = keys_at(place, "groups.default");
+    allowed.push_back("paused");
+    Mapping pm;
+    if (!r_.mapping(field, allowed, pm)) return false;
+    bool ok = true;
+    if (const Field* f = pm.get("weight")) {
+      ok = r_.integer(*f, 1, kMaxGroupWeight, out.weight, "it is the group's claims per turn of the rotation") && ok;
+    }
+    if (const Field* f = pm.get("max_active")) {
+      std::int64_t n = 0;
+      ok = r_.integer(*f, 1, kMaxActiveLimit, n, "it counts the group's jobs holding a lease at once") && ok;
+      out.max_active = n;
+    }
+    if (const Field* f = pm.get("rate")) ok = read_rate(*f, place, "groups.default.rate", out.rate) && ok;
+    if (const Field* f = pm.get("paused")) {
+      if (!group) {
+        r_.error(*f, "the default policy cannot be paused; pause a group under overrides, or the queue (emq pause)");
+        ok = false;
+      } else {
+        ok = r_.boolean(*f, out.paused) && ok;
+      }
+    }
+    return ok;
   }
 
   // `events:` the stream's length, or off.
@@ -185,6 +258,7 @@ class QueueReader {
     }
     read_plain(r_, m, kQueue, "", nullptr, &q);
     read_limits(m, kQueue, q.limits);
+    read_groups(m, kQueue, q.groups);
     read_events(m, q.events);
     if (const Field* handler = m.get("handler")) {
       read_handler(*handler, q);
@@ -323,6 +397,7 @@ void read_defaults(ConfigReader& r, const Field& field, QueueConfig& defaults) {
   QueueReader reader(r, "");
   reader.read_process_settings(m, defaults.handler);
   reader.read_limits(m, kDefaults, defaults.limits);
+  reader.read_groups(m, kDefaults, defaults.groups);
   reader.read_events(m, defaults.events);
 }
 

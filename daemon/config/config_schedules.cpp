@@ -57,6 +57,7 @@ class ScheduleReader {
     }
     if (const Field* f = m.get("misfire_grace"))
       ok = duration(r_, *f, 0, kMaxGraceMs, "0s to 7d", s.misfire_grace_ms) && ok;
+    if (const Field* f = m.get("group")) ok = read_group(*f, s) && ok;
     return read_unique(m, s) && ok;
   }
 
@@ -89,6 +90,14 @@ class ScheduleReader {
       return false;
     }
     return true;
+  }
+
+  // group: each fire's job goes to its group's turn.
+  bool read_group(const Field& f, ScheduleConfig& s) {
+    if (!r_.string(f, s.group)) return false;
+    if (valid_group_name(s.group)) return true;
+    r_.error(f, "expected a group of 1-128 characters of A-Z a-z 0-9 _ . : -, got \"" + s.group.substr(0, 80) + "\"");
+    return false;
   }
 
   // unique, unique_mode and unique_for: each fire's job carries the key.

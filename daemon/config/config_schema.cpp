@@ -156,6 +156,17 @@ std::vector<KeySpec> build_schema() {
     key("limits.rate", kPolicy, V::Custom),
     key("limits.rate.max", kPolicy, V::Custom),
     key("limits.rate.per", kPolicy, V::Custom),
+    // Read by the queue reader too: a queue's groups replace the defaults'
+    // whole; overrides are keyed by group name, each with default's keys
+    // and paused.
+    with(key("groups", kPolicy, V::Custom), "", "groups"),
+    key("groups.default", kPolicy, V::Custom),
+    key("groups.default.weight", kPolicy, V::Custom),
+    key("groups.default.max_active", kPolicy, V::Custom),
+    key("groups.default.rate", kPolicy, V::Custom),
+    key("groups.default.rate.max", kPolicy, V::Custom),
+    key("groups.default.rate.per", kPolicy, V::Custom),
+    key("groups.overrides", kPolicy, V::Custom),
     with(key("events", kPolicy, V::Custom), "10000", "events"),
     key("handler", kQueue, V::Section),
 
@@ -193,6 +204,7 @@ std::vector<KeySpec> build_schema() {
     with(key("unique", kSchedule, V::Custom), "", "job"),
     with(key("unique_mode", kSchedule, V::Custom), "finished", "job"),
     with(key("unique_for", kSchedule, V::Custom), "", "job"),
+    with(key("group", kSchedule, V::Custom), "", "job"),
   };
   // clang-format on
 }

@@ -11,6 +11,7 @@
 
 #include "echomq/backoff.h"
 #include "echomq/events.h"
+#include "echomq/groups.h"
 #include "echomq/limits.h"
 #include "echomq/url.h"
 
@@ -33,6 +34,14 @@ struct HandlerConfig {
   std::int64_t max_jobs_per_process = 0;         // pool: 0 never recycles
 };
 
+// `groups:` of a queue: the default policy (the `*` field of emq:{q}:groups)
+// and each named group's own, which replaces the default whole.
+struct QueueGroups {
+  GroupPolicy fallback;
+  std::map<std::string, GroupPolicy> overrides;
+  bool operator==(const QueueGroups& o) const { return fallback == o.fallback && overrides == o.overrides; }
+};
+
 struct QueueConfig {
   std::string name;
   int concurrency = 1;
@@ -50,6 +59,10 @@ struct QueueConfig {
   // start, what it leaves out is off. Absent: meta is left as it is (emq
   // limit may have set them).
   std::optional<QueueLimits> limits;
+  // `groups:`, written to emq:{q}:groups at start through group_set; the
+  // policies it does not name are deleted there. Absent: the hash is left
+  // as it is (emq group set may have written it).
+  std::optional<QueueGroups> groups;
   // `events:` the length of the queue's events stream, written to its meta
   // at start; 0 (`off`) deletes the field there.
   std::int64_t events = kDefaultEventsLength;
@@ -116,6 +129,9 @@ struct ScheduleConfig {
   std::string unique;
   std::string unique_mode;
   std::int64_t unique_for_ms = 0;
+  // group: each fire's job goes to this group (docs/protocol.md, "Groups");
+  // "" for none.
+  std::string group;
   int line = 0;  // where it is defined, for logs
 };
 

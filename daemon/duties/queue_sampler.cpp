@@ -53,11 +53,14 @@ std::string QueueSampler::trouble(std::chrono::milliseconds within) const {
 // so it also finds a server that answers but refuses writes (a replica, a
 // full disk), and it puts the names back after a FLUSHALL. SADD of members
 // already there changes nothing and is not replicated.
-void QueueSampler::sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms) {
-  all = stats(executor_, keys_);
+void QueueSampler::sample(Sample& s) {
+  s.stats = stats(executor_, keys_);
+  // One read of a queue without groups, two with: never per group.
+  s.groups.clear();
+  for (const QueueKeys& q : keys_) s.groups.push_back(read_groups(executor_, q, kGroupSeries));
   // Ages by the server's clock, which every daemon shares: a daemon on a
   // host whose clock is off reports the same latency as the others.
-  server_now_ms = executor_.server_time_ms();
+  s.server_now_ms = executor_.server_time_ms();
   std::string refused;
   try {
     register_queues(executor_, params_.queues);
@@ -111,15 +114,15 @@ void QueueSampler::note_nodes() {
 }
 
 // One sample, books kept on failure; false when there is nothing to use.
-bool QueueSampler::read_state(std::vector<QueueStats>& all, std::int64_t& server_now_ms) {
+bool QueueSampler::read_state(Sample& s) {
   try {
     try {
-      sample(all, server_now_ms);
+      sample(s);
     } catch (const Error& e) {
       // One dropped connection is no outage: the executor reconnects at
       // once after a broken call, so try again now before saying so.
       if (!e.transient() || executor_.connected() || executor_.retry_after().count() > 0) throw;
-      sample(all, server_now_ms);
+      sample(s);
     }
   } catch (const Error& e) {
     if (!e.transient()) {
@@ -144,9 +147,10 @@ bool QueueSampler::read_state(std::vector<QueueStats>& all, std::int64_t& server
 }
 
 std::chrono::milliseconds QueueSampler::tick() {
-  std::vector<QueueStats> all;
-  std::int64_t server_now_ms = 0;
-  const bool sampled = read_state(all, server_now_ms);
+  Sample sampled_now;
+  const bool sampled = read_state(sampled_now);
+  const std::vector<QueueStats>& all = sampled_now.stats;
+  const std::int64_t server_now_ms = sampled_now.server_now_ms;
   note_nodes();
   if (!sampled) return params_.interval;
   // The endpoint sets the gauge again at each scrape from trouble(), the
@@ -190,7 +194,16 @@ std::chrono::milliseconds QueueSampler::tick() {
     }
     m.latency->Set(age_s);
   }
+  set_group_metrics(sampled_now.groups);
   return params_.interval;
+}
+
+void QueueSampler::set_group_metrics(const std::vector<GroupsView>& groups) {
+  for (std::size_t i = 0; i < groups.size() && i < keys_.size(); ++i) {
+    std::vector<GroupCount> top;
+    for (const GroupState& g : groups[i].top) top.push_back({g.name, g.pending, g.active});
+    metrics_.set_groups(keys_[i].queue, groups[i].groups, top);
+  }
 }
 
 }  // namespace echomq::daemon

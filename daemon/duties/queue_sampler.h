@@ -9,6 +9,8 @@
 // so it is the daemon's watch on them: a change is told to whoever asked
 // (claim loops held back by the old limits), within a second, with no
 // call of its own and whether or not the server publishes keyspace events.
+// Each queue's groups are read in the same sample (lib's read_groups, the
+// largest kGroupSeries backlogs), into emq_groups and emq_group_jobs.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "echomq/executor.h"
+#include "echomq/groups.h"
 #include "echomq/keyspace.h"
 #include "echomq/stats.h"
 #include "metrics.h"
@@ -52,8 +55,14 @@ class QueueSampler : public Periodic {
   std::chrono::milliseconds tick() override;
 
  private:
-  void sample(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
-  bool read_state(std::vector<QueueStats>& all, std::int64_t& server_now_ms);
+  struct Sample {
+    std::vector<QueueStats> stats;
+    std::vector<GroupsView> groups;  // per queue, in keys_' order
+    std::int64_t server_now_ms = 0;
+  };
+  void sample(Sample& s);
+  bool read_state(Sample& s);
+  void set_group_metrics(const std::vector<GroupsView>& groups);
   // On a cluster: which primary answers, into emq_valkey_node_up and trouble().
   void note_nodes();
   // Tells on_limits_change's callback of the queues whose limits changed.

@@ -49,6 +49,7 @@ std::string schedule_definition(const ScheduleConfig& s) {
     j["unique_mode"] = s.unique_mode.empty() ? (s.unique_for_ms > 0 ? "window" : "finished") : s.unique_mode;
     if (s.unique_for_ms > 0) j["unique_for_ms"] = s.unique_for_ms;
   }
+  if (!s.group.empty()) j["group"] = s.group;
   return j.dump();
 }
 
@@ -218,6 +219,7 @@ void Scheduler::fire(Entry& e, std::int64_t tick_ms) {
   if (!e.config.unique.empty()) {
     fire.job.unique = UniqueKey{e.config.unique, unique_mode_from(e.config.unique_mode), e.config.unique_for_ms};
   }
+  fire.group = e.config.group;
   CronFireResult result;
   KeyHolder holder;
   try {

@@ -29,6 +29,10 @@ Wakeup::Wakeup(std::vector<ClaimLoop*> loops, ConnectionOptions server, bool ena
   for (ClaimLoop* l : loops) {
     const std::string prefix = "__keyspace@" + std::to_string(server_.db) + "__:";
     by_channel_[prefix + l->keys().pending] = {l, false};
+    // A grouped job waits in its group's zset, not in pending: its enqueue
+    // moves gidx, and a capped group an end lets run again leaves gwait.
+    by_channel_[prefix + l->keys().gidx] = {l, false};
+    by_channel_[prefix + l->keys().gwait] = {l, false};
     if (l->queue().limits && l->queue().limits->max_active) by_channel_[prefix + l->keys().active] = {l, true};
   }
 }

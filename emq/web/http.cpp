@@ -12,6 +12,7 @@
 #include "bytes_text.h"
 #include "web/assets.h"
 #include "web/events.h"
+#include "web/groups_api.h"
 #include "web/history_api.h"
 #include "web/lists_api.h"
 #include "web/origin.h"
@@ -287,7 +288,7 @@ HttpResponse WebSite::get(const HttpRequest& request) {
   const std::vector<std::string>& s = *seg;
   const std::size_t n = s.size();
   // The page: one document for every view; its script reads the path.
-  if (n == 0 || (n == 2 && s[0] == "queues") || (n == 4 && s[0] == "queues" && s[2] == "jobs") ||
+  if (n == 0 || (n == 2 && s[0] == "queues") || (n == 4 && s[0] == "queues" && (s[2] == "jobs" || s[2] == "groups")) ||
       (n == 1 && s[0] == "daemons") || (n == 1 && s[0] == "search")) {
     return page();
   }
@@ -331,6 +332,14 @@ HttpResponse WebSite::get(const HttpRequest& request) {
           guarded_api([&] { return completed_answer(api_.executor(), s[2], query_param(request.query, "before")); }));
     }
     if (n == 5 && s[3] == "jobs") return json_response(guarded_api([&] { return api_.job(s[2], s[4]); }));
+    if (n == 4 && s[3] == "groups") {
+      return json_response(
+          guarded_api([&] { return groups_answer(api_.executor(), s[2], query_param(request.query, "limit")); }));
+    }
+    if (n == 5 && s[3] == "groups") {
+      return json_response(
+          guarded_api([&] { return group_answer(api_.executor(), s[2], s[4], query_param(request.query, "page")); }));
+    }
     if (n == 6 && s[3] == "jobs" && (s[5] == "payload" || s[5] == "result" || s[5] == "error")) {
       RawField f;
       ApiAnswer failed = guarded_api([&] {
@@ -364,6 +373,11 @@ std::optional<HttpResponse> WebSite::action_post(const HttpRequest& request, con
     return json_response(guarded_api([&] {
       return actions_.limits(s[2], query_param(request.query, "max_active"), query_param(request.query, "rate"));
     }));
+  }
+  if (n == 6 && s[3] == "groups" && (s[5] == "pause" || s[5] == "resume" || s[5] == "policy")) {
+    const GroupForm form{s[5], query_param(request.query, "weight"), query_param(request.query, "max_active"),
+                         query_param(request.query, "rate")};
+    return json_response(guarded_api([&] { return group_action(api_.executor(), s[2], s[4], form); }));
   }
   if (n == 5 && s[3] == "dead" && s[4] == "purge") {
     return json_response(guarded_api([&] { return actions_.purge_dead(s[2]); }));

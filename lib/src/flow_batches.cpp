@@ -61,8 +61,10 @@ ScriptCall children_done_call(const QueueKeys& pq, std::string_view parent_id,
                               const std::vector<const ChildNews*>& news) {
   ScriptCall call{Script::ChildrenDone,
                   {pq.row(parent_id), pq.deps(parent_id), pq.results(parent_id), pq.waiting, pq.pending, pq.dead,
-                   pq.stats, pq.outbox, pq.uniq_root},
+                   pq.stats, pq.outbox},
                   {}};
+  pq.add_group_block(call.keys);
+  call.keys.push_back(pq.uniq_root);
   call.args.reserve(3 * news.size());
   for (const ChildNews* n : news) {
     call.args.push_back(n->child_ref);

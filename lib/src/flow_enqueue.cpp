@@ -64,6 +64,8 @@ class TreeCheck {
     if (n.on_child_failure != "fail" && n.on_child_failure != "wait" && n.on_child_failure != "ignore") {
       bad("on_child_failure '" + n.on_child_failure.substr(0, 40) + "' must be fail, wait or ignore");
     }
+    if (!n.group.empty() && !valid_group_name(n.group))
+      bad("group '" + n.group.substr(0, 80) + "' is not a valid group: use 1-128 bytes of A-Z a-z 0-9 _ . : -");
   }
 
   std::vector<std::size_t> at_;
@@ -110,16 +112,21 @@ ScriptCall node_call(const FlowNode& n, const JobOptions& job, const std::string
                  {id, n.payload, num(n.lane), n.on_child_failure, parent}};
     c.args.insert(c.args.end(), child_refs.begin(), child_refs.end());
     add_job_options(q, job, c.keys, c.args);
+    // A waiting parent is in no group's zset: its group goes in its row
+    // only, without the six KEYS (docs/protocol.md, "The enqueues").
+    if (!n.group.empty()) c.args.insert(c.args.end(), {"group", n.group});
     return c;
   }
   if (!parent.empty()) {
     ScriptCall c{Script::EnqueueChild, {q.row(id), q.pending, q.meta}, {id, n.payload, num(n.lane), parent}};
     add_job_options(q, job, c.keys, c.args);
+    add_group_option(q, n.group, c.keys, c.args);
     return c;
   }
   EnqueueOptions o;
   o.lane = n.lane;
   o.job = job;
+  o.group = n.group;
   return enqueue_call(q, id, n.payload, o);
 }
 

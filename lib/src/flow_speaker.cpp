@@ -40,10 +40,13 @@ const char* to_string(ChildDoneResult r) {
 
 ScriptCall child_done_call(const QueueKeys& pq, std::string_view parent_id, std::string_view child_ref,
                            ChildOutcome outcome, std::string_view text) {
-  return {Script::ChildDone,
-          {pq.row(parent_id), pq.deps(parent_id), pq.results(parent_id), pq.waiting, pq.pending, pq.dead, pq.outbox,
-           pq.uniq_root},
-          {std::string(child_ref), to_string(outcome), std::string(text)}};
+  ScriptCall call{
+      Script::ChildDone,
+      {pq.row(parent_id), pq.deps(parent_id), pq.results(parent_id), pq.waiting, pq.pending, pq.dead, pq.outbox},
+      {std::string(child_ref), to_string(outcome), std::string(text)}};
+  pq.add_group_block(call.keys);
+  call.keys.push_back(pq.uniq_root);
+  return call;
 }
 
 ChildDoneResult decode_child_done(const Reply& r) {

@@ -57,7 +57,14 @@ QueueKeys::QueueKeys(std::string_view q)
       deps_root(queue_key(q, "deps:")),
       results_root(queue_key(q, "results:")),
       events(queue_key(q, "events")),
-      uniq_root(queue_key(q, "uniq:")) {}
+      uniq_root(queue_key(q, "uniq:")),
+      gq_root(queue_key(q, "gq:")),
+      grp_root(queue_key(q, "grp:")),
+      gact_root(queue_key(q, "gact:")),
+      gidx(queue_key(q, "gidx")),
+      rot(queue_key(q, "rot")),
+      groups(queue_key(q, "groups")),
+      gwait(queue_key(q, "gwait")) {}
 
 bool valid_unique_key(std::string_view key) {
   if (key.empty() || key.size() > 128) return false;
@@ -77,6 +84,29 @@ void check_unique_key(std::string_view key) {
 std::string QueueKeys::uniq(std::string_view key) const {
   check_unique_key(key);
   return uniq_root + std::string(key);
+}
+
+// A group is spelt as a unique key is: the same alphabet, the same bound.
+bool valid_group_name(std::string_view name) { return valid_unique_key(name); }
+
+void check_group_name(std::string_view name) {
+  if (valid_group_name(name)) return;
+  throw Error(ErrorKind::Invalid, "group",
+              "'" + std::string(name.substr(0, 80)) + "' is not a valid group: use 1-128 bytes of A-Z a-z 0-9 _ . : -");
+}
+
+void QueueKeys::add_group_block(std::vector<std::string>& keys) const {
+  keys.insert(keys.end(), {gq_root, grp_root, gact_root, gidx, rot, groups, gwait});
+}
+
+std::string QueueKeys::gq(std::string_view group) const {
+  return (check_group_name(group), gq_root + std::string(group));
+}
+std::string QueueKeys::grp(std::string_view group) const {
+  return (check_group_name(group), grp_root + std::string(group));
+}
+std::string QueueKeys::gact(std::string_view group) const {
+  return (check_group_name(group), gact_root + std::string(group));
 }
 
 namespace {

@@ -71,12 +71,20 @@ void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::s
   if (!o.tracestate.empty()) args.insert(args.end(), {"tracestate", o.tracestate});
 }
 
+void add_group_option(const QueueKeys& q, std::string_view group, std::vector<std::string>& keys,
+                      std::vector<std::string>& args) {
+  if (group.empty()) return;
+  keys.insert(keys.end(), {q.gq(group), q.grp(group), q.gact(group), q.gidx, q.rot, q.groups});
+  args.insert(args.end(), {"group", std::string(group)});
+}
+
 ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_view payload, const EnqueueOptions& o) {
   check_lane(o.lane);
   check_job_id(id);  // a new id is minted or taken from a user: the full form
   std::string row = q.row(id);
-  if (has_job_options(o.job)) {
-    // The optioned enqueue: delayed with a due time, then the lock.
+  if (has_job_options(o.job) || !o.group.empty()) {
+    // The optioned enqueue: delayed with a due time, then the lock, then
+    // the group's six.
     ScriptCall call{Script::Enqueue, {std::move(row), q.pending}, {std::string(id), std::string(payload)}};
     if (o.lane != 0) call.args.insert(call.args.end(), {"lane", num(o.lane)});
     if (o.due_ms) {
@@ -84,6 +92,7 @@ ScriptCall enqueue_call(const QueueKeys& q, std::string_view id, std::string_vie
       call.args.insert(call.args.end(), {"due_ms", num(*o.due_ms)});
     }
     add_job_options(q, o.job, call.keys, call.args);
+    add_group_option(q, o.group, call.keys, call.args);
     return call;
   }
   if (o.due_ms) {
@@ -116,6 +125,7 @@ ScriptCall enqueue_cron_call(const QueueKeys& q, std::string_view id, std::strin
                   {std::string(id), std::string(payload), std::string(f.name), num(f.fire_ms), num(f.lane),
                    f.skip_overlap ? "skip" : "allow"}};
   add_job_options(q, f.job, call.keys, call.args);
+  add_group_option(q, f.group, call.keys, call.args);
   return call;
 }
 
@@ -134,9 +144,12 @@ CronFireResult enqueue_cron(Executor& x, const QueueKeys& q, std::string_view id
 }
 
 ScriptCall claim_call(const QueueKeys& q, const ClaimArgs& a) {
-  return {Script::Claim,
-          {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root},
-          {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  ScriptCall call{Script::Claim,
+                  {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root},
+                  {num(a.lease_ms), num(a.max_count), num(a.promote_limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
 }
 
 std::vector<ClaimedJob> decode_claim(Reply r) {
@@ -207,6 +220,7 @@ ScriptCall complete_call(const QueueKeys& q, const Lease& l, std::int64_t keep_m
     call.script = Script::CompleteFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }
@@ -229,6 +243,7 @@ ScriptCall fail_call(const QueueKeys& q, const Lease& l, const FailArgs& a, Flow
     call.script = Script::FailFlow;
     call.keys.insert(call.keys.end(), {q.outbox, q.deps_root, q.results_root});
   }
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }
@@ -246,7 +261,9 @@ FailResult fail(Executor& x, const QueueKeys& q, const Lease& lease, const FailA
 }
 
 ScriptCall release_call(const QueueKeys& q, const Lease& l) {
-  return {Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  ScriptCall call{Script::Release, {q.row(l.id), q.active, q.pending, q.stats}, {l.id, num(l.epoch)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 ReleaseResult decode_release(const Reply& r) {
@@ -258,17 +275,26 @@ ReleaseResult release(Executor& x, const QueueKeys& q, const Lease& lease) {
 }
 
 ReapResult reap(Executor& x, const QueueKeys& q, std::int64_t max_attempts, std::int64_t limit) {
-  Reply r = x.eval({Script::Reap,
-                    {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox, q.uniq_root},
-                    {num(max_attempts), num(limit)}});
+  ScriptCall call{
+      Script::Reap, {q.active, q.pending, q.dead, q.stats, q.row_root, q.outbox}, {num(max_attempts), num(limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  Reply r = x.eval(call);
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "reap", "expected [requeued, dead]");
   }
   return {integer_of(r.elements[0], "reap"), integer_of(r.elements[1], "reap")};
 }
 
+ScriptCall retry_dead_call(const QueueKeys& q, std::int64_t limit) {
+  ScriptCall call{Script::RetryDead, {q.dead, q.pending, q.row_root}, {num(limit)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
+}
+
 RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) {
-  Reply r = x.eval({Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {num(limit)}});
+  Reply r = x.eval(retry_dead_call(q, limit));
   throw_if_error(r, "retry_dead");
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "retry_dead", "expected [moved, skipped]");
@@ -277,7 +303,10 @@ RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit) 
 }
 
 ScriptCall retry_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::RetryJob, {q.row(id), q.dead, q.pending, q.uniq_root}, {std::string(id)}};
+  ScriptCall call{Script::RetryJob, {q.row(id), q.dead, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  call.keys.push_back(q.uniq_root);
+  return call;
 }
 
 RetryJobResult decode_retry_job(const Reply& r, KeyHolder* holder) {
@@ -293,7 +322,9 @@ RetryJobResult retry_job(Executor& x, const QueueKeys& q, std::string_view id) {
 }
 
 ScriptCall promote_job_call(const QueueKeys& q, std::string_view id) {
-  return {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  ScriptCall call{Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {std::string(id)}};
+  q.add_group_block(call.keys);
+  return call;
 }
 
 PromoteJobResult decode_promote_job(const Reply& r) {
@@ -307,6 +338,7 @@ PromoteJobResult promote_job(Executor& x, const QueueKeys& q, std::string_view i
 ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode) {
   ScriptCall call{Script::Cancel, {q.row(id), q.pending, q.delayed, q.dead}, {std::string(id)}};
   if (mode == FlowMode::Flow) call.keys.insert(call.keys.end(), {q.outbox, q.waiting, q.deps(id), q.results(id)});
+  q.add_group_block(call.keys);
   call.keys.push_back(q.uniq_root);
   return call;
 }
@@ -326,6 +358,16 @@ CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMo
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep) {
   return integer_of(x.eval({Script::TrimDead, {q.dead, q.row_root, q.uniq_root}, {num(older_than_ms), num(max_keep)}}),
                     "trim_dead");
+}
+
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy) {
+  if (group != "*") check_group_name(group);
+  const std::string g(group);
+  return {Script::GroupSet, {q.groups, q.gq_root + g, q.grp_root + g, q.rot, q.gwait}, {g, std::string(policy)}};
+}
+
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy) {
+  return integer_of(x.eval(group_set_call(q, group, policy)), "group_set") == 1;
 }
 
 }  // namespace echomq

@@ -130,7 +130,9 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
                     "metrics:\n  listen: \"\"\nlog:\n  level: debug\nreaper:\n  interval_ms: 100\n"
                     "daemon:\n  beat_s: 0.5\n"
                     "queues:\n"
-                    "  - name: work\n    lease_ms: 1000\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
+                    "  - name: work\n    lease_ms: 1000\n    keep_completed_s: 60\n"
+                    "    groups: { default: { weight: 2 }, overrides: { acme: { max_active: 3 } } }\n"
+                    "    handler:\n      type: exec\n"
                     "      command: [\"/bin/sh\", \"-c\", \"sleep 1.5; cat\"]\n"
                     "  - name: bad\n    keep_completed_s: 60\n    handler:\n      type: exec\n"
                     "      command: [\"/bin/sh\", \"-c\", \"echo run >> " +
@@ -156,7 +158,12 @@ TEST_P(Acl, AWholeCaseRunsAsTheLeastPrivilegeUser) {
                                              {"pause", "work", "--reason", "r", "--for", "1h"},
                                              {"resume", "work"},
                                              {"daemons", "--jobs"},
-                                             {"daemons", "--json"}}) {
+                                             {"daemons", "--json"},
+                                             {"enqueue", "work", "g", "--group", "acme"},
+                                             {"groups", "work"},
+                                             {"group", "set", "work", "acme", "--weight", "3"},
+                                             {"group", "pause", "work", "acme"},
+                                             {"group", "resume", "work", "acme"}}) {
     RunResult r = emq(args);
     EXPECT_EQ(r.code, 0) << "emq " << args[0] << ": " << r.err;
   }

@@ -151,6 +151,51 @@ TEST_F(FlowApi, AChildCarriesItsParentsTraceContextUnlessGivenItsOwn) {
   EXPECT_EQ(hash(mid.row(p.children[0].id)).count("traceparent"), 0u);
 }
 
+// A tree's groups (docs/protocol.md, "The enqueues"): a grouped leaf waits
+// in its group's zset, a grouped parent carries its group in its row and
+// its last child's news sends it to its group; once the tree is done no
+// group holds a key.
+TEST_F(FlowApi, EachNodeOfATreeTakesItsTurnInItsOwnGroup) {
+  FlowNode root = leaf(q.queue, "report");
+  root.group = "cust.7";
+  FlowNode a = leaf(q.queue, "a");
+  a.group = "cust.42";
+  a.lane = 3;
+  root.children = {a, leaf(q.queue, "b")};
+  FlowJob ids = enqueue_flow(x, root);
+  const std::string id_a = ids.children[0].id, id_b = ids.children[1].id;
+  EXPECT_EQ(members(q.gq("cust.42")), std::vector<std::string>{id_a});
+  EXPECT_EQ(members(q.pending), std::vector<std::string>{id_b});
+  EXPECT_EQ(hash(q.row(id_a))["group"], "cust.42");
+  EXPECT_EQ(hash(q.row(ids.id))["group"], "cust.7");
+  EXPECT_EQ(hash(q.row(ids.id))["state"], "waiting");
+  EXPECT_TRUE(members(q.gq("cust.7")).empty()) << "a waiting parent is in no group's zset";
+
+  complete_all(q);  // the grouped child from its group's turn, the plain one from pending
+  EXPECT_TRUE(members(q.gact("cust.42")).empty());
+  std::vector<ChildDoneResult> told = drain_typed(q);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0] == ChildDoneResult::Released || told[1] == ChildDoneResult::Released, true);
+  EXPECT_EQ(members(q.gq("cust.7")), std::vector<std::string>{ids.id}) << "released to its group";
+  EXPECT_TRUE(members(q.pending).empty());
+
+  auto [jobs, mode] = claim_with_flag(q);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, ids.id) << "the released parent is claimed from its group's turn";
+  EXPECT_EQ(members(q.gact("cust.7")), std::vector<std::string>{ids.id}) << "and counted there";
+  EXPECT_EQ(decode_complete(x.eval(complete_call(q, {ids.id, jobs[0].lease_epoch}, 0, "done", mode))),
+            CompleteResult::Completed);
+  for (const auto& [key, value] : snapshot()) {
+    for (const char* part : {":gq:", ":grp:", ":gact:", ":gidx", ":rot"}) {
+      EXPECT_EQ(key.find(part), std::string::npos) << key << " is left once every group is idle";
+    }
+  }
+  FlowNode bad = leaf(q.queue, "p");
+  bad.children = {leaf(q.queue, "a")};
+  bad.children[0].group = "a b";
+  EXPECT_THROW(enqueue_flow(x, bad), Error);
+}
+
 // A page bounds a wide tree by the jobs it reads: past max_nodes the rest
 // are listed cut, never read, and a parent read still lists them all.
 TEST_F(FlowApi, ReadFlowReadsAtMostMaxNodesAndMarksTheRestCut) {
@@ -201,18 +246,21 @@ TEST_F(FlowApi, FlowModePicksTheFlowTwinsAndPlainKeepsTheCoreTransitions) {
   Lease l{"JOB_1", 3};
   EXPECT_EQ(complete_call(k, l, 0, "r").script, Script::Complete);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).script, Script::CompleteFlow);
-  // Their KEYS, and the uniq root last (docs/protocol.md, "Release").
-  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 7u);
+  // Their KEYS, the group block, and the uniq root last (docs/protocol.md,
+  // "Release", "Groups").
+  EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.size(), 6u + 7u + 1u);
   EXPECT_EQ(complete_call(k, l, 0, "r", FlowMode::Flow).keys.back(), k.uniq_root);
   FailArgs f;
   EXPECT_EQ(fail_call(k, l, f).script, Script::Fail);
   EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).script, Script::FailFlow);
-  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 10u);
+  // Its nine, the group block, the uniq root (docs/protocol.md, "Groups").
+  EXPECT_EQ(fail_call(k, l, f, FlowMode::Flow).keys.size(), 9u + 7u + 1u);
   EXPECT_EQ(cancel_call(k, "JOB_1").keys,
             (std::vector<std::string>{k.row("JOB_1"), k.pending, k.delayed, k.dead, k.outbox, k.waiting,
-                                      k.deps("JOB_1"), k.results("JOB_1"), k.uniq_root}))
-      << "an operator's cancel tells a child's parent, and removes a waiting parent";
-  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 5u);
+                                      k.deps("JOB_1"), k.results("JOB_1"), k.gq_root, k.grp_root, k.gact_root, k.gidx,
+                                      k.rot, k.groups, k.gwait, k.uniq_root}))
+      << "an operator's cancel tells a child's parent, removes a waiting parent, and takes a job out of its group";
+  EXPECT_EQ(cancel_call(k, "JOB_1", FlowMode::Plain).keys.size(), 4u + 7u + 1u);
 }
 
 TEST_F(FlowApi, AChildDyingUnderFailKillsItsParentThroughFailFlow) {

@@ -153,9 +153,10 @@ TEST(ScriptCopies, EveryCopyOfAFencedBlockIsTheSame) {
   // fail and fail_flow, promote_job and retry_job, the argument checks, and
   // unique jobs: the enqueue forms' options and holder rule, and the uniq
   // root every ending transition takes.
-  for (const char* name : {"fail_helpers", "fail_arguments", "fail_row", "fail_writes", "fail_requeue", "move_keys",
-                           "move_row", "move_lane", "job_id", "lane_argument", "enqueue_options", "unique_holder",
-                           "unique_enqueue", "unique_root", "unique_release"}) {
+  for (const char* name :
+       {"fail_helpers", "fail_arguments", "fail_row", "fail_writes", "fail_requeue", "move_keys", "move_row",
+        "move_lane", "job_id", "lane_argument", "enqueue_options", "unique_holder", "unique_enqueue", "unique_root",
+        "unique_release", "group_block", "group_policy", "group_steps"}) {
     EXPECT_EQ(blocks.count(name), 1u) << "no block fenced as " << name << ": is " << kLuaDir << " the scripts' folder?";
   }
 }

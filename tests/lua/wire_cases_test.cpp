@@ -129,6 +129,8 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
         for (const json& e : v["zset"]) cmd({"ZADD", key, s.bytes(e[1]), s.bytes(e[0])});
       } else if (v.contains("set")) {
         for (const json& m : v["set"]) cmd({"SADD", key, s.bytes(m)});
+      } else if (v.contains("list")) {
+        for (const json& m : v["list"]) cmd({"RPUSH", key, s.bytes(m)});
       } else if (v.contains("stream")) {
         for (const json& entry : v["stream"]) {
           Command c{"XADD", key, "*"};
@@ -138,7 +140,7 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
       } else if (v.contains("string")) {
         cmd({"SET", key, s.bytes(v["string"])});
       } else {
-        ADD_FAILURE() << key_text << ": a key is one of hash, zset, set, string";
+        ADD_FAILURE() << key_text << ": a key is one of hash, zset, set, list, stream, string";
       }
       if (v.contains("expires")) cmd({"PEXPIREAT", key, s.bytes(v["expires"])});
     }
@@ -150,6 +152,7 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
     std::string want_type = want.contains("hash")     ? "hash"
                             : want.contains("zset")   ? "zset"
                             : want.contains("set")    ? "set"
+                            : want.contains("list")   ? "list"
                             : want.contains("stream") ? "stream"
                                                       : "string";
     if (type != want_type) return key + " is a " + type + ", not a " + want_type;
@@ -186,6 +189,12 @@ class WireCases : public WireTest, public ::testing::WithParamInterface<std::str
       for (const json& m : want["set"]) expected.push_back(s.bytes(m));
       std::sort(expected.begin(), expected.end());
       if (got != expected) diff << " members differ (" << got.size() << " held, " << expected.size() << " expected);";
+    } else if (type == "list") {
+      Reply got = cmd({"LRANGE", key, "0", "-1"});
+      bool same = got.elements.size() == want["list"].size();
+      for (std::size_t i = 0; same && i < got.elements.size(); ++i)
+        same = s.matches(want["list"][i], got.elements[i].str);
+      if (!same) diff << " holds another list (" << got.elements.size() << " items);";
     } else if (type == "stream") {
       diff << compare_stream(s, key, want["stream"]);
     } else {

@@ -22,6 +22,7 @@
 #include "echomq/flows.h"
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
+#include "differential_groups.h"
 
 namespace echomq::test {
 
@@ -173,10 +174,11 @@ class FlowDraws {
   std::string summary() const {
     std::string calls;
     for (const auto& [name, n] : flow_calls_) calls += (calls.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-    return "flows: " + std::to_string(parents_) + " parents and " + std::to_string(children_) + " children enqueued; " +
-           std::to_string(held_children_) + " children and " + std::to_string(held_parents_) +
-           " parents settled while held; " + std::to_string(completed_) + " complete_flow done, " +
-           std::to_string(dead_) + " fail_flow dead, " + std::to_string(released_) +
+    return "flows: " + std::to_string(parents_) + " parents (" + std::to_string(grouped_parents_) +
+           " drawn grouped) and " + std::to_string(children_) + " children (" + std::to_string(grouped_children_) +
+           " drawn grouped) enqueued; " + std::to_string(held_children_) + " children and " +
+           std::to_string(held_parents_) + " parents settled while held; " + std::to_string(completed_) +
+           " complete_flow done, " + std::to_string(dead_) + " fail_flow dead, " + std::to_string(released_) +
            " parents released; calls: " + calls;
   }
   int settled() const {
@@ -198,9 +200,10 @@ class FlowDraws {
                  {q_.row(id), q_.waiting, q_.deps(id), q_.meta},
                  {id, "parent", std::to_string(pick(3) - 1), policies[pick(3)], parent_ref}};
     parents.push_back(p);
+    const std::size_t self = parents.size() - 1;
     for (int k = 0; k < kids; ++k) {
       const std::string child = new_id_();
-      parents.back().args.push_back(q_.ref(child));
+      parents[self].args.push_back(q_.ref(child));
       if (chance(8)) continue;  // never enqueued: its parent waits on it
       if (depth == 0 && chance(25)) {
         tree(child, q_.ref(id), 1 + pick(2), depth + 1, parents, leaves);
@@ -208,12 +211,27 @@ class FlowDraws {
         leaves.push_back(child_call(child, q_.ref(id)));
       }
     }
+    // A grouped parent: its row carries the group, and the child news
+    // that releases it sends it to its group.
+    if (chance(30)) {
+      const std::vector<std::string>& groups = GroupDraws::names();
+      parents[self].args.insert(parents[self].args.end(), {"group", groups[pick(static_cast<int>(groups.size()))]});
+      ++grouped_parents_;
+    }
   }
 
+  // A child, grouped one time in three: the builder's six KEYS, so the
+  // claim finds it in its group's zset.
   ScriptCall child_call(const std::string& id, const std::string& parent_ref) {
-    return {Script::EnqueueChild,
-            {q_.row(id), q_.pending, q_.meta},
-            {id, "child", std::to_string(pick(3) - 1), parent_ref}};
+    ScriptCall c{Script::EnqueueChild,
+                 {q_.row(id), q_.pending, q_.meta},
+                 {id, "child", std::to_string(pick(3) - 1), parent_ref}};
+    if (chance(33)) {
+      const std::vector<std::string>& groups = GroupDraws::names();
+      add_group_option(q_, groups[pick(static_cast<int>(groups.size()))], c.keys, c.args);
+      ++grouped_children_;
+    }
+    return c;
   }
 
   // The news of an outbox id as the drainer reads it: none when the row is
@@ -235,6 +253,7 @@ class FlowDraws {
   std::function<std::string()> new_id_;
   std::vector<std::string> flow_ids_;
   const std::int64_t keep_ms_ = 3600000;
+  int grouped_parents_ = 0, grouped_children_ = 0;
   int parents_ = 0, children_ = 0, completed_ = 0, dead_ = 0, released_ = 0, held_children_ = 0, held_parents_ = 0;
   std::map<std::string, int> flow_calls_;
 };

@@ -47,6 +47,12 @@
 // (stream-node-max-bytes 0), so approximate trimming cuts the same
 // entries on both sides whatever the ids' sizes.
 //
+// It draws groups too (differential_groups.h): grouped jobs entering
+// their groups through retry_job, promote_job and claim's promotion,
+// policies with weights, caps, rates and pauses (and broken ones), group
+// keys broken, all beside ungrouped jobs and an emq/1 peer's reap; after
+// every step the groups' counts and the rotation must hold together.
+//
 // EMQ_DIFF_SEED and EMQ_DIFF_STEPS replay or lengthen a run; the seed and
 // the step count are printed either way.
 #include <gtest/gtest.h>
@@ -70,6 +76,7 @@
 #include "echomq/keyspace.h"
 #include "echomq/transitions.h"
 #include "differential_flows.h"
+#include "differential_groups.h"
 #include "keyspace_dump.h"
 #include "valkey_server.h"
 #include "wait_for.h"
@@ -150,9 +157,17 @@ std::vector<std::string> stranded(const Keyspace& ks, const QueueKeys& q) {
     const std::string id = key.substr(q.row_root.size());
     auto state = row.entries.find("state");
     const std::string named = state == row.entries.end() ? "(none)" : state->second;
+    // A grouped job that is pending waits in its group's zset instead.
+    auto group = row.entries.find("group");
+    const std::string own_gq =
+        group != row.entries.end() && valid_group_name(group->second) ? q.gq(group->second) : std::string();
     for (const auto& [name, set] : sets) {
       auto s = ks.find(set);
-      const bool holds = s != ks.end() && s->second.entries.count(id) == 1;
+      bool holds = s != ks.end() && s->second.entries.count(id) == 1;
+      if (name == "pending" && !own_gq.empty() && !holds) {
+        auto g = ks.find(own_gq);
+        holds = g != ks.end() && g->second.type == "zset" && g->second.entries.count(id) == 1;
+      }
       if (holds != (name == named)) {
         out.push_back(show(id) + " in state " + show(named) + (holds ? " is also in " : " is not in ") + name);
       }
@@ -224,6 +239,36 @@ std::string set_bucket_aside(Keyspace& a, Keyspace& b, const QueueKeys& q, std::
   for (const char* f : {"rate_at", "rate_credit"}) {
     fa.erase(f);
     fb.erase(f);
+  }
+  return "";
+}
+
+// The same for each group's bucket (grp:<g>), written at each side's now.
+// Unlike the queue's, a group's bucket is not planted before each claim,
+// so the two sides' buckets are the same line of credit over time shifted
+// by when each side last spent (up to tolerance_ms apart), not by their
+// last rate_at: two claims in the same ms after spends a ms apart leave
+// equal rate_at and credits max_rate apart. So the credits may differ by
+// the tolerance's worth at the largest rate, whatever the gap now; a
+// token spent on one side only is a window's worth, far beyond it.
+std::string set_group_buckets_aside(Keyspace& a, Keyspace& b, const QueueKeys& q, std::int64_t tolerance_ms,
+                                    std::int64_t max_rate) {
+  for (auto& [key, state] : a) {
+    if (key.rfind(q.grp_root, 0) != 0 || state.type != "hash" || !b.count(key)) continue;
+    auto& fa = state.entries;
+    auto& fb = b.at(key).entries;
+    const auto ta = integer(fa, "rate_at"), tb = integer(fb, "rate_at");
+    const auto ca = integer(fa, "rate_credit"), cb = integer(fb, "rate_credit");
+    if (!ta || !tb || !ca || !cb) continue;
+    const std::int64_t gap = std::llabs(*ta - *tb);
+    if (gap > tolerance_ms || std::llabs(*ca - *cb) > tolerance_ms * max_rate) {
+      return key + " buckets differ: rate_at " + std::to_string(*ta) + " vs " + std::to_string(*tb) + ", rate_credit " +
+             std::to_string(*ca) + " vs " + std::to_string(*cb);
+    }
+    for (const char* f : {"rate_at", "rate_credit"}) {
+      fa.erase(f);
+      fb.erase(f);
+    }
   }
   return "";
 }
@@ -377,6 +422,22 @@ class Differential : public ::testing::Test {
     }
     if (!h.empty()) return raw_step({{"TYPE", lock}});
     return raw_step({chance(50) ? Command{"SET", lock, "not-an-id"} : Command{"HSET", lock, "f", "v"}});
+  }
+
+  // Two enqueues of one fresh key back to back, the run's first step (before
+  // any key is broken): the second meets the first holding it, whatever the
+  // random draws of the run meet later.
+  Step held_key() {
+    const std::string first = new_id(), second = new_id();
+    ids.push_back(first);
+    ids.push_back(second);
+    EnqueueOptions o;
+    o.job.unique = UniqueKey{"held" + std::to_string(next_id_), std::nullopt, 0};
+    const ScriptCall a = ev(enqueue_call(q, first, bytes(16), o)), b = ev(enqueue_call(q, second, bytes(16), o));
+    return [a, b](Side& s) {
+      eval(s, a);
+      return eval(s, b);
+    };
   }
 
   // A settle call without the uniq root, as an emq/1 speaker sends it.
@@ -641,6 +702,40 @@ class Differential : public ::testing::Test {
     return raw_step(flows_.corrupt(scripted.raw));
   }
 
+  // A group's step: a grouped job entering its group, one cancelled, a
+  // policy written, or a group's key broken by some other writer.
+  Step group_step() {
+    ++group_steps_;
+    const int roll = pick(10);
+    if (roll == 6) {
+      if (std::optional<ScriptCall> call = groups_.cancel_one()) {
+        ScriptCall c = ev(std::move(*call));
+        return [c](Side& s) { return eval(s, c); };
+      }
+    }
+    if (roll <= 6) {  // an entry (a cancel, before the run has a grouped job)
+      const std::string id = new_id();
+      ids.push_back(id);
+      GroupDraws::Entry e = groups_.grouped_job(id, bytes(16), server_now());
+      std::optional<ScriptCall> call;
+      if (e.call) call = ev(std::move(*e.call));
+      return [this, e, call](Side& s) {
+        Reply r;
+        r.type = Reply::Type::Array;
+        if (!e.plant.empty()) {
+          for (Reply& each : s.raw.pipeline(e.plant)) r.elements.push_back(std::move(each));
+        }
+        if (call) r.elements.push_back(eval(s, *call));
+        return r;
+      };
+    }
+    if (roll < 9) {
+      ScriptCall call = groups_.policy_call();
+      return [call](Side& s) { return eval(s, call); };
+    }
+    return raw_step(groups_.broken());
+  }
+
   // A settle, plain or in its flow form (flows_.settle_mode()).
   Step settle_step(ScriptCall call) {
     return [this, call](Side& s) { return run_calls(s, {call}).elements.front(); };
@@ -655,6 +750,7 @@ class Differential : public ::testing::Test {
     }
     if (chance(4)) return events();
     if (chance(18)) return flow_step();
+    if (chance(12)) return group_step();
     if (chance(3)) {
       const Lease l = some_lease();
       ScriptCall call = ev(progress_call(q, l, bytes(chance(5) ? 1100 : 24)));
@@ -682,13 +778,19 @@ class Differential : public ::testing::Test {
       ClaimArgs a{chance(30) ? 1 : kLong, 1 + pick(4), pick(4)};
       ScriptCall call = ev(claim_call(q, a));
       std::vector<Command> bucket = bucket_before_claim();
+      for (Command& c : groups_.gwait_before_claim(scripted.raw, server_now(), kBucketSlackMs)) {
+        bucket.push_back(std::move(c));
+      }
       return [this, call, bucket](Side& s) {
         if (!bucket.empty()) s.raw.pipeline(bucket);
         Reply r = eval(s, call);
         if (&s == &scripted && r.type == Reply::Type::Array) {
+          std::vector<Command> groups;
           for (std::size_t i = 0; i + 3 < r.elements.size(); i += 4) {
             leases.push_back({r.elements[i].str, r.elements[i + 3].integer});
+            groups.push_back({"HGET", q.row(r.elements[i].str), "group"});
           }
+          for (const Reply& g : s.raw.pipeline(groups)) grouped_claims_ += g.type == Reply::Type::String;
         }
         return r;
       };
@@ -729,12 +831,10 @@ class Differential : public ::testing::Test {
     if (roll < 93) {
       ScriptCall call;
       switch (pick(4)) {
-        case 0:
-          call = {Script::RetryDead, {q.dead, q.pending, q.row_root, q.uniq_root}, {std::to_string(1 + pick(3))}};
-          break;
+        case 0: call = retry_dead_call(q, 1 + pick(3)); break;
         case 1: {
           std::string id = ids.empty() ? new_id() : ids[pick(static_cast<int>(ids.size()))];
-          call = {Script::PromoteJob, {q.row(id), q.delayed, q.pending}, {id}};
+          call = promote_job_call(q, id);
           break;
         }
         case 2: {
@@ -801,6 +901,9 @@ class Differential : public ::testing::Test {
   std::vector<Lease> leases;
   FlowDraws flows_{rng, q, [this] { return new_id(); }};
   int flow_steps_ = 0;
+  GroupDraws groups_{rng, q};
+  int group_steps_ = 0, grouped_claims_ = 0;
+  std::string group_claims_summary() const { return std::to_string(grouped_claims_) + " grouped jobs claimed"; }
 
   // A claim step's bucket, planted before it: absent fields are a full one.
   struct Bucket {
@@ -847,7 +950,7 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     // Lets the 1 ms leases and backoffs of earlier steps fall due on both
     // sides before this one runs.
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    Step step = next_step();
+    Step step = n == 1 ? held_key() : next_step();
     const bool paused_before = is_paused(scripted);
     Reply a = step(scripted);
     Reply b = step(native);
@@ -866,6 +969,10 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
     ASSERT_TRUE(bucket_b.empty()) << where << ": native: " << bucket_b;
     const std::string bucket = set_bucket_aside(ka, kb, q, kToleranceMs, kMaxRate);
     ASSERT_TRUE(bucket.empty()) << where << ": the buckets differ: " << bucket;
+    const std::string group_bucket = set_group_buckets_aside(ka, kb, q, kToleranceMs, kMaxRate);
+    ASSERT_TRUE(group_bucket.empty()) << where << ": " << group_bucket;
+    std::vector<std::string> group_faults = groups_.group_problems(ka);
+    ASSERT_TRUE(group_faults.empty()) << where << ": " << group_faults.front() << "; last reply " << show_reply(a);
     std::vector<std::string> diff = keyspace_diff(ka, kb, kToleranceMs);
     ASSERT_TRUE(diff.empty()) << where << ": the keyspaces differ, first: " << diff.front() << " (" << diff.size()
                               << " in all); last reply " << show_reply(a);
@@ -900,6 +1007,8 @@ TEST_F(Differential, ScriptedAndNativeLeaveTheSameKeysRepliesAndEvents) {
   std::printf("differential: %d enqueues with a unique key, %d replies naming a holder, %d stale pointers made\n",
               unique_enqueues_, holder_replies_, stale_steps_);
   EXPECT_GT(holder_replies_, 0) << "the run should have met a held key";
+  std::printf("differential: %d group steps; %s; %s\n", group_steps_, groups_.summary().c_str(),
+              group_claims_summary().c_str());
   std::printf("differential: %d optioned enqueues with a trace context\n", traced_enqueues_);
   EXPECT_GT(traced_enqueues_, 0) << "the run should have written trace contexts";
   // A run that never claimed or settled would prove little.

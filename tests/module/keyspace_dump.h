@@ -20,7 +20,8 @@ namespace echomq::test {
 
 struct KeyState {
   std::string type;
-  std::map<std::string, std::string> entries;  // hash field -> value, zset member -> score, string "" -> value
+  std::map<std::string, std::string> entries;  // hash field -> value, zset member -> score, string "" -> value,
+                                               // list "item <index>" -> value
   std::int64_t expires_at_ms = -1;             // PEXPIRETIME: -1 none
 };
 using Keyspace = std::map<std::string, KeyState>;
@@ -50,6 +51,8 @@ inline Keyspace dump_keyspace(Connection& c) {
       reads.push_back({"SMEMBERS", k});
     else if (s.type == "stream")
       reads.push_back({"XRANGE", k, "-", "+"});
+    else if (s.type == "list")
+      reads.push_back({"LRANGE", k, "0", "-1"});
     else
       reads.push_back({"TYPE", k});
   }
@@ -61,6 +64,12 @@ inline Keyspace dump_keyspace(Connection& c) {
       for (std::size_t j = 0; j + 1 < v.elements.size(); j += 2) s.entries[v.elements[j].str] = v.elements[j + 1].str;
     } else if (s.type == "set") {
       for (const Reply& e : v.elements) s.entries[e.str] = "";
+    } else if (s.type == "list") {
+      for (std::size_t j = 0; j < v.elements.size(); ++j) {
+        char at[32];
+        std::snprintf(at, sizeof at, "item %06zu", j);
+        s.entries[at] = v.elements[j].str;
+      }
     } else if (s.type == "stream") {
       // Entry ids are the server's clock: masked, the entries kept in order.
       for (std::size_t j = 0; j < v.elements.size(); ++j) {

@@ -106,7 +106,8 @@ TEST_F(ModuleFlow, AParentsDepsAndResultsAreCheckedAgainstTheCallersAcl) {
   ASSERT_EQ(raw.command({"SADD", q.deps(parent), "mflow:JOB_gone"}).integer, 1);
   ASSERT_EQ(raw.command({"HSET", q.results(parent), "mflow:JOB_c", "c:ok"}).integer, 1);
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all", "~{emq}:*", "~" + q.row(parent)};
-  for (const std::string& k : {q.active, q.stats, q.outbox, q.deps_root, q.results_root, q.uniq_root}) {
+  for (const std::string& k : {q.active, q.stats, q.outbox, q.deps_root, q.results_root, q.uniq_root, q.gq_root,
+                               q.grp_root, q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(raw.command(declared_only).str, "OK");

@@ -3,6 +3,7 @@
 // EMQWIRE), its refusal of a cluster, and how an executor chooses it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -118,9 +119,17 @@ TEST_F(Module, EveryLayoutErrorIsRefusedBeforeAnyWrite) {
   for (const ScriptCall& call : core_calls(q, held, mint_job_id())) {
     const Command good = native_command(call);
     SCOPED_TRACE(good[0]);
-    // numkeys: one too few (of the transition's own KEYS: the uniq root
-    // after them is optional), one too many, not a number.
-    const std::size_t own = call.keys.size() - (call.keys.back() == q.uniq_root ? 1 : 0);
+    // numkeys: one too few (of the transition's own KEYS: the group block
+    // and the uniq root after them are optional), one too many, not a
+    // number; and a group block cut short.
+    const bool block = std::find(call.keys.begin(), call.keys.end(), q.gq_root) != call.keys.end();
+    const std::size_t own = call.keys.size() - (call.keys.back() == q.uniq_root ? 1 : 0) - (block ? 7 : 0);
+    if (block) {
+      Command cut = good;
+      cut.erase(cut.begin() + 2 + static_cast<std::ptrdiff_t>(own) + 6);  // gwait
+      cut[1] = std::to_string(call.keys.size() - 1);
+      expect_refused(cut, "EMQLAYOUT");
+    }
     Command c = good;
     c[1] = std::to_string(own - 1);
     expect_refused(c, "EMQLAYOUT");
@@ -296,7 +305,8 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   enqueue(x, q, mint_job_id(), "p", {0, 1});  // a due delayed job, for the promotion
   Connection admin = Connection::open(server.options());
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all"};
-  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root}) {
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root, q.gq_root,
+                               q.grp_root, q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(admin.command(declared_only).str, "OK");
@@ -329,6 +339,70 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   EXPECT_EQ(ok.type, Reply::Type::Array) << ok.str;
 }
 
+// A group's own keys (gq:<g>, grp:<g>, gact:<g>) are built from the
+// block's roots, so the server checks the roots, never them: the module
+// checks them against the caller's ACL before it touches them, as the
+// server refuses the script the same keys. A user allowed every declared
+// key and the rows, but not a group's keys, moves no job of that group
+// through either path, and loses none.
+TEST_F(Module, GroupKeysBuiltFromTheRootsAreCheckedAgainstTheCallersAcl) {
+  EnqueueOptions o;
+  o.group = "acme";
+  ASSERT_EQ(enqueue(x, q, mint_job_id(), "first", o), EnqueueResult::Enqueued);
+  std::vector<ClaimedJob> jobs = claim(x, q, {60000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  const Lease held{jobs[0].id, jobs[0].lease_epoch};
+  const std::string waiting = mint_job_id();
+  ASSERT_EQ(enqueue(x, q, waiting, "second", o), EnqueueResult::Enqueued);
+
+  Connection admin = Connection::open(server.options());
+  Command grouped{"ACL", "SETUSER", "grouped", "on", ">pw", "+@all", "~" + q.row_root + "*", "~" + q.dead};
+  for (const std::string& k :
+       {q.pending, q.active, q.delayed, q.meta, q.stats, q.row_root, q.uniq_root, q.outbox, q.deps_root, q.results_root,
+        q.gq_root, q.grp_root, q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
+    grouped.push_back("~" + k);
+  }
+  ASSERT_EQ(admin.command(grouped).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "grouped", "pw"}).str, "OK");
+  ASSERT_EQ(user.command({"ZCARD", q.gq("acme")}).str.rfind("NOPERM", 0), 0u) << "the ACL should refuse gq:acme";
+
+  // Each path's refusal, with nothing written: a claim meets the group at
+  // the rotation's head, an end meets the held job's group.
+  const std::vector<std::pair<ScriptCall, std::string>> calls = {
+      {claim_call(q, {30000, 5, 0}), "EMQ.CLAIM"},
+      {complete_call(q, held, 0, "done"), "EMQ.COMPLETE"},
+      {fail_call(q, held, {"boom", 5, 1000, false}), "EMQ.FAIL"},
+      {release_call(q, held), "EMQ.RELEASE"},
+      {complete_call(q, held, 0, "done", FlowMode::Flow), "EMQ.COMPLETE_FLOW"},
+      {fail_call(q, held, {"boom", 5, 1000, false}, FlowMode::Flow), "EMQ.FAIL_FLOW"}};
+  for (const auto& [call, name] : calls) {
+    const Keyspace before = dump_keyspace(admin);
+    EXPECT_EQ(user.command(native_command(call)).str,
+              "ERR ACL failure in " + name + ": No permissions to access a key");
+    std::map<std::string, std::string> entry = newest_acl_log_entry(admin);
+    EXPECT_EQ(entry["object"], q.gq("acme")) << name << ": ACL LOG names the group's key, as for a script";
+    EXPECT_EQ(
+        user.command(eval_command(call)).str.rfind("ERR ACL failure in script: No permissions to access a key", 0), 0u)
+        << name << ": the server refuses the script the same key";
+    std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(admin), 0);
+    EXPECT_TRUE(diff.empty()) << name << ": a refused call wrote: " << (diff.empty() ? "" : diff.front());
+  }
+
+  // Allowed the group's keys, the same user ends the held job and claims
+  // the one waiting in the group.
+  ASSERT_EQ(admin
+                .command({"ACL", "SETUSER", "grouped", "~" + q.gq_root + "*", "~" + q.grp_root + "*",
+                          "~" + q.gact_root + "*"})
+                .str,
+            "OK");
+  EXPECT_EQ(user.command(native_command(complete_call(q, held, 0, "done"))).integer, 1);
+  Reply claimed = user.command(native_command(claim_call(q, {30000, 5, 0})));
+  ASSERT_EQ(claimed.type, Reply::Type::Array) << claimed.str;
+  ASSERT_EQ(claimed.elements.size(), 4u);
+  EXPECT_EQ(claimed.elements[0].str, waiting);
+}
+
 // A unique key's lock is built from the uniq root: the server checks the
 // root, never the lock. A caller whose ACL refuses the lock completes its
 // job on either executor alike: the script's pcall skips the release, the
@@ -337,7 +411,8 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
 TEST_F(Module, AReleaseTheCallersAclRefusesLeavesAStalePointerOnBothExecutors) {
   Connection admin = Connection::open(server.options());
   Command declared_only{"ACL", "SETUSER", "declared", "on", ">pw", "+@all", "~" + q.row_root + "*"};
-  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.uniq_root}) {
+  for (const std::string& k : {q.pending, q.active, q.delayed, q.meta, q.stats, q.uniq_root, q.gq_root, q.grp_root,
+                               q.gact_root, q.gidx, q.rot, q.groups, q.gwait}) {
     declared_only.push_back("~" + k);
   }
   ASSERT_EQ(admin.command(declared_only).str, "OK");

@@ -6,12 +6,12 @@ const ids = require('./ids');
 const { EchoMQError, InvalidError, fromReply } = require('./errors');
 const { keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
-const { jobOptions } = require('./options');
+const { jobOptions, groupOption } = require('./options');
 
 const POLICIES = ['fail', 'wait', 'ignore'];
 const MAX_DEPTH = 64; // levels, the root's included: libechomq's kMaxFlowDepth
 const FIELDS = ['payload', 'queue', 'id', 'lane', 'onChildFailure', 'children', 'unique', 'uniqueMode', 'uniqueFor',
-  'traceparent', 'tracestate'];
+  'traceparent', 'tracestate', 'group'];
 const LEAST_BULK = 1 << 20; // the least proto-max-bulk-len a server takes
 const DEFAULT_BULK = 512 * LEAST_BULK; // its default, where CONFIG is not ours to call
 const NAMED_PARENTS = 10;
@@ -61,6 +61,7 @@ function planTree(tree, defaultQueue) {
       lane = checkLane(node.lane || 0);
       if (node.traceparent != null) context = { traceparent: node.traceparent, tracestate: node.tracestate };
       options = jobOptions({ unique: node.unique, uniqueMode: node.uniqueMode, uniqueFor: node.uniqueFor, ...context });
+      options.push(...groupOption(node.group));
     } catch (e) {
       if (e instanceof InvalidError) bad(e.message);
       throw e;
@@ -83,7 +84,7 @@ function planTree(tree, defaultQueue) {
       at.pop();
       return planned;
     });
-    return { queue, id, payload, lane, policy, children, unique: node.unique, options };
+    return { queue, id, payload, lane, policy, children, unique: node.unique, group: node.group, options };
   };
   const root = visit(tree, defaultQueue, [], {});
   return { root, largest };
@@ -114,15 +115,20 @@ function send(run, n, parent) {
   const row = k.rowRoot + n.id;
   const lane = String(n.lane);
   const lock = n.unique != null ? [k.uniqRoot + n.unique] : [];
+  // A grouped child or root goes to its group's zset: the group's six KEYS
+  // after the lock. A parent writes its group in its row only (its release
+  // sends it to the group), so it takes no KEYS for it.
+  const g = n.group;
+  const group = g != null ? [k.gqRoot + g, k.grpRoot + g, k.gactRoot + g, k.gidx, k.rot, k.groups] : [];
   if (n.children.length) {
     return run('enqueue_parent', n.queue, [row, k.waiting, k.depsRoot + n.id, k.meta, ...lock],
       [n.id, n.payload, lane, n.policy, parent ? refOf(parent) : '', ...n.children.map(refOf), ...n.options]);
   }
   if (parent) {
-    return run('enqueue_child', n.queue, [row, k.pending, k.meta, ...lock], [n.id, n.payload, lane, refOf(parent), ...n.options]);
+    return run('enqueue_child', n.queue, [row, k.pending, k.meta, ...lock, ...group], [n.id, n.payload, lane, refOf(parent), ...n.options]);
   }
   if (n.options.length) {
-    return run('enqueue', n.queue, [row, k.pending, ...lock], [n.id, n.payload, ...(n.lane !== 0 ? ['lane', lane] : []), ...n.options]);
+    return run('enqueue', n.queue, [row, k.pending, ...lock, ...group], [n.id, n.payload, ...(n.lane !== 0 ? ['lane', lane] : []), ...n.options]);
   }
   if (n.lane !== 0) return run('enqueue_lane', n.queue, [row, k.pending], [n.id, n.payload, lane]);
   return run('enqueue', n.queue, [row, k.pending], [n.id, n.payload]);

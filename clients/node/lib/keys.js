@@ -14,8 +14,17 @@ const queueKey = (queue, kind) => `emq:{${queue}}:${kind}`;
 function keys(queue) {
   ids.checkQueueName(queue);
   const out = {};
-  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events']) out[t] = queueKey(queue, t);
-  return { ...out, rowRoot: queueKey(queue, 'job:'), depsRoot: queueKey(queue, 'deps:'), resultsRoot: queueKey(queue, 'results:'), uniqRoot: queueKey(queue, 'uniq:') };
+  for (const t of ['pending', 'active', 'delayed', 'dead', 'stats', 'meta', 'cron', 'waiting', 'outbox', 'events', 'gidx', 'rot', 'groups', 'gwait']) out[t] = queueKey(queue, t);
+  return {
+    ...out,
+    rowRoot: queueKey(queue, 'job:'),
+    depsRoot: queueKey(queue, 'deps:'),
+    resultsRoot: queueKey(queue, 'results:'),
+    uniqRoot: queueKey(queue, 'uniq:'),
+    gqRoot: queueKey(queue, 'gq:'),
+    grpRoot: queueKey(queue, 'grp:'),
+    gactRoot: queueKey(queue, 'gact:'),
+  };
 }
 
 const streamKey = (queue) => queueKey(queue, 'events');

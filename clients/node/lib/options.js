@@ -51,4 +51,14 @@ function enqueued(jobId, reply) {
   return { id: jobId, outcome: Number(reply) === 1 ? 'enqueued' : 'duplicate', state: null };
 }
 
-module.exports = { UNIQUE_MODES, jobOptions, enqueued };
+// The optioned enqueue's group option (docs/protocol.md, "Groups"),
+// checked: [name, value], or [] without one.
+function groupOption(group) {
+  if (group == null) return [];
+  if (typeof group !== 'string' || !/^[0-9A-Za-z_.:-]{1,128}$/.test(group)) {
+    throw new InvalidError(`group ${show(group)} is not a group: use 1-128 characters of A-Z a-z 0-9 _ . : -`);
+  }
+  return ['group', group];
+}
+
+module.exports = { UNIQUE_MODES, jobOptions, groupOption, enqueued };

@@ -9,7 +9,7 @@ const { EventsBook, Waiter } = require('./events');
 const flows = require('./flows');
 const { QUEUES_KEY, keys } = require('./keys');
 const { payloadBytes, checkLane } = require('./values');
-const { jobOptions, enqueued } = require('./options');
+const { jobOptions, groupOption, enqueued } = require('./options');
 const { sending } = require('./tracing');
 
 const COUNTERS = ['claimed', 'completed', 'retried', 'dead', 'reaped', 'released', 'duplicates', 'replaced'];
@@ -101,6 +101,10 @@ class Queue {
   // replace, id and state are the holder's. uniqueMode is 'finished' (the
   // default: held until it completes or dies), 'started' (until first
   // claimed), 'window' (uniqueFor ms, whatever the job does) or 'replace'.
+  // With group: G the job belongs to group G (a tenant): a group-aware
+  // claim (emqd's) serves the queue's groups in turn, by their weights
+  // (docs/protocol.md, "Groups"); this package's own claim serves
+  // ungrouped jobs only, as every emq/1 speaker's.
   //
   // traceparent (and tracestate): the W3C trace context the job joins;
   // emqd's span for it is that context's child. Without one, when
@@ -111,12 +115,12 @@ class Queue {
     return sending(this.name, { traceparent, tracestate }, (context) => this.enqueueOnce(payload, { ...options, ...context }));
   }
 
-  async enqueueOnce(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate } = {}) {
+  async enqueueOnce(payload, { id, lane = 0, at, delay, unique, uniqueMode, uniqueFor, traceparent, tracestate, group } = {}) {
     const jobId = id == null ? ids.mintJobId() : id;
     ids.checkJobId(jobId);
     checkLane(lane);
     const body = payloadBytes(payload);
-    const options = jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate });
+    const options = [...jobOptions({ unique, uniqueMode, uniqueFor, traceparent, tracestate }), ...groupOption(group)];
     await this.ensure();
     const due = await this.dueMs(at, delay);
     const row = this.keys.rowRoot + jobId;
@@ -129,6 +133,9 @@ class Queue {
         a.push('due_ms', String(due));
       }
       if (unique != null) k.push(this.keys.uniqRoot + unique);
+      if (group != null) {
+        k.push(this.keys.gqRoot + group, this.keys.grpRoot + group, this.keys.gactRoot + group, this.keys.gidx, this.keys.rot, this.keys.groups);
+      }
       reply = await this.run('enqueue', this.name, k, [...a, ...options]);
     } else if (due != null) {
       reply = await this.run('enqueue_at', this.name, [row, this.keys.delayed], [jobId, body, String(due), String(lane)]);
@@ -151,6 +158,10 @@ class Queue {
   // A node's traceparent and tracestate are its trace context; a node
   // without one carries its parent's, so the flow is one trace. A root
   // without one gets the caller's, as enqueue does.
+  //
+  // A node's group (as enqueue's group) is its own: a child or a root
+  // waits in its group's turn; a parent carries its group and takes its
+  // turn there once its children have released it.
   async enqueueFlow(tree) {
     if (tree == null || typeof tree !== 'object' || tree.traceparent != null) return this.enqueueFlowOnce(tree);
     return sending(tree.queue || this.name, {},

@@ -54,6 +54,30 @@ test('enqueueFlow', async (t) => {
     assert.strictEqual((await q.inspect(leaf.id)).state, 'pending');
   });
 
+  await t.test('each node of a flow takes its own group', async () => {
+    const q = open('js-flowg');
+    const k = q.keys;
+    const ids = await q.enqueueFlow({ payload: 'report', group: 'cust.7', children: [
+      { payload: 'a', group: 'cust.42', lane: 3 },
+      { payload: 'b' },
+    ] });
+    const [a, b] = ids.children.map((c) => c.id);
+    // The grouped child waits in its group's turn, the plain one in pending.
+    assert.strictEqual(await r.zscore(k.gqRoot + 'cust.42', a), '3');
+    assert.deepStrictEqual(await r.zrange(k.pending, 0, -1), [b]);
+    assert.deepStrictEqual(await r.lrange(k.rot, 0, -1), ['cust.42']);
+    assert.strictEqual(await r.hget(k.rowRoot + a, 'parent'), `js-flowg:${ids.id}`);
+    // The parent carries its group in its row; it waits, in no group's zset.
+    assert.strictEqual(await r.hget(k.rowRoot + ids.id, 'group'), 'cust.7');
+    assert.strictEqual((await q.inspect(ids.id)).state, 'waiting');
+    assert.strictEqual(await r.exists(k.gqRoot + 'cust.7'), 0);
+    // A root without children is a plain grouped enqueue.
+    const lone = await q.enqueueFlow({ payload: 'x', group: 'cust.9' });
+    assert.strictEqual(await r.zscore(k.gqRoot + 'cust.9', lone.id), '0');
+    await assert.rejects(q.enqueueFlow({ payload: 'p', children: [{ payload: 'a', group: 'a b' }] }),
+      (e) => e instanceof InvalidError && e.message.includes("root.children[0]: group 'a b' is not a group"));
+  });
+
   await t.test('a node without children is a plain job', async () => {
     const q = open('js-alone');
     const ids = await q.enqueueFlow({ payload: 'alone', lane: 3 });

@@ -50,6 +50,17 @@ test('Queue', async (t) => {
     assert.strictEqual((await q.inspect(d)).lane, 3);
   });
 
+  await t.test('a grouped job waits in its group\'s zset and its group joins the rotation', async () => {
+    const q = open('js-group');
+    const id = await q.enqueue('x', { group: 'cust.42', lane: 2 });
+    assert.strictEqual(await r.hget(q.keys.rowRoot + id, 'group'), 'cust.42');
+    assert.strictEqual(await r.zcard(q.keys.pending), 0);
+    assert.strictEqual(await r.zscore(q.keys.gqRoot + 'cust.42', id), '2');
+    assert.deepStrictEqual(await r.lrange(q.keys.rot, 0, -1), ['cust.42']);
+    assert.strictEqual(await r.zscore(q.keys.gidx, 'cust.42'), '1');
+    await assert.rejects(q.enqueue('x', { group: 'a b' }), /is not a group/);
+  });
+
   await t.test('a duplicate enqueues nothing', async () => {
     const q = open('js-dup');
     await q.enqueue('first', { id: 'JOB_dup' });

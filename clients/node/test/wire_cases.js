@@ -50,6 +50,8 @@ async function seed(r, s, keyspace) {
       for (const [member, score] of v.zset) await r.zadd(key, s.bytes(score), s.bytes(member));
     } else if (v.set) {
       await r.sadd(key, ...v.set.map((m) => s.bytes(m)));
+    } else if (v.list) {
+      await r.rpush(key, ...v.list.map((m) => s.bytes(m)));
     } else if (v.stream) {
       for (const entry of v.stream) await r.xadd(key, '*', ...entry.map((f) => s.bytes(f)));
     } else {
@@ -61,7 +63,7 @@ async function seed(r, s, keyspace) {
 
 async function compareKey(r, s, key, want) {
   const kind = await r.type(key);
-  const wantKind = ['hash', 'zset', 'set', 'stream', 'string'].find((k) => k in want);
+  const wantKind = ['hash', 'zset', 'set', 'list', 'stream', 'string'].find((k) => k in want);
   if (kind !== wantKind) return [`${key} is a ${kind}, not a ${wantKind}`];
   const out = [];
   if (kind === 'hash') {
@@ -88,6 +90,11 @@ async function compareKey(r, s, key, want) {
     const got = (await r.smembersBuffer(key)).map((b) => b.toString('hex')).sort();
     const exp = want.set.map((m) => s.bytes(m).toString('hex')).sort();
     if (JSON.stringify(got) !== JSON.stringify(exp)) out.push(`${key}: members differ`);
+  } else if (kind === 'list') {
+    const got = await r.lrangeBuffer(key, 0, -1);
+    if (got.length !== want.list.length || !want.list.every((w, i) => s.matches(w, got[i]))) {
+      out.push(`${key} holds another list`);
+    }
   } else if (kind === 'stream') {
     out.push(...await compareStream(r, s, key, want.stream));
   } else if (!s.matches(want.string, await r.getBuffer(key))) {

@@ -4,12 +4,12 @@ enqueue_flow, docs/decisions.md "Flows checked whole")."""
 from . import ids, values
 from .errors import EchoMQError, InvalidError, from_reply
 from .keys import keys
-from .options import enqueued, job_options
+from .options import enqueued, group_option, job_options
 
 POLICIES = ("fail", "wait", "ignore")
 MAX_DEPTH = 64  # levels, the root's included: libechomq's kMaxFlowDepth
 _FIELDS = {"payload", "queue", "id", "lane", "on_child_failure", "children", "unique", "unique_mode", "unique_for",
-           "traceparent", "tracestate"}
+           "traceparent", "tracestate", "group"}
 _LEAST_BULK = 1 << 20  # the least proto-max-bulk-len a server takes
 _DEFAULT_BULK = 512 << 20  # its default, where CONFIG is not ours to call
 _NAMED_PARENTS = 10
@@ -62,6 +62,7 @@ class _Plan:
             if node.get("traceparent") is not None:
                 context = (node["traceparent"], node.get("tracestate"))
             options = job_options(node.get("unique"), node.get("unique_mode"), node.get("unique_for"), *context)
+            options += group_option(node.get("group"))
         except InvalidError as e:
             bad(str(e))
         policy = node.get("on_child_failure", "fail")
@@ -83,7 +84,7 @@ class _Plan:
             children.append(self.node(c, queue, at, context))
             at.pop()
         return {"queue": queue, "id": job_id, "payload": body, "lane": lane, "policy": policy, "children": children,
-                "unique": node.get("unique"), "options": options}
+                "unique": node.get("unique"), "group": node.get("group"), "options": options}
 
 
 def _bulk_limit(client):
@@ -114,15 +115,20 @@ def _send(run, n, parent):
     k = keys(n["queue"])
     row = k["row_root"] + n["id"]
     lock = [k["uniq_root"] + n["unique"]] if n["unique"] is not None else []
+    # A grouped child or root goes to its group's zset: the group's six KEYS
+    # after the lock. A parent writes its group in its row only (its release
+    # sends it to the group), so it takes no KEYS for it.
+    g = n["group"]
+    group = [k["gq_root"] + g, k["grp_root"] + g, k["gact_root"] + g, k["gidx"], k["rot"], k["groups"]] if g else []
     if n["children"]:
         reply = run("enqueue_parent", n["queue"], [row, k["waiting"], k["deps_root"] + n["id"], k["meta"]] + lock,
                     [n["id"], n["payload"], n["lane"], n["policy"], _ref(parent) if parent else "",
                      *[_ref(c) for c in n["children"]], *n["options"]])
     elif parent:
-        reply = run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]] + lock,
+        reply = run("enqueue_child", n["queue"], [row, k["pending"], k["meta"]] + lock + group,
                     [n["id"], n["payload"], n["lane"], _ref(parent), *n["options"]])
     elif n["options"]:
-        reply = run("enqueue", n["queue"], [row, k["pending"]] + lock,
+        reply = run("enqueue", n["queue"], [row, k["pending"]] + lock + group,
                     [n["id"], n["payload"], *(["lane", n["lane"]] if n["lane"] else []), *n["options"]])
     elif n["lane"] != 0:
         reply = run("enqueue_lane", n["queue"], [row, k["pending"]], [n["id"], n["payload"], n["lane"]])

@@ -16,9 +16,11 @@ def keys(queue):
     """Every key of a queue."""
     ids.check_queue_name(queue)
     out = {t: _queue_key(queue, t) for t in ("pending", "active", "delayed", "dead", "stats", "meta", "cron", "waiting",
-                                             "outbox", "events")}
+                                             "outbox", "events", "gidx", "rot", "groups", "gwait")}
     out.update(row_root=_queue_key(queue, "job:"), deps_root=_queue_key(queue, "deps:"),
-               results_root=_queue_key(queue, "results:"), uniq_root=_queue_key(queue, "uniq:"))
+               results_root=_queue_key(queue, "results:"), uniq_root=_queue_key(queue, "uniq:"),
+               gq_root=_queue_key(queue, "gq:"), grp_root=_queue_key(queue, "grp:"),
+               gact_root=_queue_key(queue, "gact:"))
     return out
 
 

@@ -58,6 +58,15 @@ def job_options(unique=None, unique_mode=None, unique_for=None, traceparent=None
     return out
 
 
+def group_option(group):
+    """The optioned enqueue's group option (docs/protocol.md, "Groups"), checked: name, value; [] for None."""
+    if group is None:
+        return []
+    if not isinstance(group, str) or not _UNIQUE_KEY.fullmatch(group):
+        raise InvalidError("group %r is not a group: use 1-128 characters of A-Z a-z 0-9 _ . : -" % (group,))
+    return ["group", group]
+
+
 def enqueued(job_id, reply):
     """An enqueue form's reply as an Enqueued: 1, 0, or [code, holder, state]."""
     if isinstance(reply, list):

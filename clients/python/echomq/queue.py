@@ -9,7 +9,7 @@ from .connect import client_from_url, handshake
 from .errors import InvalidError, JobFailed, JobNotFound
 from .events import EventsBook, Waiter
 from .keys import QUEUES_KEY, keys
-from .options import enqueued, job_options
+from .options import enqueued, group_option, job_options
 from .scripts import Scripts
 from .tracing import sending
 COUNTERS = ("claimed", "completed", "retried", "dead", "reaped", "released", "duplicates", "replaced")
@@ -95,7 +95,7 @@ class Queue:
         return None
 
     def enqueue(self, payload, *, id=None, lane=0, at=None, delay=None, unique=None, unique_mode=None,
-                unique_for=None, traceparent=None, tracestate=None):
+                unique_for=None, traceparent=None, tracestate=None, group=None):
         """Enqueues a job; returns its id, an Enqueued (a str).
 
         A duplicate id enqueues nothing and returns the id all the same.
@@ -108,20 +108,26 @@ class Queue:
         delayed holder takes this payload and due time: .outcome
         "replaced").
 
+        With group=G the job belongs to group G (a tenant): a group-aware
+        claim (emqd's) serves the queue's groups in turn, by their weights
+        (docs/protocol.md, "Groups"). This package's own claim serves
+        ungrouped jobs only, as every emq/1 speaker's.
+
         traceparent (and tracestate): the W3C trace context the job joins;
         emqd's span for it is that context's child. Without one, when the
         package opentelemetry is installed, a PRODUCER span "send <queue>"
         opens under the current span and its context is written.
         """
         return sending(self.name, traceparent, tracestate,
-                       lambda tp, ts: self._enqueue(payload, id, lane, at, delay, unique, unique_mode, unique_for, tp, ts))
+                       lambda tp, ts: self._enqueue(payload, id, lane, at, delay, unique, unique_mode, unique_for, tp, ts,
+                                                   group))
 
-    def _enqueue(self, payload, id, lane, at, delay, unique, unique_mode, unique_for, traceparent, tracestate):
+    def _enqueue(self, payload, id, lane, at, delay, unique, unique_mode, unique_for, traceparent, tracestate, group):
         job_id = ids.mint_job_id() if id is None else id
         ids.check_job_id(job_id)
         lane = values.lane(lane)
         body = values.payload(payload)
-        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate)
+        options = job_options(unique, unique_mode, unique_for, traceparent, tracestate) + group_option(group)
         self._ensure()
         due = self._due_ms(at, delay)
         row = self.keys["row_root"] + job_id
@@ -132,6 +138,9 @@ class Queue:
                 args += ["due_ms", due]
             if unique is not None:
                 keys.append(self.keys["uniq_root"] + unique)
+            if group is not None:
+                keys += [self.keys["gq_root"] + group, self.keys["grp_root"] + group, self.keys["gact_root"] + group,
+                         self.keys["gidx"], self.keys["rot"], self.keys["groups"]]
             reply = self._run("enqueue", self.name, keys, args + options)
         elif due is not None:
             reply = self._run("enqueue_at", self.name, [row, self.keys["delayed"]], [job_id, body, due, lane])
@@ -156,6 +165,10 @@ class Queue:
         A node's traceparent and tracestate are its trace context; a node
         without one carries its parent's, so the flow is one trace. A root
         without one gets the caller's, as enqueue does.
+
+        A node's group (as enqueue's group=) is its own: a child or a root
+        waits in its group's turn; a parent carries its group and takes its
+        turn there once its children have released it.
         """
         if isinstance(tree, dict) and tree.get("traceparent") is None:
             return sending(tree.get("queue") or self.name, None, None,

@@ -68,6 +68,17 @@ class QueueTest(ServerTest):
         self.assertTrue(before + 60000 <= due <= q.server_time_ms() + 60000)
         self.assertEqual(q.inspect(d)["lane"], 3)
 
+    def test_a_grouped_job_waits_in_its_groups_zset_and_its_group_joins_the_rotation(self):
+        q = self.queue()
+        job_id = q.enqueue("x", group="cust.42", lane=2)
+        self.assertEqual(self.r.hget(q.keys["row_root"] + job_id, "group"), b"cust.42")
+        self.assertEqual(self.r.zcard(q.keys["pending"]), 0)
+        self.assertEqual(self.r.zscore(q.keys["gq_root"] + "cust.42", job_id), 2)
+        self.assertEqual(self.r.lrange(q.keys["rot"], 0, -1), [b"cust.42"])
+        self.assertEqual(self.r.zscore(q.keys["gidx"], "cust.42"), 1)
+        with self.assertRaises(InvalidError):
+            q.enqueue("x", group="a b")
+
     def test_a_duplicate_enqueues_nothing(self):
         q = self.queue()
         q.enqueue("first", id="JOB_dup")
@@ -248,6 +259,29 @@ class QueueTest(ServerTest):
         self.assertEqual(self.r.hget("emq:{flowpy}:meta", "flows"), b"1")
         with self.assertRaisesRegex(InvalidError, "twice"):
             q.enqueue_flow({"payload": "p", "children": [{"payload": "a", "id": "JOB_x"}, {"payload": "b", "id": "JOB_x"}]})
+
+    def test_a_flows_nodes_each_take_their_own_group(self):
+        q = self.queue("flowgpy")
+        ids = q.enqueue_flow({"payload": "report", "group": "cust.7", "children": [
+            {"payload": "a", "group": "cust.42", "lane": 3},
+            {"payload": "b"},
+        ]})
+        root, a, b = ids["id"], ids["children"][0]["id"], ids["children"][1]["id"]
+        k = q.keys
+        # The grouped child waits in its group's turn, the plain one in pending.
+        self.assertEqual(self.r.zscore(k["gq_root"] + "cust.42", a), 3)
+        self.assertEqual(self.r.zrange(k["pending"], 0, -1), [b.encode()])
+        self.assertEqual(self.r.lrange(k["rot"], 0, -1), [b"cust.42"])
+        self.assertEqual(self.r.hget(k["row_root"] + a, "parent"), ("flowgpy:" + root).encode())
+        # The parent carries its group in its row; it waits, in no group's zset.
+        self.assertEqual(self.r.hget(k["row_root"] + root, "group"), b"cust.7")
+        self.assertEqual(q.inspect(root)["state"], "waiting")
+        self.assertEqual(self.r.exists(k["gq_root"] + "cust.7"), 0)
+        # A root without children is a plain grouped enqueue.
+        lone = q.enqueue_flow({"payload": "x", "group": "cust.9"})["id"]
+        self.assertEqual(self.r.zscore(k["gq_root"] + "cust.9", lone), 0)
+        with self.assertRaisesRegex(InvalidError, r"root\.children\[0\].*group"):
+            q.enqueue_flow({"payload": "p", "children": [{"payload": "a", "group": "a b"}]})
 
     def test_a_unix_socket_url(self):
         q = Queue("unix://%s?db=0" % self.server.socket, "unixq")

@@ -59,6 +59,8 @@ def seed(r, s, keyspace):
                 r.execute_command("ZADD", key, s.bytes(score), s.bytes(member))
         elif "set" in v:
             r.sadd(key, *[s.bytes(m) for m in v["set"]])
+        elif "list" in v:
+            r.rpush(key, *[s.bytes(m) for m in v["list"]])
         elif "stream" in v:
             for entry in v["stream"]:
                 r.execute_command("XADD", key, "*", *[s.bytes(f) for f in entry])
@@ -70,7 +72,7 @@ def seed(r, s, keyspace):
 
 def compare_key(r, s, key, want):
     kind = r.type(key).decode()
-    want_kind = next(k for k in ("hash", "zset", "set", "stream", "string") if k in want)
+    want_kind = next(k for k in ("hash", "zset", "set", "list", "stream", "string") if k in want)
     if kind != want_kind:
         return ["%s is a %s, not a %s" % (key, kind, want_kind)]
     out = []
@@ -95,6 +97,10 @@ def compare_key(r, s, key, want):
     elif kind == "set":
         if r.smembers(key) != {s.bytes(m) for m in want["set"]}:
             out.append("%s: members differ: %r" % (key, r.smembers(key)))
+    elif kind == "list":
+        got = r.lrange(key, 0, -1)
+        if len(got) != len(want["list"]) or not all(s.matches(w, g) for w, g in zip(want["list"], got)):
+            out.append("%s holds another list: %r" % (key, got))
     elif kind == "stream":
         out += compare_stream(r, s, key, want["stream"])
     elif not s.matches(want["string"], r.get(key)):

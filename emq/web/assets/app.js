@@ -192,6 +192,7 @@
   // What fleet.js (the daemons, the Pause form) draws with.
   const kit = {
     el, api, act, button, when, at, notice, crumbs, show, token, readOnly, jobHref, idSegment, bytesText,
+    rateText: (r) => rateText(r),
     refresh: (force) => refresh(force),
     hold: (on) => { busy = on; },
   };
@@ -404,8 +405,9 @@
     const state = STATES.includes(params.get('state')) || params.get('state') === 'completed' ? params.get('state') : 'pending';
     const page = Math.max(1, parseInt(params.get('page') || '1', 10) || 1);
     crumbs(el('a', { href: '/' }, 'queues'), el('span', {}, name));
-    const data = await api('/api/queues/' + encodeURIComponent(name) + '?state=' + (state === 'completed' ? 'pending' : state) +
-      '&page=' + page + '&size=' + window.emqPrefs.pageSize());
+    const [data, groups] = await Promise.all([api('/api/queues/' + encodeURIComponent(name) + '?state=' +
+      (state === 'completed' ? 'pending' : state) + '&page=' + page + '&size=' + window.emqPrefs.pageSize()),
+    window.emqGroups.load(kit, name)]);
     const q = data.queue;
     const tabs = el('div', { class: 'tabs' }, [...STATES, 'completed'].map((s) =>
       el('a', { href: queueHref(name, s), class: s === state ? 'current' : null, 'data-state': s,
@@ -418,7 +420,8 @@
       state === 'dead' ? window.emqActions.deleteAllDead(kit, q) : null);
     const list = state === 'completed' ? await window.emqLists.completedSection(kit, name) : jobsTable(name, state, data);
     show(el('div', {}, el('h2', {}, name), summary, window.emqFleet.queueNotes(kit, q), actions, limitsSection(q),
-      schedulesSection(name, data.schedules), window.emqHistory.section(kit, name), el('h3', {}, 'Jobs'), tabs, list));
+      window.emqGroups.section(kit, name, groups), schedulesSection(name, data.schedules), window.emqHistory.section(kit, name),
+      el('h3', {}, 'Jobs'), tabs, state === 'pending' ? window.emqGroups.pendingNote(kit, groups) : null, list));
   }
 
   // The trace of a job whose row has a traceparent: its id, a link into
@@ -465,6 +468,9 @@
     if (parts.length === 1 && parts[0] === 'daemons') return () => window.emqFleet.daemonsView(kit);
     if (parts.length === 1 && parts[0] === 'search') return () => window.emqSearch.view(kit);
     if (parts.length === 2 && parts[0] === 'queues') return () => queueView(segmentText(parts[1]));
+    if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'groups') {
+      return () => window.emqGroups.view(kit, segmentText(parts[1]), segmentText(parts[3]));
+    }
     if (parts.length === 4 && parts[0] === 'queues' && parts[2] === 'jobs') {
       return () => jobView(segmentText(parts[1]), parts[3]);
     }

@@ -26,6 +26,10 @@ struct FlowNode {
   std::string id;  // "" mints one
   std::vector<FlowNode> children;
   JobOptions job{};  // its unique key and trace context
+  // Its group (docs/protocol.md, "Groups"), "" for none: a leaf waits in
+  // its group's turn; a parent carries it in its row, and its release by
+  // its last child sends it to its group.
+  std::string group{};
 };
 
 // A node as enqueued: its id, and whether it was new.
@@ -49,7 +53,7 @@ void check_flow_depth(const std::vector<std::size_t>& at);
 
 // Throws Error{Invalid} naming the node (by its path: root, root.children[2],
 // ...) and what to fix: a bad queue name, lane, policy or id, a job (queue
-// and id) given twice anywhere in the tree, a tree deeper than
+// and id) given twice anywhere in the tree, a malformed group, a tree deeper than
 // kMaxFlowDepth, a payload over the server's default argument limit (512
 // MiB). Nothing is written when it throws. Memory and stack are linear in
 // the tree's size, whatever its shape.

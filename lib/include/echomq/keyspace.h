@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace echomq {
 
@@ -25,6 +26,10 @@ void check_queue_name(std::string_view name);
 bool valid_unique_key(std::string_view key);
 // Throws Error{Invalid} naming the rule.
 void check_unique_key(std::string_view key);
+// A group of a queue (PROTOCOL.md, "Groups"): 1-128 bytes of [0-9A-Za-z_.:-].
+bool valid_group_name(std::string_view name);
+// Throws Error{Invalid} naming the rule.
+void check_group_name(std::string_view name);
 
 // Every key of one queue, built once. The braces are the cluster hashtag:
 // all of them live in one slot, so one script may touch them together.
@@ -47,6 +52,15 @@ struct QueueKeys {
   std::string results_root;  // "emq:{q}:results:"; its results are results_root + id
   std::string events;        // stream: one entry per change of a job's state, when meta has events
   std::string uniq_root;     // "emq:{q}:uniq:"; the lock of unique key k is uniq_root + k
+  // Groups (docs/protocol.md, "Groups"): the block of seven KEYS every
+  // claiming, ending or moving transition takes, in this order.
+  std::string gq_root;    // "emq:{q}:gq:"; a group's pending ids are gq_root + group
+  std::string grp_root;   // "emq:{q}:grp:"; a group's scheduler state
+  std::string gact_root;  // "emq:{q}:gact:"; a group's counted ids
+  std::string gidx;       // zset: group -> its pending count; * -> their sum
+  std::string rot;        // list: the rotation, head first
+  std::string groups;     // hash: group -> policy; * -> the default policy
+  std::string gwait;      // zset: groups out of the rotation until a time
 
   // The row of a job. Checks only the wire's gate (check_wire_gate): the
   // ids settled, shown and cancelled are read back from the server and may
@@ -57,6 +71,12 @@ struct QueueKeys {
   std::string results(std::string_view job_id) const;
   // The lock of a unique key, checked by check_unique_key.
   std::string uniq(std::string_view key) const;
+  // The group block, in its order, appended to keys.
+  void add_group_block(std::vector<std::string>& keys) const;
+  // A group's own keys, with check_group_name.
+  std::string gq(std::string_view group) const;
+  std::string grp(std::string_view group) const;
+  std::string gact(std::string_view group) const;
   // The ref "<queue>:<id>" by which flows name a job of this queue.
   std::string ref(std::string_view job_id) const;
 };

@@ -74,6 +74,7 @@ struct CronFire {
   std::int64_t lane = 0;
   bool skip_overlap = false;  // overlap: skip
   JobOptions job{};           // the job's unique key and trace context
+  std::string group{};        // the job's group; empty for none
 };
 
 struct EnqueueOptions {
@@ -84,12 +85,22 @@ struct EnqueueOptions {
   // A unique key and a trace context: the optioned enqueue
   // (docs/protocol.md, "The optioned enqueue").
   JobOptions job{};
+  // The job's group (docs/protocol.md, "Groups"): empty for none; else
+  // 1-128 bytes of [0-9A-Za-z_.:-], checked host-side first.
+  std::string group{};
 };
 
 // The named pairs a JobOptions adds to an enqueue form's ARGV, and the lock
 // KEY it then takes; checked host-side first (Error{Invalid} naming what).
 void add_job_options(const QueueKeys& q, const JobOptions& o, std::vector<std::string>& keys,
                      std::vector<std::string>& args);
+
+// The group option of enqueue, enqueue_child and enqueue_cron
+// (docs/protocol.md, "The enqueues"): the pair, and the group's six KEYS
+// after the lock; nothing for "". Throws Error{Invalid} for a malformed
+// group.
+void add_group_option(const QueueKeys& q, std::string_view group, std::vector<std::string>& keys,
+                      std::vector<std::string>& args);
 
 // A leased job as claim hands it out.
 struct ClaimedJob {
@@ -195,6 +206,7 @@ struct RetryDeadResult {
   std::int64_t moved = 0;
   std::int64_t skipped = 0;
 };
+ScriptCall retry_dead_call(const QueueKeys& q, std::int64_t limit);
 RetryDeadResult retry_dead(Executor& x, const QueueKeys& q, std::int64_t limit);
 
 // retry_job and cancel act on ids an operator names or a listing read back
@@ -212,5 +224,14 @@ ScriptCall cancel_call(const QueueKeys& q, std::string_view id, FlowMode mode = 
 CancelResult decode_cancel(const Reply& r);
 CancelResult cancel(Executor& x, const QueueKeys& q, std::string_view id, FlowMode mode = FlowMode::Flow);
 std::int64_t trim_dead(Executor& x, const QueueKeys& q, std::int64_t older_than_ms, std::int64_t max_keep);
+
+// group_set (docs/protocol.md, "Groups"): writes group's policy text ("" is
+// the default again), or the default's when group is "*", and brings the
+// group back to the rotation when the change lets it run. True when the
+// group is then in the rotation (or waits for its rate's next token).
+// Throws Error{Invalid} for a bad group name; the script refuses a bad
+// policy (Error{Arg}, its text naming the field).
+ScriptCall group_set_call(const QueueKeys& q, std::string_view group, std::string_view policy);
+bool group_set(Executor& x, const QueueKeys& q, std::string_view group, std::string_view policy);
 
 }  // namespace echomq

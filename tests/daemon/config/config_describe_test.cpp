@@ -41,6 +41,7 @@ queue           emails
   keep          completed 3600 s, dead 86400 s
   idle poll     up to 250 ms
   limits        none in the config: meta's, if any (emq limit)
+  groups        none in the config: the server's, if any (emq group set)
   events        a stream of about 10000 entries, written to meta at start
   handler       exec ["/bin/cat","--","a b"]
   timeout       45 s, then SIGTERM, SIGKILL after 2 s
@@ -57,6 +58,7 @@ queue           thumbs.v2
   keep          completed 0 s, dead 86400 s
   idle poll     up to 1000 ms
   limits        none in the config: meta's, if any (emq limit)
+  groups        none in the config: the server's, if any (emq group set)
   events        a stream of about 10000 entries, written to meta at start
   handler       pool ["@BIN@/sh","-c","exec cat"]
   timeout       1.5 s, then SIGTERM, SIGKILL after 2 s
@@ -73,6 +75,7 @@ queue           fast_resize
   keep          completed 3600 s, dead 86400 s
   idle poll     up to 250 ms
   limits        none in the config: meta's, if any (emq limit)
+  groups        none in the config: the server's, if any (emq group set)
   events        a stream of about 10000 entries, written to meta at start
   handler       plugin @GOOD@/files/placeholder.so
   config keys   label, nested, quality, ratio, sharpen, sizes

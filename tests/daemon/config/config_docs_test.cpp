@@ -40,7 +40,8 @@ void collect_keys(const YAML::Node& node, const std::string& path, std::set<std:
     const std::string name = it->first.as<std::string>();
     const std::string key = path.empty() ? name : path + "." + name;
     out.insert(key);
-    if (name == "env" || name == "config" || name == "permanent_exit_codes" || name == "command") continue;
+    if (name == "env" || name == "overrides" || name == "config" || name == "permanent_exit_codes" || name == "command")
+      continue;
     collect_keys(it->second, key, out);
   }
 }

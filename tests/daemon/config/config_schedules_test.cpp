@@ -55,6 +55,8 @@ const BadSchedule kBad[] = {
      "did you mean timezone?"},
     {"bad_queue_name", "  - { name: a, queue: \"a:b\", every: 1m }\n", 5, "schedules[0].queue",
      "expected 1-64 characters"},
+    {"bad_group", "  - { name: a, queue: q, every: 1m, group: \"a b\" }\n", 5, "schedules[0].group",
+     "expected a group of 1-128 characters of A-Z a-z 0-9 _ . : -, got \"a b\""},
     {"bad_unique_key", "  - { name: a, queue: q, every: 1m, unique: \"a b\" }\n", 5, "schedules[0].unique",
      "expected 1-128 characters of A-Z a-z 0-9 _ . : -"},
     {"bad_unique_mode", "  - { name: a, queue: q, every: 1m, unique: k, unique_mode: once }\n", 5,
@@ -128,6 +130,17 @@ TEST(ScheduleConfig, AScheduleMayNameAUniqueKeyItsModeAndWindow) {
   EXPECT_EQ(c.schedules[0].unique_for_ms, 0);
   EXPECT_EQ(c.schedules[1].unique_for_ms, 600000);
   EXPECT_EQ(c.schedules[2].unique_mode, "started");
+}
+
+TEST(ScheduleConfig, AScheduleMayNameTheGroupOfItsJobs) {
+  TempDir dir;
+  const std::string path = dir.write("emqd.yaml", std::string(kQueues) +
+                                                      "  - { name: a, queue: q, every: 1m, group: cust.42 }\n"
+                                                      "  - { name: b, queue: q, every: 1m }\n");
+  Config c = load_config(path);
+  ASSERT_EQ(c.schedules.size(), 2u);
+  EXPECT_EQ(c.schedules[0].group, "cust.42");
+  EXPECT_EQ(c.schedules[1].group, "") << "no group: the jobs are ungrouped";
 }
 
 TEST(ScheduleConfig, TheSameNameInTwoQueuesIsTwoSchedules) {

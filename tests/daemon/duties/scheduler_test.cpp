@@ -108,6 +108,32 @@ TEST_F(SchedulerTest, TwoSchedulersRacingEnqueueExactlyOneJobPerTick) {
   EXPECT_EQ(x.command({"HGET", keys.schedules, "fast"}).str, schedule_definition(s)) << "published for tools";
 }
 
+// A schedule with a group: each fire's job waits in its group's turn, never
+// in pending, and a group-aware claim takes it from there and counts it.
+TEST_F(SchedulerTest, AScheduledJobWithAGroupIsClaimedFromItsGroup) {
+  ScheduleConfig s = schedule("grouped", 100);
+  s.group = "cust.42";
+  Metrics m({}, "test");
+  Scheduler one({s}, server.options(), m);
+  one.start();
+  const std::string gq = keys.gq("cust.42");
+  ASSERT_TRUE(test::wait_for([&] { return x.command({"ZCARD", gq}).integer >= 2; }, seconds(20)));
+  one.request_stop();
+  one.join();
+
+  EXPECT_TRUE(pending_ids().empty()) << "a grouped fire never waits in pending";
+  EXPECT_EQ(x.command({"ZSCORE", keys.gidx, "cust.42"}).str, std::to_string(x.command({"ZCARD", gq}).integer));
+  const std::vector<ClaimedJob> jobs = claim(x, keys, {30000, 1, 0});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(x.command({"HGET", keys.row(jobs[0].id), "group"}).str, "cust.42");
+  EXPECT_EQ(x.command({"HGET", keys.row(jobs[0].id), "schedule"}).str, "grouped");
+  EXPECT_EQ(x.command({"ZSCORE", gq, jobs[0].id}).type, Reply::Type::Nil) << "claimed out of its group's zset";
+  EXPECT_NE(x.command({"ZSCORE", keys.gact("cust.42"), jobs[0].id}).type, Reply::Type::Nil)
+      << "counted in its group's active set";
+  EXPECT_NE(x.command({"HGET", keys.schedules, "grouped"}).str.find("\"group\":\"cust.42\""), std::string::npos)
+      << "published for tools, so emq schedule fire sends its jobs to the group too";
+}
+
 TEST_F(SchedulerTest, OnStartOnlyTheLatestMissedTickFiresAndTheEarlierOnesAreCountedMissed) {
   const std::int64_t tick = this_hour();
   // The last fire was five hours ago: four ticks went by unfired since.

@@ -64,6 +64,23 @@ TEST_F(WakeupTest, SwitchesKeyspaceEventsOnAndAJobEnqueuedIntoAnIdleQueueIsClaim
   EXPECT_TRUE(test::wait_for([&] { return stats(x, keys).counters["completed"] == 1; }, seconds(10)));
 }
 
+// A grouped job waits in its group's zset (docs/protocol.md, "Groups"), not
+// in pending: its enqueue wakes an idle loop all the same.
+TEST_F(WakeupTest, AGroupedJobEnqueuedIntoAnIdleQueueIsClaimedAtOnce) {
+  ClaimLoop loop(q, server.options(), *handler, metrics);
+  Wakeup wakeup({&loop}, server.options(), true);
+  loop.start();
+  wakeup.start();
+  ASSERT_TRUE(test::wait_for([&] { return wakeup.active(); }, seconds(10)));
+  ASSERT_TRUE(test::wait_for([&] { return server.calls("evalsha") >= 12; }, seconds(30)));
+  EnqueueOptions o;
+  o.group = "tenant-7";
+  ASSERT_EQ(enqueue(x, keys, mint_job_id(), "hello", o), EnqueueResult::Enqueued);
+  ASSERT_EQ(x.command({"ZCARD", keys.pending}).integer, 0) << "the job should wait in its group, not in pending";
+  EXPECT_TRUE(test::wait_for([&] { return stats(x, keys).counters["claimed"] == 1; }, seconds(2)));
+  EXPECT_TRUE(test::wait_for([&] { return stats(x, keys).counters["completed"] == 1; }, seconds(10)));
+}
+
 TEST_F(WakeupTest, LeavesAServerWithoutEventsAloneWhenNotAllowedToSwitchThemOn) {
   test::LogCapture log;
   ClaimLoop loop(q, server.options(), *handler, metrics);

@@ -174,6 +174,8 @@ const std::map<std::string, std::string> kFamilies = {
     {"emq_events_written_total", "counter"},
     {"emq_unique_duplicates_total", "counter"},
     {"emq_trace_spans_dropped_total", "counter"},
+    {"emq_groups", "gauge"},
+    {"emq_group_jobs", "gauge"},
 };
 
 // A scrape with something in every family, fetched over the socket.
@@ -192,6 +194,7 @@ std::string busy_scrape(Metrics& metrics) {
   nightly.missed->Increment(2);
   nightly.next_fire->Set(1796443200);
   metrics.set_valkey_node_up("127.0.0.1:7000", true);
+  metrics.set_groups("mail", 1, {{"acme", 2, 1}});
   HttpServer::Params p;
   p.listen = "127.0.0.1:0";
   p.routes["/metrics"] = [&] {

@@ -81,6 +81,28 @@ TEST(SchedulesCli, AFireWhoseUniqueKeyIsHeldNamesTheHolder) {
   EXPECT_EQ(c.command({"ZCARD", "emq:{reports}:pending"}).integer, 1);
 }
 
+// A schedule whose definition names a group: a fire from the tool sends its
+// job to the group's zset, as the daemon's own ticks do; a group that does
+// not read is refused, nothing written.
+TEST(SchedulesCli, AFireOfAGroupedScheduleGoesToItsGroup) {
+  ValkeyServer server;
+  Connection c = Connection::open(server.options());
+  c.command({"HSET", "emq:{reports}:schedules", "nightly",
+             R"({"every_ms":1000,"lane":2,"misfire_grace_ms":60000,"overlap":"allow","timezone":"UTC",)"
+             R"("group":"cust.42"})",
+             "broken", R"({"every_ms":1000,"group":"a b"})"});
+  RunResult fired = emq(server, {"schedules", "fire", "reports", "nightly"});
+  ASSERT_EQ(fired.code, 0) << fired.err;
+  const std::string id = fired.out.substr(0, fired.out.find('\n'));
+  EXPECT_EQ(c.command({"HGET", "emq:{reports}:job:" + id, "group"}).str, "cust.42");
+  EXPECT_EQ(c.command({"ZSCORE", "emq:{reports}:gq:cust.42", id}).str, "2");
+  EXPECT_EQ(c.command({"ZCARD", "emq:{reports}:pending"}).integer, 0);
+  RunResult broken = emq(server, {"schedules", "fire", "reports", "broken"});
+  EXPECT_EQ(broken.code, 3) << broken.err;
+  EXPECT_NE(broken.err.find("\"group\" is not 1-128 bytes"), std::string::npos) << broken.err;
+  EXPECT_EQ(c.command({"HLEN", "emq:{reports}:cron"}).integer, 1) << "only the grouped fire's marker";
+}
+
 // The listing is a table like every other of emq's: no tabs, each column
 // starting where its heading does, however long the cells above it.
 TEST(SchedulesCli, TheTableAlignsEachColumnUnderItsHeading) {

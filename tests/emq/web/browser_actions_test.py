@@ -23,12 +23,6 @@ from selenium.webdriver.common.by import By  # noqa: E402
 HOUR_MS = 3_600_000
 SCHEDULE = '{"every_ms":3600000,"timezone":"UTC","lane":0,"overlap":"allow","misfire_grace_ms":5000}'
 
-# Sets an input's value and says so as typing does, in one task of the page.
-TYPE = """
-const e = document.querySelector(arguments[0]);
-e.value = arguments[1];
-e.dispatchEvent(new Event('input'));
-"""
 
 
 def seed_delayed(valkey, queue, job_id, payload):
@@ -139,7 +133,7 @@ class Actions(bt.Bare):
         bt.click(self.driver, '#schedules tr[data-schedule="hourly-sync"]', "Fire now")
         bt.wait_server(lambda: c.zcard("emq:{partner}:pending") == 1, "the fire's job pending")
         # Typed as a user types (an input event): the form keeps it across the view's redraws.
-        self.driver.execute_script(TYPE, "#limits-form input[name=max_active]", "5")
+        self.driver.execute_script(bt.TYPE, "#limits-form input[name=max_active]", "5")
         bt.click(self.driver, "#limits-form", "Set limits")
         bt.wait_server(lambda: c.hget("emq:{partner}:meta", "max_active") == "5", "max_active 5")
         bt.wait(self.driver, lambda d: "5 (active now" in (d.execute_script(bt.TEXT, "#limits") or ""),

@@ -1,0 +1,89 @@
+// A queue's groups (docs/protocol.md, "Groups"): their policies as text, and
+// what `emq groups`, the page and the metrics read of them. Plain commands,
+// pipelined; the writes go through group_set (transitions.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "echomq/executor.h"
+#include "echomq/keyspace.h"
+#include "echomq/limits.h"
+
+namespace echomq {
+
+// The ranges group_set takes.
+constexpr std::int64_t kMaxGroupWeight = 1000;
+
+struct GroupPolicy {
+  std::int64_t weight = 1;                 // claims per turn, 1..1000
+  std::optional<std::int64_t> max_active;  // 1..1,000,000
+  std::optional<RateLimit> rate;
+  bool paused = false;
+  bool operator==(const GroupPolicy& o) const {
+    return weight == o.weight && max_active == o.max_active && rate == o.rate && paused == o.paused;
+  }
+  bool operator!=(const GroupPolicy& o) const { return !(*this == o); }
+};
+
+// Policy text as group_set takes it; nullopt with group_set's words
+// ("weight must be an integer in 1..1000") in *why when it is not one.
+std::optional<GroupPolicy> parse_group_policy(std::string_view text, std::string* why = nullptr);
+// The text group_set is given for p: its fields in one order, defaults
+// left out, so all defaults is "".
+std::string policy_text(const GroupPolicy& p);
+// "weight 3, max_active 10, rate 100/1000ms, paused", for a person.
+std::string describe(const GroupPolicy& p);
+
+// Where a group stands towards claim.
+enum class GroupPlace {
+  Rotation,  // in the rotation: served in its turn
+  Capped,    // out until one of its jobs ends (at max_active)
+  NoTokens,  // out until its rate's next token
+  Out,       // paused, broken policy, or nothing pending
+};
+std::string_view place_name(GroupPlace p);  // "rotation", "capped", "no tokens", "out"
+
+struct GroupState {
+  std::string name;
+  std::int64_t pending = 0;  // its gidx count
+  std::int64_t active = 0;   // its counted leases (gact's size)
+  // Its own policy text; nullopt when it runs by the default's.
+  std::optional<std::string> own_policy;
+  // The policy it runs by (its own, else the default); nullopt when broken,
+  // with why in `broken`: claim serves none of its jobs then.
+  std::optional<GroupPolicy> policy;
+  std::string broken;
+  GroupPlace place = GroupPlace::Out;
+  // Its turn in the rotation, 1 the head, when in it and among the first
+  // kTurnsLooked members; nullopt otherwise.
+  std::optional<std::int64_t> turn;
+};
+
+// A rotation longer than this is not searched for a group's turn: the read
+// stays bounded however many groups a queue has.
+constexpr std::int64_t kTurnsLooked = 10000;
+
+struct GroupsView {
+  std::int64_t groups = 0;           // groups holding keys
+  std::int64_t grouped_pending = 0;  // their jobs pending, all groups
+  std::int64_t rotation = 0;         // members of the rotation, * included
+  std::string default_policy;        // the * field, "" for all defaults
+  std::vector<GroupState> top;       // the largest backlogs first
+};
+
+// The queue's groups that hold keys: the `limit` with the largest backlogs
+// (ties in ZREVRANGE's order, names descending), each with its count,
+// policy and place. Two round trips whatever the number of groups.
+GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit);
+// One group, as read_groups reads each (a group holding no keys reads as
+// 0 pending, 0 active, out). Throws Error{Invalid} for a bad name.
+GroupState read_group(Executor& x, const QueueKeys& q, std::string_view group);
+// Up to `limit` of the group's pending ids from `offset`, in claim order.
+std::vector<std::string> group_pending_ids(Executor& x, const QueueKeys& q, std::string_view group, std::int64_t offset,
+                                           std::int64_t limit);
+
+}  // namespace echomq

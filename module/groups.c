@@ -1,0 +1,360 @@
+/* The group steps every EMQ.* command shares: see groups.h. Each is the
+ * scripts' function of the same name, command for command. */
+#include "groups.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lua_numbers.h"
+#include "rows.h"
+#include "words.h"
+#include "writes.h"
+
+/* The most counted ids one check looks at. */
+#define EMQ_CHECK_IDS 10
+
+typedef struct {
+  const char *name;
+  long long lo, hi;
+  const char *range;
+} PolicyField;
+
+static const PolicyField kFields[] = {
+    {"weight", 1, 1000, "1..1000"},
+    {"max_active", 1, 1000000, "1..1000000"},
+    {"rate_max", 1, 1000000, "1..1000000"},
+    {"rate_window_ms", 1, 86400000, "1..86400000"},
+};
+
+int emq_is_group(const char *g, size_t len) {
+  if (len < 1 || len > 128) return 0;
+  for (size_t i = 0; i < len; ++i) {
+    const char c = g[i];
+    const int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '.' ||
+                   c == ':' || c == '-';
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* One name=value field of a policy into p; seen marks the names given. */
+static int policy_field(const char *f, size_t len, EmqPolicy *p, int seen[5], char problem[128]) {
+  const char *eq = memchr(f, '=', len);
+  if (eq == NULL || eq == f) {
+    snprintf(problem, 128, "policy must be name=value fields separated by spaces");
+    return 0;
+  }
+  const size_t nlen = (size_t)(eq - f), vlen = len - nlen - 1;
+  const char *v = eq + 1;
+  const int paused = nlen == 6 && memcmp(f, "paused", 6) == 0;
+  int which = -1;
+  for (int i = 0; i < 4; ++i) {
+    if (strlen(kFields[i].name) == nlen && memcmp(kFields[i].name, f, nlen) == 0) which = i;
+  }
+  if (!paused && which < 0) {
+    snprintf(problem, 128, "unknown policy field %.*s", (int)(nlen > 64 ? 64 : nlen), f);
+    return 0;
+  }
+  const int slot = paused ? 4 : which;
+  if (seen[slot]) {
+    snprintf(problem, 128, "policy field %.*s is given twice", (int)nlen, f);
+    return 0;
+  }
+  seen[slot] = 1;
+  if (paused) {
+    if (vlen != 1 || v[0] != '1') {
+      snprintf(problem, 128, "paused must be 1");
+      return 0;
+    }
+    p->paused = 1;
+    return 1;
+  }
+  long long n;
+  if (!emq_is_counter(v, vlen, &n) || n < kFields[which].lo || n > kFields[which].hi) {
+    snprintf(problem, 128, "%s must be an integer in %s", kFields[which].name, kFields[which].range);
+    return 0;
+  }
+  long long *out[] = {&p->weight, &p->max_active, &p->rate_max, &p->rate_window_ms};
+  *out[which] = n;
+  return 1;
+}
+
+int emq_parse_policy(const char *text, size_t len, EmqPolicy *p, char problem[128]) {
+  memset(p, 0, sizeof *p);
+  int seen[5] = {0};
+  /* As the script splits text .. ' ' at each space: an empty field (two
+   * spaces, or one at either end) is not name=value. */
+  size_t start = 0;
+  while (len > 0 && start <= len) {
+    const char *sp = memchr(text + start, ' ', len - start);
+    const size_t end = sp ? (size_t)(sp - text) : len;
+    if (!policy_field(text + start, end - start, p, seen, problem)) return 0;
+    start = end + 1;
+    if (sp == NULL) break;
+    if (start == len) {
+      snprintf(problem, 128, "policy must be name=value fields separated by spaces");
+      return 0;
+    }
+  }
+  if (p->rate_max && !p->rate_window_ms) {
+    snprintf(problem, 128, "rate_max must be set with rate_window_ms");
+    return 0;
+  }
+  if (p->rate_window_ms && !p->rate_max) {
+    snprintf(problem, 128, "rate_window_ms must be set with rate_max");
+    return 0;
+  }
+  if (p->weight == 0) p->weight = 1;
+  return 1;
+}
+
+static int type_or_empty(RedisModuleKey *key, int type) {
+  const int t = RedisModule_KeyType(key);
+  return t == type || t == REDISMODULE_KEYTYPE_EMPTY;
+}
+
+int emq_groups_begin(RedisModuleCtx *ctx, const EmqCall *call, const EmqTransition *t, EmqGroups *g,
+                     RedisModuleKey *active) {
+  memset(g, 0, sizeof *g);
+  g->gq_root = emq_optional_key(call, t, EMQ_KEY_GQ_ROOT);
+  if (g->gq_root == NULL) return 0;
+  g->ctx = ctx;
+  g->command = t->name;
+  g->grp_root = emq_optional_key(call, t, EMQ_KEY_GRP_ROOT);
+  g->gact_root = emq_optional_key(call, t, EMQ_KEY_GACT_ROOT);
+  g->idx_name = emq_optional_key(call, t, EMQ_KEY_GIDX);
+  g->rot_name = emq_optional_key(call, t, EMQ_KEY_ROT);
+  g->groups_name = emq_optional_key(call, t, EMQ_KEY_GROUPS);
+  g->wait_name = emq_optional_key(call, t, EMQ_KEY_GWAIT);
+  /* Placed by their shapes, the seven may come in part: the block is all
+   * of them or none, else no step could run. */
+  RedisModuleString *block[] = {g->grp_root, g->gact_root, g->idx_name, g->rot_name, g->groups_name, g->wait_name};
+  for (size_t i = 0; i < sizeof block / sizeof block[0]; ++i) {
+    if (block[i] != NULL) continue;
+    char text[160];
+    snprintf(text, sizeof text,
+             "EMQLAYOUT %s takes the group block whole: seven KEYS from emq:{q}:gq: to emq:{q}:gwait", t->name);
+    RedisModule_ReplyWithError(ctx, text);
+    return -1;
+  }
+  size_t len;
+  const char *root = RedisModule_StringPtrLen(g->gq_root, &len);
+  g->prefix = RedisModule_CreateString(ctx, root, len - 3); /* without "gq:" */
+  g->active = active;
+  g->active_name = emq_group_key(g, g->prefix, emq_word(EMQ_WORD_ACTIVE));
+  g->rot = emq_open_write(ctx, g->rot_name);
+  g->idx = emq_open_write(ctx, g->idx_name);
+  g->wait = emq_open_write(ctx, g->wait_name);
+  g->groups = emq_open_read(ctx, g->groups_name);
+  if (!type_or_empty(g->rot, REDISMODULE_KEYTYPE_LIST) || !type_or_empty(g->idx, REDISMODULE_KEYTYPE_ZSET) ||
+      !type_or_empty(g->wait, REDISMODULE_KEYTYPE_ZSET) || !type_or_empty(g->groups, REDISMODULE_KEYTYPE_HASH)) {
+    RedisModule_ReplyWithError(ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    return -1;
+  }
+  return 1;
+}
+
+mstime_t emq_groups_now(EmqGroups *g) {
+  if (!g->have_now) emq_groups_set_now(g, emq_now_ms());
+  return g->now;
+}
+
+void emq_groups_set_now(EmqGroups *g, mstime_t now) {
+  g->now = now;
+  g->have_now = 1;
+}
+
+RedisModuleString *emq_group_key(EmqGroups *g, RedisModuleString *root, RedisModuleString *name) {
+  return emq_row_key(g->ctx, root, name);
+}
+
+static void log_group(EmqGroups *g, RedisModuleString *name, const char *text) {
+  size_t nlen, plen;
+  const char *n = RedisModule_StringPtrLen(name, &nlen), *p = RedisModule_StringPtrLen(g->prefix, &plen);
+  RedisModule_Log(g->ctx, "warning", "emq: group %.*s of %.*s %s", (int)nlen, n, (int)plen, p, text);
+}
+
+int emq_group_may_touch(EmqGroups *g, RedisModuleString **keys, size_t n) {
+  if (g->refused) return 0;
+  if (emq_may_touch_rows(g->ctx, g->command, keys, n, EMQ_ROW_WRITE)) return 1;
+  g->refused = 1;
+  return 0;
+}
+
+RedisModuleString *emq_group_of(EmqGroups *g, RedisModuleString *group) {
+  if (g->gq_root == NULL || group == NULL || g->refused) return NULL;
+  size_t len;
+  const char *s = RedisModule_StringPtrLen(group, &len);
+  if (!emq_is_group(s, len)) return NULL;
+  RedisModuleString *names[] = {emq_group_key(g, g->gq_root, group), emq_group_key(g, g->grp_root, group),
+                                emq_group_key(g, g->gact_root, group)};
+  if (!emq_group_may_touch(g, names, 3)) return NULL;
+  RedisModuleKey *gq = emq_open_read(g->ctx, names[0]);
+  RedisModuleKey *grp = emq_open_read(g->ctx, names[1]);
+  RedisModuleKey *gact = emq_open_read(g->ctx, names[2]);
+  const int ok = type_or_empty(gq, REDISMODULE_KEYTYPE_ZSET) && type_or_empty(grp, REDISMODULE_KEYTYPE_HASH) &&
+                 type_or_empty(gact, REDISMODULE_KEYTYPE_ZSET);
+  RedisModule_CloseKey(gq);
+  RedisModule_CloseKey(grp);
+  RedisModule_CloseKey(gact);
+  if (ok) return group;
+  log_group(g, group, "has a key of another type; its job moved as an ungrouped one, the keys left for an operator");
+  return NULL;
+}
+
+int emq_policy_of(EmqGroups *g, RedisModuleString *name, EmqPolicy *p) {
+  RedisModuleString *own = NULL, *fallback = NULL;
+  if (RedisModule_KeyType(g->groups) == REDISMODULE_KEYTYPE_HASH) {
+    RedisModule_HashGet(g->groups, REDISMODULE_HASH_NONE, name, &own, emq_word(EMQ_WORD_STAR), &fallback, NULL);
+  }
+  RedisModuleString *text = own != NULL ? own : fallback;
+  size_t len = 0;
+  const char *s = text != NULL ? RedisModule_StringPtrLen(text, &len) : "";
+  char problem[128];
+  return emq_parse_policy(s, len, p, problem);
+}
+
+/* The active set's handle for reading, and whether it was opened here. */
+static RedisModuleKey *active_of(EmqGroups *g, int *opened) {
+  *opened = g->active == NULL;
+  return *opened ? emq_open_read(g->ctx, g->active_name) : g->active;
+}
+
+void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
+  RedisModuleString *gact_name = emq_group_key(g, g->gact_root, name);
+  RedisModuleKey *gact = emq_open_write(g->ctx, gact_name);
+  RedisModuleString *ids[EMQ_CHECK_IDS];
+  int n = 0;
+  if (RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET &&
+      RedisModule_ZsetFirstInScoreRange(gact, -1.0 / 0.0, (double)emq_groups_now(g), 0, 0) == REDISMODULE_OK) {
+    while (n < EMQ_CHECK_IDS && !RedisModule_ZsetRangeEndReached(gact)) {
+      double score;
+      ids[n++] = RedisModule_ZsetRangeCurrentElement(gact, &score);
+      RedisModule_ZsetRangeNext(gact);
+    }
+    RedisModule_ZsetRangeStop(gact);
+  }
+  int opened;
+  RedisModuleKey *active = active_of(g, &opened);
+  RedisModuleString *job_root = emq_group_key(g, g->prefix, RedisModule_CreateString(g->ctx, "job:", 4));
+  for (int i = 0; i < n; ++i) {
+    RedisModuleKey *row = emq_open_read(g->ctx, emq_row_key(g->ctx, job_root, ids[i]));
+    RedisModuleString *state = NULL, *group = NULL;
+    if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_HASH) {
+      RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_STATE), &state, emq_word(EMQ_WORD_GROUP),
+                          &group, NULL);
+    }
+    RedisModule_CloseKey(row);
+    double deadline;
+    const int running = emq_bytes_equal(state, "active", 6) && emq_str_equal(group, name) &&
+                        RedisModule_KeyType(active) == REDISMODULE_KEYTYPE_ZSET &&
+                        RedisModule_ZsetScore(active, ids[i], &deadline) == REDISMODULE_OK;
+    if (running) {
+      emq_zadd(g->ctx, gact, gact_name, deadline, ids[i], 0);
+    } else {
+      emq_zrem(g->ctx, gact, gact_name, ids[i]);
+    }
+  }
+  if (opened) RedisModule_CloseKey(active);
+  RedisModule_CloseKey(gact);
+}
+
+/* What grp's in holds: a word, or NULL. */
+static RedisModuleString *where_of(RedisModuleKey *grp) { return emq_hget(grp, EMQ_WORD_IN); }
+
+static int is_word(RedisModuleString *s, EmqWord w) { return s != NULL && emq_str_equal(s, emq_word(w)); }
+
+static int exists(EmqGroups *g, RedisModuleString *root, RedisModuleString *name) {
+  RedisModuleKey *key = emq_open_read(g->ctx, emq_group_key(g, root, name));
+  const int there = RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY;
+  RedisModule_CloseKey(key);
+  return there;
+}
+
+int emq_group_wake(EmqGroups *g, RedisModuleString *name, int after_end) {
+  RedisModuleString *grp_name = emq_group_key(g, g->grp_root, name);
+  RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
+  RedisModuleString *where = where_of(grp);
+  EmqPolicy p;
+  const int stays = is_word(where, EMQ_WORD_ROT) || is_word(where, EMQ_WORD_RATE) ||
+                    (is_word(where, EMQ_WORD_CAP) && !after_end) || !exists(g, g->gq_root, name) ||
+                    !emq_policy_of(g, name, &p) || p.paused;
+  if (!stays) {
+    if (is_word(where, EMQ_WORD_CAP)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
+    emq_rpush(g->ctx, g->rot, g->rot_name, name);
+    static const EmqWord field = EMQ_WORD_IN;
+    RedisModuleString *value = emq_word(EMQ_WORD_ROT);
+    emq_hset(g->ctx, grp, grp_name, 1, &field, &value);
+    emq_persist(g->ctx, grp, grp_name);
+  }
+  RedisModule_CloseKey(grp);
+  return !stays;
+}
+
+void emq_group_tidy(EmqGroups *g, RedisModuleString *name) {
+  RedisModuleString *grp_name = emq_group_key(g, g->grp_root, name);
+  RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
+  RedisModuleString *where = where_of(grp);
+  int busy = is_word(where, EMQ_WORD_ROT) || exists(g, g->gq_root, name);
+  if (!busy && exists(g, g->gact_root, name)) {
+    emq_group_check_count(g, name);
+    busy = exists(g, g->gact_root, name);
+  }
+  if (!busy) {
+    if (is_word(where, EMQ_WORD_CAP) || is_word(where, EMQ_WORD_RATE)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
+    emq_zrem(g->ctx, g->idx, g->idx_name, name);
+    EmqPolicy p;
+    if (emq_policy_of(g, name, &p) && p.rate_max > 0 && emq_hget(grp, EMQ_WORD_RATE_AT) != NULL) {
+      static const EmqWord fields[] = {EMQ_WORD_IN, EMQ_WORD_DEFICIT};
+      emq_hdel(g->ctx, grp, grp_name, 2, fields);
+      emq_pexpire(g->ctx, grp, grp_name, emq_groups_now(g) + (mstime_t)p.rate_window_ms);
+    } else {
+      emq_del(g->ctx, grp, grp_name);
+    }
+  }
+  RedisModule_CloseKey(grp);
+}
+
+/* ZREM gact:<name> id: whether it was counted. */
+static int uncount_id(EmqGroups *g, RedisModuleString *name, RedisModuleString *id) {
+  RedisModuleString *gact_name = emq_group_key(g, g->gact_root, name);
+  RedisModuleKey *gact = emq_open_write(g->ctx, gact_name);
+  double score;
+  const int counted = RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET &&
+                      RedisModule_ZsetScore(gact, id, &score) == REDISMODULE_OK;
+  if (counted) emq_zrem(g->ctx, gact, gact_name, id);
+  RedisModule_CloseKey(gact);
+  return counted;
+}
+
+void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, double lane) {
+  RedisModuleString *gq_name = emq_group_key(g, g->gq_root, name);
+  RedisModuleKey *gq = emq_open_write(g->ctx, gq_name);
+  int flags = 0;
+  RedisModule_ZsetAdd(gq, lane, id, &flags);
+  const int added = (flags & REDISMODULE_ZADD_ADDED) != 0;
+  if (flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) {
+    emq_changed(g->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", gq_name);
+    char buf[40];
+    RedisModule_Replicate(g->ctx, "ZADD", "sbs", gq_name, buf, emq_format_score(buf, lane), id);
+  }
+  RedisModule_CloseKey(gq);
+  const int left = uncount_id(g, name, id);
+  if (added) {
+    emq_zincrby(g->ctx, g->idx, g->idx_name, 1, name);
+    emq_zincrby(g->ctx, g->idx, g->idx_name, 1, emq_word(EMQ_WORD_STAR));
+  }
+  emq_group_wake(g, name, left);
+}
+
+void emq_group_out(EmqGroups *g, RedisModuleString *name, RedisModuleString *id) {
+  if (uncount_id(g, name, id)) emq_group_wake(g, name, 1);
+  emq_group_tidy(g, name);
+}
+
+void emq_group_uncount(EmqGroups *g, RedisModuleString *name, long long n) {
+  emq_zincrby(g->ctx, g->idx, g->idx_name, -n, name);
+  if (emq_zincrby(g->ctx, g->idx, g->idx_name, -n, emq_word(EMQ_WORD_STAR)) <= 0) {
+    emq_zrem(g->ctx, g->idx, g->idx_name, emq_word(EMQ_WORD_STAR));
+  }
+}
