@@ -35,6 +35,8 @@ inline std::string config_head(const ValkeyServer& server, const std::string& ex
 class E2E : public ::testing::Test {
  protected:
   E2E() : x(server.options()) {}
+  // On a server started with `options` (the emq module loaded, for one).
+  explicit E2E(ValkeyServer::Options options) : server(std::move(options)), x(server.options()) {}
 
   QueueStats stats_of(const std::string& queue) { return stats(x, QueueKeys(queue)); }
   std::int64_t completed(const std::string& queue) { return stats_of(queue).counters["completed"]; }

@@ -164,6 +164,8 @@ inline std::unique_ptr<EmqdProcess> start_ready(const std::string& yaml) {
 
 class Faults : public E2E {
  protected:
+  using E2E::E2E;
+
   // `n` jobs, enqueued in pipelined batches; their ids, in order.
   std::vector<std::string> put_many(Executor& on, const std::string& queue, int n, const std::string& payload = "x") {
     QueueKeys q(queue);

@@ -2,7 +2,9 @@
 // max_active and its rate hold however many emqd processes claim, and a
 // daemon killed with SIGKILL mid-job leaves every group's counts right once
 // its leases are reaped. Each group's policy is set with the library's
-// group_set, as an operator's tool would.
+// group_set, as an operator's tool would. Each test runs on both
+// executors: against a server with the emq module, `executor: auto` makes
+// the daemons' claims and ends EMQ.* commands.
 #include <algorithm>
 #include <fstream>
 #include <memory>
@@ -60,8 +62,22 @@ if star ~= sum then wrong[#wrong + 1] = 'gidx * is ' .. star .. ' and ' .. sum .
 return table.concat(wrong, '; ')
 )lua";
 
-class GroupsAcrossDaemons : public Faults {
+// The server for the executor under test: the module loaded for native.
+ValkeyServer::Options server_for(ExecutorChoice executor) {
+  ValkeyServer::Options o;
+  o.load_module = executor == ExecutorChoice::Native;
+  return o;
+}
+
+class GroupsAcrossDaemons : public Faults, public ::testing::WithParamInterface<ExecutorChoice> {
  protected:
+  GroupsAcrossDaemons() : Faults(server_for(GetParam())) {}
+
+  // On the native run, the daemons' claims were the module's.
+  void expect_the_executor_ran() const {
+    if (GetParam() == ExecutorChoice::Native) EXPECT_GT(server.calls("emq.claim"), 0) << "no EMQ.CLAIM was run";
+  }
+
   std::vector<std::string> put_grouped(const std::string& queue, const std::string& group, int n) {
     QueueKeys q(queue);
     std::vector<std::string> ids;
@@ -108,7 +124,7 @@ std::map<std::string, Interval> only(const std::map<std::string, Interval>& all,
   return out;
 }
 
-TEST_F(GroupsAcrossDaemons, AGroupsMaxActiveHoldsAcrossThreeDaemonsWhileOthersRun) {
+TEST_P(GroupsAcrossDaemons, AGroupsMaxActiveHoldsAcrossThreeDaemonsWhileOthersRun) {
   const std::string record = server.dir() + "/intervals";
   const QueueKeys q("gcap");
   group_set(x, q, "capped", "max_active=2");  // 0: nothing of the group pending yet
@@ -132,13 +148,14 @@ TEST_F(GroupsAcrossDaemons, AGroupsMaxActiveHoldsAcrossThreeDaemonsWhileOthersRu
   }
   EXPECT_GE(daemons_seen.size(), 2u) << "more than one daemon ran jobs, so the cap held across processes";
   EXPECT_EQ(books("gcap", {"capped", "free"}), "");
-  report_figures("group max_active 2, 3 daemons x 8 slots",
+  expect_the_executor_ran();
+  report_figures("group max_active 2, 3 daemons x 8 slots, " + std::string(to_string(GetParam())),
                  "capped_peak=" + std::to_string(capped_most) + " capped_mean=" + std::to_string(capped_mean) +
                      " free_peak=" + std::to_string(free_most) +
                      " daemons_that_ran_jobs=" + std::to_string(daemons_seen.size()));
 }
 
-TEST_F(GroupsAcrossDaemons, AGroupsRateHoldsAcrossThreeDaemons) {
+TEST_P(GroupsAcrossDaemons, AGroupsRateHoldsAcrossThreeDaemons) {
   const std::string record = server.dir() + "/intervals";
   const QueueKeys q("grate");
   group_set(x, q, "paced", "rate_max=5 rate_window_ms=1000");  // 0: nothing of the group pending yet
@@ -166,12 +183,13 @@ TEST_F(GroupsAcrossDaemons, AGroupsRateHoldsAcrossThreeDaemons) {
     while (starts[b] - starts[a] >= 1000000000) ++a;
     most_in_window = std::max(most_in_window, b - a + 1);
   }
-  report_figures("group rate 5/s, 3 daemons x 8 slots, 5 s",
+  expect_the_executor_ran();
+  report_figures("group rate 5/s, 3 daemons x 8 slots, 5 s, " + std::string(to_string(GetParam())),
                  "claimed=" + std::to_string(claimed) + " bound=" + std::to_string(bound) +
                      " most_started_in_1s=" + std::to_string(most_in_window));
 }
 
-TEST_F(GroupsAcrossDaemons, AKilledDaemonsJobsLeaveEveryGroupsCountsRightAfterTheReap) {
+TEST_P(GroupsAcrossDaemons, AKilledDaemonsJobsLeaveEveryGroupsCountsRightAfterTheReap) {
   const std::string record = server.dir() + "/intervals";
   const QueueKeys q("gkill");
   const std::vector<std::string> groups = {"capped", "free", "other"};
@@ -222,11 +240,16 @@ TEST_F(GroupsAcrossDaemons, AKilledDaemonsJobsLeaveEveryGroupsCountsRightAfterTh
     EXPECT_EQ(x.command({"EXISTS", q.gq(g), q.gact(g)}).integer, 0) << g << " holds no keys once idle";
   }
   EXPECT_EQ(x.command({"EXISTS", q.gidx}).integer, 0) << "nothing pending in any group";
-  report_figures("kill -9 of one of three daemons, grouped jobs",
+  expect_the_executor_ran();
+  report_figures("kill -9 of one of three daemons, grouped jobs, " + std::string(to_string(GetParam())),
                  "jobs=" + std::to_string(ids.size()) + " active_at_kill=" + std::to_string(held.size()) +
                      " reaped=" + std::to_string(s.counters["reaped"]) + " books_checked=" + std::to_string(looks) +
                      " times, wrong_at=" + std::to_string(wrong_looks));
 }
+
+INSTANTIATE_TEST_SUITE_P(BothExecutors, GroupsAcrossDaemons,
+                         ::testing::Values(ExecutorChoice::Scripted, ExecutorChoice::Native),
+                         [](const auto& p) { return std::string(to_string(p.param)); });
 
 }  // namespace
 }  // namespace echomq::test
