@@ -8,9 +8,7 @@
 namespace echomq::cli {
 
 std::int64_t weight_of(const std::string& text, const std::string& field) {
-  if (!text.empty() && text.size() <= 4 && text[0] != '0') {
-    if (std::optional<std::int64_t> n = whole_number(text); n && *n >= 1 && *n <= kMaxGroupWeight) return *n;
-  }
+  if (std::optional<std::int64_t> n = server_integer_in(text, 1, kMaxGroupWeight)) return *n;
   throw Error(ErrorKind::Invalid, field,
               "expected 1..1000 (claims per turn of the rotation), got '" + text_cell(text, 40) + "'");
 }

@@ -16,12 +16,6 @@ constexpr Range kRanges[] = {{"weight", 1, kMaxGroupWeight, "1..1000"},
                              {"rate_max", 1, kMaxActiveLimit, "1..1000000"},
                              {"rate_window_ms", 1, kMaxWindowMs, "1..86400000"}};
 
-// group_set's integer form: the server's (no leading zero, no '+'), in range.
-std::optional<std::int64_t> policy_number(std::string_view v, const Range& r) {
-  if (v.empty() || v.size() > 18 || v[0] == '0') return std::nullopt;
-  return whole_number_in(v, r.lo, r.hi);
-}
-
 std::int64_t count_of(const Reply& r) {
   if (r.type == Reply::Type::Integer) return r.integer;
   if (r.type == Reply::Type::String) return whole_number(r.str).value_or(0);
@@ -75,7 +69,7 @@ std::optional<GroupPolicy> parse_group_policy(std::string_view text, std::string
     for (std::size_t i = 0; i < 4; ++i) {
       if (name != kRanges[i].name) continue;
       if (numbers[i]) return "policy field " + std::string(name) + " is given twice";
-      numbers[i] = policy_number(value, kRanges[i]);
+      numbers[i] = server_integer_in(value, kRanges[i].lo, kRanges[i].hi);
       return numbers[i] ? "" : std::string(name) + " must be an integer in " + kRanges[i].words;
     }
     return "unknown policy field " + std::string(name.substr(0, 64));

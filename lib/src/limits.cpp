@@ -8,21 +8,8 @@ namespace echomq {
 
 namespace {
 
-// The server's integer form, as claim reads a limit field: no sign but a
-// minus, no leading zero, at most 18 characters.
-std::optional<std::int64_t> strict_int(const std::optional<std::string>& s) {
-  if (!s || s->empty() || s->size() > 18) return std::nullopt;
-  const std::string& v = *s;
-  const std::size_t digits = v[0] == '-' ? 1 : 0;
-  if (v.size() == digits || (v[digits] == '0' && v.size() > digits + 1) || (digits == 1 && v[1] == '0')) {
-    return std::nullopt;
-  }
-  return whole_number(v);
-}
-
 std::optional<std::int64_t> in_range(const std::optional<std::string>& s, std::int64_t lo, std::int64_t hi) {
-  std::optional<std::int64_t> n = strict_int(s);
-  return n && *n >= lo && *n <= hi ? n : std::nullopt;
+  return s ? server_integer_in(*s, lo, hi) : std::nullopt;
 }
 
 // The bucket's fields, in claim's ranges: credit in tokens x window ms,

@@ -34,12 +34,7 @@ std::optional<std::int64_t> int_of(const Reply& r, const std::string& what, std:
 }
 constexpr std::int64_t kMaxPausedUntil = 1'000'000'000'000'000;
 
-std::optional<std::int64_t> until_of(const std::string& v) {
-  // The server's integer form, as claim reads it: no sign, no leading zero.
-  const bool form = !v.empty() && v.size() <= 18 && (v == "0" || (v[0] >= '1' && v[0] <= '9'));
-  const std::optional<std::int64_t> n = form ? whole_number(v) : std::nullopt;
-  return n && *n <= kMaxPausedUntil ? n : std::nullopt;
-}
+std::optional<std::int64_t> until_of(const std::string& v) { return server_integer_in(v, 0, kMaxPausedUntil); }
 
 // HMGET meta paused paused_by paused_reason paused_until.
 void read_pause(const Reply& r, QueueStats& s) {

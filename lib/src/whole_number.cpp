@@ -35,6 +35,15 @@ std::optional<std::int64_t> whole_number_in(std::string_view text, std::int64_t 
   return n;
 }
 
+std::optional<std::int64_t> server_integer_in(std::string_view text, std::int64_t lo, std::int64_t hi) {
+  const std::size_t sign = !text.empty() && text.front() == '-' ? 1 : 0;
+  if (text.size() > 18 || text.size() == sign) return std::nullopt;
+  if (text[sign] == '0' && (sign == 1 || text.size() > 1)) return std::nullopt;
+  const std::optional<std::int64_t> n = whole_number(text);
+  if (!n || *n < lo || *n > hi) return std::nullopt;
+  return n;
+}
+
 std::optional<int> port_number(std::string_view text, int lowest) {
   const std::optional<std::int64_t> n = whole_number_in(text, lowest, 65535);
   if (!n) return std::nullopt;

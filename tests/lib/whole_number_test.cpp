@@ -18,6 +18,20 @@ TEST(WholeNumber, ReadsDigitsWithAnOptionalMinusAcrossInt64) {
   EXPECT_EQ(whole_number("-9223372036854775808"), std::numeric_limits<std::int64_t>::min());
 }
 
+// The form claim reads a limit or a policy field in: what it refuses, every
+// reader of those fields refuses.
+TEST(WholeNumber, ServerIntegerFormIsTheScriptsOwn) {
+  EXPECT_EQ(server_integer_in("0", 0, 10), 0);
+  EXPECT_EQ(server_integer_in("7", 1, 10), 7);
+  EXPECT_EQ(server_integer_in("-7", -10, 10), -7);
+  EXPECT_EQ(server_integer_in("999999999999999999", 0, INT64_MAX), 999999999999999999);
+  for (const char* bad : {"", "-", "-0", "05", "-05", "+5", " 5", "5 ", "1e3", "1000000000000000000"}) {
+    EXPECT_EQ(server_integer_in(bad, -2000000000000000000, INT64_MAX), std::nullopt) << "'" << bad << "'";
+  }
+  EXPECT_EQ(server_integer_in("11", 1, 10), std::nullopt);
+  EXPECT_EQ(server_integer_in("0", 1, 10), std::nullopt);
+}
+
 TEST(WholeNumber, RefusesAnythingButTheNumberAlone) {
   const std::vector<std::string> texts = {"",
                                           "-",

@@ -21,6 +21,12 @@ std::optional<std::int64_t> whole_number(std::string_view text);
 // '-' at all: "-0" is no count, no port and no time.
 std::optional<std::int64_t> whole_number_in(std::string_view text, std::int64_t lo, std::int64_t hi);
 
+// A number as the scripts read a field of the server's (a limit, a
+// policy, a time): "0", or an optional '-' and digits without a leading
+// zero, at most 18 characters, within lo..hi. "-0", "05" and "+5" are
+// not of the form, so claim refuses them and so must every reader.
+std::optional<std::int64_t> server_integer_in(std::string_view text, std::int64_t lo, std::int64_t hi);
+
 // A TCP port: digits alone, in lowest..65535 (lowest 0 where the kernel
 // may choose one).
 std::optional<int> port_number(std::string_view text, int lowest = 1);
