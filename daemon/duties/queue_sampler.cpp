@@ -55,9 +55,12 @@ std::string QueueSampler::trouble(std::chrono::milliseconds within) const {
 // already there changes nothing and is not replicated.
 void QueueSampler::sample(Sample& s) {
   s.stats = stats(executor_, keys_);
-  // One read of a queue without groups, two with: never per group.
-  s.groups.clear();
-  for (const QueueKeys& q : keys_) s.groups.push_back(read_groups(executor_, q, kGroupSeries));
+  // The stats say which queues hold groups: only those are read again,
+  // two round trips each, never one per group.
+  s.groups.assign(keys_.size(), GroupsView{});
+  for (std::size_t i = 0; i < keys_.size() && i < s.stats.size(); ++i) {
+    if (s.stats[i].groups > 0) s.groups[i] = read_groups(executor_, keys_[i], kGroupSeries);
+  }
   // Ages by the server's clock, which every daemon shares: a daemon on a
   // host whose clock is off reports the same latency as the others.
   s.server_now_ms = executor_.server_time_ms();

@@ -12,7 +12,7 @@ namespace echomq {
 namespace {
 constexpr const char* kCounters[] = {"claimed", "completed", "retried",    "dead",
                                      "reaped",  "released",  "duplicates", "replaced"};
-constexpr std::size_t kReadsPerQueue = 10;
+constexpr std::size_t kReadsPerQueue = 11;
 
 // An integer reply, or an integer in a string reply; nullopt and a line in
 // `problems` for anything else another writer may have left there.
@@ -66,6 +66,7 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     reads.push_back(limit_fields_read(q));
     reads.push_back({"ZCARD", q.waiting});
     reads.push_back({"ZSCORE", q.gidx, "*"});
+    reads.push_back({"ZCARD", q.gidx});
   }
   std::vector<Reply> r = x.pipeline(reads);
   std::vector<QueueStats> out;
@@ -82,6 +83,8 @@ std::vector<QueueStats> stats(Executor& x, const std::vector<QueueKeys>& queues)
     // Grouped jobs wait in their groups' zsets; gidx's * is their sum.
     s.grouped_pending = int_of(q[9], k.gidx + " *", s.problems).value_or(0);
     s.pending += s.grouped_pending;
+    // gidx holds each group that holds keys, and * while any job waits.
+    s.groups = int_of(q[10], k.gidx, s.problems).value_or(0) - (q[9].is_nil() || q[9].is_error() ? 0 : 1);
     for (const char* name : kCounters) s.counters[name] = 0;
     if (q[4].is_error()) int_of(q[4], k.stats, s.problems);
     for (std::size_t f = 0; f + 1 < q[4].elements.size(); f += 2) {

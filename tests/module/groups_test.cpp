@@ -248,6 +248,7 @@ TEST_P(Groups, TheReadShowsTheLargestBacklogsFirstWithTheirCountsAndPlaces) {
   const QueueStats st = stats(x, q);
   EXPECT_EQ(st.pending, 3 + 33) << "the queue's pending count takes in its groups' jobs";
   EXPECT_EQ(st.grouped_pending, 33);
+  EXPECT_EQ(st.groups, 3) << "the stats count the groups holding keys, as read_groups does";
   ASSERT_EQ(v.top.size(), 2u) << "the read is bounded by its limit";
   EXPECT_EQ(v.top[0].name, "big");
   EXPECT_EQ(v.top[0].pending, 28);

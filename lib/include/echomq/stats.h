@@ -30,6 +30,7 @@ struct QueueStats {
   std::string queue;
   std::int64_t pending = 0;          // grouped jobs included
   std::int64_t grouped_pending = 0;  // of them, those waiting in their groups
+  std::int64_t groups = 0;           // groups holding keys (groups.h reads them)
   std::int64_t active = 0;
   std::int64_t delayed = 0;
   std::int64_t dead = 0;
