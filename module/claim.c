@@ -188,10 +188,8 @@ static void count_in_group(Claiming *c, RedisModuleString *group, RedisModuleStr
   /* Refused: leased all the same (a lease the reaper finds), no more. */
   if (c->groups.refused) c->refused = 1;
   if (g == NULL) return;
-  RedisModuleString *name = emq_group_key(&c->groups, c->groups.gact_root, g);
-  RedisModuleKey *gact = emq_open_write(c->groups.ctx, name);
-  emq_zadd(c->groups.ctx, gact, name, c->deadline, id, 0);
-  RedisModule_CloseKey(gact);
+  EmqGroupKeys *k = emq_group_keys(&c->groups, g);
+  emq_zadd(c->groups.ctx, k->gact, k->gact_name, c->deadline, id, 0);
 }
 
 static Claimed *next_slot(Claiming *c) {
@@ -299,11 +297,9 @@ static void promote_groups(Claiming *c, size_t limit) {
       if (g->refused) return;
       continue;
     }
-    RedisModuleString *grp_name = emq_group_key(g, g->grp_root, due[i]);
-    RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
+    EmqGroupKeys *k = emq_group_keys(g, due[i]);
     static const EmqWord field = EMQ_WORD_IN;
-    emq_hdel(g->ctx, grp, grp_name, 1, &field);
-    RedisModule_CloseKey(grp);
+    emq_hdel(g->ctx, k->grp, k->grp_name, 1, &field);
     if (!emq_group_wake(g, due[i], 1)) emq_group_tidy(g, due[i]);
   }
 }

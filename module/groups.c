@@ -181,23 +181,62 @@ int emq_group_may_touch(EmqGroups *g, RedisModuleString **keys, size_t n) {
   return 0;
 }
 
+static int holds(const EmqGroupKeys *k, RedisModuleString *name) {
+  return k->name != NULL && emq_str_equal(k->name, name);
+}
+
+static void let_go(EmqGroupKeys *k) {
+  if (k->name == NULL) return;
+  RedisModule_CloseKey(k->gq);
+  RedisModule_CloseKey(k->grp);
+  RedisModule_CloseKey(k->gact);
+  k->name = NULL;
+}
+
+EmqGroupKeys *emq_group_keys(EmqGroups *g, RedisModuleString *name) {
+  if (holds(&g->held, name)) return &g->held;
+  if (holds(&g->spare, name)) return &g->spare;
+  /* A pinned group's handles are in use by the turn: another group's go
+   * to the spare slot, which is never the pinned group. */
+  EmqGroupKeys *k = g->pinned ? &g->spare : &g->held;
+  let_go(k);
+  size_t len;
+  const char *s = RedisModule_StringPtrLen(name, &len);
+  k->name = RedisModule_CreateString(g->ctx, s, len); /* the caller's may be freed first */
+  k->checked = 0;
+  k->gq_name = emq_group_key(g, g->gq_root, name);
+  k->grp_name = emq_group_key(g, g->grp_root, name);
+  k->gact_name = emq_group_key(g, g->gact_root, name);
+  k->gq = emq_open_write(g->ctx, k->gq_name);
+  k->grp = emq_open_write(g->ctx, k->grp_name);
+  k->gact = emq_open_write(g->ctx, k->gact_name);
+  return k;
+}
+
+void emq_group_pin(EmqGroups *g) { g->pinned = 1; }
+
+void emq_group_unpin(EmqGroups *g) {
+  /* The spare's group may be taken next as the held one: one handle per
+   * key, so the spare's go first. */
+  let_go(&g->spare);
+  g->pinned = 0;
+}
+
 RedisModuleString *emq_group_of(EmqGroups *g, RedisModuleString *group) {
   if (g->gq_root == NULL || group == NULL || g->refused) return NULL;
   size_t len;
   const char *s = RedisModule_StringPtrLen(group, &len);
   if (!emq_is_group(s, len)) return NULL;
+  EmqGroupKeys *taken = holds(&g->held, group) ? &g->held : holds(&g->spare, group) ? &g->spare : NULL;
+  if (taken != NULL && taken->checked) return group;
   RedisModuleString *names[] = {emq_group_key(g, g->gq_root, group), emq_group_key(g, g->grp_root, group),
                                 emq_group_key(g, g->gact_root, group)};
   if (!emq_group_may_touch(g, names, 3)) return NULL;
-  RedisModuleKey *gq = emq_open_read(g->ctx, names[0]);
-  RedisModuleKey *grp = emq_open_read(g->ctx, names[1]);
-  RedisModuleKey *gact = emq_open_read(g->ctx, names[2]);
-  const int ok = type_or_empty(gq, REDISMODULE_KEYTYPE_ZSET) && type_or_empty(grp, REDISMODULE_KEYTYPE_HASH) &&
-                 type_or_empty(gact, REDISMODULE_KEYTYPE_ZSET);
-  RedisModule_CloseKey(gq);
-  RedisModule_CloseKey(grp);
-  RedisModule_CloseKey(gact);
-  if (ok) return group;
+  EmqGroupKeys *k = emq_group_keys(g, group);
+  /* The steps write only these types, so the check holds while it is held. */
+  k->checked = type_or_empty(k->gq, REDISMODULE_KEYTYPE_ZSET) && type_or_empty(k->grp, REDISMODULE_KEYTYPE_HASH) &&
+               type_or_empty(k->gact, REDISMODULE_KEYTYPE_ZSET);
+  if (k->checked) return group;
   log_group(g, group, "has a key of another type; its job moved as an ungrouped one, the keys left for an operator");
   return NULL;
 }
@@ -221,8 +260,8 @@ static RedisModuleKey *active_of(EmqGroups *g, int *opened) {
 }
 
 void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
-  RedisModuleString *gact_name = emq_group_key(g, g->gact_root, name);
-  RedisModuleKey *gact = emq_open_write(g->ctx, gact_name);
+  EmqGroupKeys *k = emq_group_keys(g, name);
+  RedisModuleKey *gact = k->gact;
   RedisModuleString *ids[EMQ_CHECK_IDS];
   int n = 0;
   if (RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET &&
@@ -250,13 +289,12 @@ void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
                         RedisModule_KeyType(active) == REDISMODULE_KEYTYPE_ZSET &&
                         RedisModule_ZsetScore(active, ids[i], &deadline) == REDISMODULE_OK;
     if (running) {
-      emq_zadd(g->ctx, gact, gact_name, deadline, ids[i], 0);
+      emq_zadd(g->ctx, gact, k->gact_name, deadline, ids[i], 0);
     } else {
-      emq_zrem(g->ctx, gact, gact_name, ids[i]);
+      emq_zrem(g->ctx, gact, k->gact_name, ids[i]);
     }
   }
   if (opened) RedisModule_CloseKey(active);
-  RedisModule_CloseKey(gact);
 }
 
 /* What grp's in holds: a word, or NULL. */
@@ -264,21 +302,17 @@ static RedisModuleString *where_of(RedisModuleKey *grp) { return emq_hget(grp, E
 
 static int is_word(RedisModuleString *s, EmqWord w) { return s != NULL && emq_str_equal(s, emq_word(w)); }
 
-static int exists(EmqGroups *g, RedisModuleString *root, RedisModuleString *name) {
-  RedisModuleKey *key = emq_open_read(g->ctx, emq_group_key(g, root, name));
-  const int there = RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY;
-  RedisModule_CloseKey(key);
-  return there;
-}
+static int exists(RedisModuleKey *key) { return RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY; }
 
 int emq_group_wake(EmqGroups *g, RedisModuleString *name, int after_end) {
-  RedisModuleString *grp_name = emq_group_key(g, g->grp_root, name);
-  RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
+  EmqGroupKeys *k = emq_group_keys(g, name);
+  RedisModuleKey *grp = k->grp;
+  RedisModuleString *grp_name = k->grp_name;
   RedisModuleString *where = where_of(grp);
   EmqPolicy p;
   const int stays = is_word(where, EMQ_WORD_ROT) || is_word(where, EMQ_WORD_RATE) ||
-                    (is_word(where, EMQ_WORD_CAP) && !after_end) || !exists(g, g->gq_root, name) ||
-                    !emq_policy_of(g, name, &p) || p.paused;
+                    (is_word(where, EMQ_WORD_CAP) && !after_end) || !exists(k->gq) || !emq_policy_of(g, name, &p) ||
+                    p.paused;
   if (!stays) {
     if (is_word(where, EMQ_WORD_CAP)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
     emq_rpush(g->ctx, g->rot, g->rot_name, name);
@@ -287,18 +321,18 @@ int emq_group_wake(EmqGroups *g, RedisModuleString *name, int after_end) {
     emq_hset(g->ctx, grp, grp_name, 1, &field, &value);
     emq_persist(g->ctx, grp, grp_name);
   }
-  RedisModule_CloseKey(grp);
   return !stays;
 }
 
 void emq_group_tidy(EmqGroups *g, RedisModuleString *name) {
-  RedisModuleString *grp_name = emq_group_key(g, g->grp_root, name);
-  RedisModuleKey *grp = emq_open_write(g->ctx, grp_name);
+  EmqGroupKeys *k = emq_group_keys(g, name);
+  RedisModuleKey *grp = k->grp;
+  RedisModuleString *grp_name = k->grp_name;
   RedisModuleString *where = where_of(grp);
-  int busy = is_word(where, EMQ_WORD_ROT) || exists(g, g->gq_root, name);
-  if (!busy && exists(g, g->gact_root, name)) {
+  int busy = is_word(where, EMQ_WORD_ROT) || exists(k->gq);
+  if (!busy && exists(k->gact)) {
     emq_group_check_count(g, name);
-    busy = exists(g, g->gact_root, name);
+    busy = exists(k->gact);
   }
   if (!busy) {
     if (is_word(where, EMQ_WORD_CAP) || is_word(where, EMQ_WORD_RATE)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
@@ -312,24 +346,22 @@ void emq_group_tidy(EmqGroups *g, RedisModuleString *name) {
       emq_del(g->ctx, grp, grp_name);
     }
   }
-  RedisModule_CloseKey(grp);
 }
 
 /* ZREM gact:<name> id: whether it was counted. */
 static int uncount_id(EmqGroups *g, RedisModuleString *name, RedisModuleString *id) {
-  RedisModuleString *gact_name = emq_group_key(g, g->gact_root, name);
-  RedisModuleKey *gact = emq_open_write(g->ctx, gact_name);
+  EmqGroupKeys *k = emq_group_keys(g, name);
   double score;
-  const int counted = RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET &&
-                      RedisModule_ZsetScore(gact, id, &score) == REDISMODULE_OK;
-  if (counted) emq_zrem(g->ctx, gact, gact_name, id);
-  RedisModule_CloseKey(gact);
+  const int counted = RedisModule_KeyType(k->gact) == REDISMODULE_KEYTYPE_ZSET &&
+                      RedisModule_ZsetScore(k->gact, id, &score) == REDISMODULE_OK;
+  if (counted) emq_zrem(g->ctx, k->gact, k->gact_name, id);
   return counted;
 }
 
 void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, double lane) {
-  RedisModuleString *gq_name = emq_group_key(g, g->gq_root, name);
-  RedisModuleKey *gq = emq_open_write(g->ctx, gq_name);
+  EmqGroupKeys *k = emq_group_keys(g, name);
+  RedisModuleKey *gq = k->gq;
+  RedisModuleString *gq_name = k->gq_name;
   int flags = 0;
   RedisModule_ZsetAdd(gq, lane, id, &flags);
   const int added = (flags & REDISMODULE_ZADD_ADDED) != 0;
@@ -338,7 +370,6 @@ void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, 
     char buf[40];
     RedisModule_Replicate(g->ctx, "ZADD", "sbs", gq_name, buf, emq_format_score(buf, lane), id);
   }
-  RedisModule_CloseKey(gq);
   const int left = uncount_id(g, name, id);
   if (added) {
     emq_zincrby(g->ctx, g->idx, g->idx_name, 1, name);

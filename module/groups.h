@@ -2,9 +2,10 @@
  * the group block shares with its script, in the script's order of
  * commands: to group, out of group, wake, tidy, checking a count, and a
  * group's policy. The block is seven KEYS (gq root, grp root, gact root,
- * gidx, rot, groups, gwait); a group's own keys are a root plus its name,
- * opened and closed inside each step, so no two handles on one key ever
- * meet a write. */
+ * gidx, rot, groups, gwait); a group's own keys are a root plus its name.
+ * A command's steps on one group go through one set of handles (the held
+ * group, below): opened once, so a visit costs three lookups, and no two
+ * handles on one key are ever open together. */
 #ifndef EMQ_GROUPS_H
 #define EMQ_GROUPS_H
 
@@ -27,6 +28,16 @@ int emq_parse_policy(const char *text, size_t len, EmqPolicy *p, char problem[12
 /* A group name: 1-128 bytes of [0-9A-Za-z_.:-]. */
 int emq_is_group(const char *g, size_t len);
 
+/* A group the command's steps are on: its three keys opened for writing.
+ * Taking another group closes them (AutoMemory closes the last at the
+ * command's end). */
+typedef struct {
+  RedisModuleString *name; /* NULL: none held */
+  RedisModuleString *gq_name, *grp_name, *gact_name;
+  RedisModuleKey *gq, *grp, *gact;
+  int checked; /* group_of found the caller may touch them and their types right */
+} EmqGroupKeys;
+
 typedef struct {
   RedisModuleCtx *ctx;
   RedisModuleString *gq_root, *grp_root, *gact_root, *idx_name, *rot_name, *groups_name, *wait_name;
@@ -43,6 +54,11 @@ typedef struct {
   /* The caller's ACL refused a group's key: replied, and every later
    * group_of answers NULL without a second reply. */
   int refused;
+  /* The group the steps are on. While a claim's turn works on it through
+   * its handles (pinned), a step on another group (a row whose group field
+   * names another than the zset it was in) takes the spare slot. */
+  EmqGroupKeys held, spare;
+  int pinned;
 } EmqGroups;
 
 /* The block of a call (KEYS in the roles EMQ_KEY_GQ_ROOT..EMQ_KEY_GWAIT),
@@ -59,6 +75,14 @@ void emq_groups_set_now(EmqGroups *g, mstime_t now);
 
 /* A group's own key: root + name. */
 RedisModuleString *emq_group_key(EmqGroups *g, RedisModuleString *root, RedisModuleString *name);
+
+/* name's keys: the ones already open when name is held. Every step on a
+ * group's keys takes them here. */
+EmqGroupKeys *emq_group_keys(EmqGroups *g, RedisModuleString *name);
+/* While pinned, the held group's handles stay open whatever other group a
+ * step takes (claim's turn, which holds them across the leases). */
+void emq_group_pin(EmqGroups *g);
+void emq_group_unpin(EmqGroups *g);
 
 /* The row's group when the block is given, it is well formed and its
  * keys have their types; NULL otherwise (keys of another type are named

@@ -61,8 +61,7 @@ static void park(Claiming *c, Head *hd, EmqWord why, long long t) {
 }
 
 static void park_cap(Claiming *c, Head *hd) {
-  EmqGroups *g = &c->groups;
-  RedisModuleKey *gact = emq_open_read(g->ctx, emq_group_key(g, g->gact_root, hd->h));
+  RedisModuleKey *gact = emq_group_keys(&c->groups, hd->h)->gact;
   long long first = 0;
   if (RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET &&
       RedisModule_ZsetFirstInScoreRange(gact, -1.0 / 0.0, 1.0 / 0.0, 0, 0) == REDISMODULE_OK) {
@@ -71,7 +70,6 @@ static void park_cap(Claiming *c, Head *hd) {
     first = (long long)score;
     RedisModule_ZsetRangeStop(gact);
   }
-  RedisModule_CloseKey(gact);
   const long long soonest = (long long)c->now + CAP_RECHECK_MS;
   park(c, hd, EMQ_WORD_CAP, first > soonest ? first : soonest);
 }
@@ -87,11 +85,8 @@ static void write_bucket(Claiming *c, Head *hd, long long credit) {
 }
 
 static long long counted(Claiming *c, RedisModuleString *h) {
-  RedisModuleKey *gact = emq_open_read(c->groups.ctx, emq_group_key(&c->groups, c->groups.gact_root, h));
-  const long long n =
-      RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET ? (long long)RedisModule_ValueLength(gact) : 0;
-  RedisModule_CloseKey(gact);
-  return n;
+  RedisModuleKey *gact = emq_group_keys(&c->groups, h)->gact;
+  return RedisModule_KeyType(gact) == REDISMODULE_KEYTYPE_ZSET ? (long long)RedisModule_ValueLength(gact) : 0;
 }
 
 /* The group's bucket brought up to now, as the queue's; 0 when a field
@@ -176,12 +171,12 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
   if (room >= 0) k = least(k, room);
   if (tokens >= 0) k = least(k, tokens);
 
-  RedisModuleString *src_name = hd->is_star ? c->call->keys[0] : emq_group_key(g, g->gq_root, hd->h);
-  RedisModuleKey *src = hd->is_star ? c->pending : emq_open_write(ctx, src_name);
+  EmqGroupKeys *own_keys = hd->is_star ? NULL : emq_group_keys(g, hd->h);
+  RedisModuleString *src_name = hd->is_star ? c->call->keys[0] : own_keys->gq_name;
+  RedisModuleKey *src = hd->is_star ? c->pending : own_keys->gq;
   long long popped = 0;
   const long long served = emq_lease_from(c, src, src_name, k, &popped);
   const int empty = RedisModule_KeyType(src) == REDISMODULE_KEYTYPE_EMPTY;
-  if (!hd->is_star) RedisModule_CloseKey(src);
   if (c->refused) return;
   if (popped > 0 && !hd->is_star) emq_group_uncount(g, hd->h, popped);
   if (tokens >= 0) {
@@ -217,7 +212,7 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
   Head hd;
   hd.h = RedisModule_ListGet(g->rot, 0);
   hd.is_star = emq_str_equal(emq_word(EMQ_WORD_STAR), hd.h);
-  hd.grp_name = emq_group_key(g, g->grp_root, hd.h);
+  hd.grp_name = hd.is_star ? emq_group_key(g, g->grp_root, hd.h) : NULL;
   int ok;
   if (hd.is_star) {
     if (!emq_group_may_touch(g, &hd.grp_name, 1)) {
@@ -240,9 +235,20 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
     log_head(c, hd.h, "has a broken policy or keys of another type");
     return;
   }
-  hd.grp = emq_open_write(g->ctx, hd.grp_name);
+  if (hd.is_star) {
+    hd.grp = emq_open_write(g->ctx, hd.grp_name);
+    turn(c, &hd, default_policy);
+    RedisModule_CloseKey(hd.grp);
+    return;
+  }
+  /* A group's turn works on the keys group_of took, held open through its
+   * leases whatever group their rows name. */
+  EmqGroupKeys *k = emq_group_keys(g, hd.h);
+  hd.grp = k->grp;
+  hd.grp_name = k->grp_name;
+  emq_group_pin(g);
   turn(c, &hd, default_policy);
-  RedisModule_CloseKey(hd.grp);
+  emq_group_unpin(g);
 }
 
 void emq_serve_rotation(Claiming *c, const EmqPolicy *default_policy) {

@@ -227,6 +227,32 @@ TEST_P(Groups, AReapLeavesTheGroupsCountRight) {
   }
 }
 
+// A row whose group field names another group than the zset it waits in
+// (written by hand): each leased job is counted where its row says, in one
+// claim that serves A's zset, and its end leaves no group key behind.
+TEST_P(Groups, ARowNamingAnotherGroupIsCountedWhereItSays) {
+  add("A", 3);
+  Connection raw = Connection::open(server.options());
+  const Reply ids = raw.command({"ZRANGE", q.gq("A"), "0", "-1"});
+  ASSERT_EQ(ids.elements.size(), 3u);
+  raw.command({"HSET", q.row(ids.elements[1].str), "group", "B"});
+  raw.command({"HSET", q.row(ids.elements[2].str), "group", "C"});
+  ASSERT_TRUE(group_set(x, q, "A", "weight=3"));
+
+  std::vector<ClaimedJob> jobs = claim(x, q, {60000, 3, 0});
+  ASSERT_EQ(jobs.size(), 3u) << "one turn of A serves all three";
+  EXPECT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 1);
+  EXPECT_EQ(raw.command({"ZSCORE", q.gact("B"), ids.elements[1].str}).type, Reply::Type::String);
+  EXPECT_EQ(raw.command({"ZSCORE", q.gact("C"), ids.elements[2].str}).type, Reply::Type::String);
+  for (const ClaimedJob& j : jobs) {
+    EXPECT_EQ(complete(x, q, {j.id, j.lease_epoch}, 0, "ok"), CompleteResult::Completed);
+  }
+  for (const std::string& g : {"A", "B", "C"}) {
+    EXPECT_EQ(raw.command({"EXISTS", q.gact(g), q.gq(g), q.grp(g)}).integer, 0) << g << " holds keys";
+  }
+  EXPECT_EQ(raw.command({"EXISTS", q.gidx, q.rot}).integer, 0);
+}
+
 // What `emq groups`, the page and the metrics read: the largest backlogs
 // first, each with its count, policy and place, and the groups' totals.
 TEST_P(Groups, TheReadShowsTheLargestBacklogsFirstWithTheirCountsAndPlaces) {

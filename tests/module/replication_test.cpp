@@ -79,11 +79,42 @@ void native_flow_run(Executor& x, const std::string& queue, std::int64_t events)
   run(complete_call(q, {parent[0].id, parent[0].lease_epoch}, 0, "ran", FlowMode::Flow));
 }
 
+// Groups through the module: weights, a cap, a rate and a pause, grouped
+// and ungrouped jobs mixed; leases ended every way, so that the rotation,
+// the group index, gwait and each group's keys are written in every shape.
+void native_group_run(Executor& x, const std::string& queue, std::int64_t events) {
+  QueueKeys q(queue);
+  const auto run = [&](ScriptCall c) { return x.eval(with_events(std::move(c), q, events)); };
+  group_set(x, q, "heavy", "weight=3");
+  group_set(x, q, "capped", "max_active=1");
+  group_set(x, q, "rated", "rate_max=2 rate_window_ms=3600000");
+  group_set(x, q, "held", "paused=1");
+  const std::vector<std::string> groups = {"heavy", "light", "capped", "rated", "held", ""};
+  for (int i = 0; i < 36; ++i) {
+    EnqueueOptions o;
+    o.group = groups[i % groups.size()];
+    run(enqueue_call(q, mint_job_id(), "grouped " + std::to_string(i), o));
+  }
+  std::vector<ClaimedJob> jobs = decode_claim(run(claim_call(q, {600000, 16, 0})));
+  ASSERT_GE(jobs.size(), 12u);
+  std::vector<Lease> leases;
+  for (const ClaimedJob& j : jobs) leases.push_back({j.id, j.lease_epoch});
+  for (int i = 0; i < 4; ++i) run(complete_call(q, leases[i], 0, ""));
+  for (int i = 4; i < 6; ++i) run(fail_call(q, leases[i], {"now again", 5, 0, false}));
+  for (int i = 6; i < 8; ++i) run(fail_call(q, leases[i], {"retry later", 5, 3600000, false}));
+  for (int i = 8; i < 10; ++i) run(fail_call(q, leases[i], {"broken", 5, 0, true}));
+  for (int i = 10; i < 12; ++i) run(release_call(q, leases[i]));
+  run(claim_call(q, {600000, 5, 0}));
+  group_set(x, q, "held", "");
+}
+
 void native_run(Executor& x) {
   native_run(x, "repl", 0);
   native_run(x, "repl-events", 7);
   native_flow_run(x, "repl-flow", 0);
   native_flow_run(x, "repl-flow-events", 7);
+  native_group_run(x, "repl-groups", 0);
+  native_group_run(x, "repl-groups-events", 7);
 }
 
 ValkeyServer::Options with_module(std::vector<std::string> extra_args) {
@@ -130,6 +161,7 @@ TEST(Replication, AReplicaWithoutTheModuleHoldsWhatTheNativePrimaryHolds) {
   EXPECT_TRUE(diff.empty()) << diff.size() << " differences, first: " << diff.front();
   EXPECT_GT(want.size(), 5u);
   EXPECT_EQ(want.count(QueueKeys("repl-events").events), 1u) << "the events stream is part of what is replicated";
+  EXPECT_EQ(want.count(QueueKeys("repl-groups").rot), 1u) << "the group run must leave a rotation";
 }
 
 // An events stream as a reader resuming from an id sees it: each entry
