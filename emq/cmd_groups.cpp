@@ -75,7 +75,7 @@ std::string totals_line(const QueueKeys& q, const GroupsView& v) {
                   " holding keys, " + std::to_string(v.grouped_pending) + " jobs pending in them, " +
                   std::to_string(v.rotation) + " in the rotation; default policy " +
                   (d ? describe(*d) : "broken (" + v.default_policy + "): emq group set " + q.queue + " --default");
-  if (static_cast<std::int64_t>(v.top.size()) < v.groups) {
+  if (v.more) {
     t += v.top.size() == 1 ? " (the largest backlog shown: --limit)"
                            : " (the " + std::to_string(v.top.size()) + " largest backlogs shown: --limit)";
   }
@@ -97,6 +97,8 @@ int run_groups(Tool& tool, const GroupsArgs& a) {
     out["grouped_pending"] = v.grouped_pending;
     out["rotation"] = v.rotation;
     out["default_policy"] = v.default_policy;
+    out["policies"] = v.policies;
+    out["more"] = v.more;
     out["top"] = nlohmann::ordered_json::array();
     for (const GroupState& s : v.top) out["top"].push_back(group_json(s));
     std::cout << out.dump() << '\n';
