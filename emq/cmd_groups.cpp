@@ -203,7 +203,8 @@ void add_groups(CLI::App& app, Tool& tool) {
   sub->add_flag("--json", a->json, "print one JSON object");
   sub->footer(
       "PLACE: rotation (served in its turn, TURN 1 the head), capped (out until one of its jobs ends), no tokens\n"
-      "(out until its rate's next token), paused, broken, or out (nothing pending).");
+      "(out until its rate's next token), paused, broken, or out (nothing pending). After the groups\n"
+      "holding keys come those with a policy of their own and no jobs yet (emq group set|pause), at 0.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_groups(tool, *a); }; });
 
   CLI::App* group = app.add_subcommand("group", "set, pause or resume one group's policy");
