@@ -158,7 +158,10 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
   }
   if (!a.id.empty())
     throw Error(ErrorKind::Invalid, "enqueue", "--ndjson takes each job's id from its line; drop --id");
-  if (!a.group.empty()) throw Error(ErrorKind::Invalid, "enqueue", "--ndjson does not take --group yet; drop it");
+  if (!a.group.empty()) {
+    throw Error(ErrorKind::Invalid, "enqueue",
+                "--ndjson takes each job's group from its line (\"group\"); drop --group");
+  }
   if (!a.unique.empty() || !a.unique_mode.empty() || !a.unique_for.empty() || a.strict) {
     throw Error(ErrorKind::Invalid, "enqueue",
                 "--ndjson takes each job's unique key from its line (unique, unique_mode, unique_for_ms); drop "
@@ -202,6 +205,7 @@ int run_ndjson(Tool& tool, const EnqueueArgs& a, const QueueKeys& q) {
       o.lane = j.lane;
       o.due_ms = due_ms(j.delay_ms, j.at_ms, server_now, x);
       o.job = j.job;
+      o.group = j.group;
       carry(o.job, context);
       calls.push_back(enqueue_call(q, j.id, j.payload, o));
     }
@@ -344,10 +348,10 @@ void add_enqueue(CLI::App& app, Tool& tool) {
       "that trace; emqd's span for it is a child of that context.\n"
       "\n"
       "--ndjson: each line {\"payload\": ...} or {\"payload_b64\": \"...\"}, optionally \"id\", \"lane\",\n"
-      "\"delay_ms\", \"at\". A payload that is not a JSON string is sent as its compact JSON text. Every\n"
-      "line is checked first: a bad line is named with its number and nothing is enqueued (exit 2).\n"
-      "Then the jobs go a thousand per round trip; one id per line is printed, in input order, and\n"
-      "the count and rate on stderr.");
+      "\"delay_ms\", \"at\", \"group\". A payload that is not a JSON string is sent as its compact JSON\n"
+      "text. Every line is checked first: a bad line is named with its number and nothing is enqueued\n"
+      "(exit 2). Then the jobs go a thousand per round trip; one id per line is printed, in input order,\n"
+      "and the count and rate on stderr.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_enqueue(tool, *a); }; });
 }
 

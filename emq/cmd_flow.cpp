@@ -44,9 +44,9 @@ FlowNode node_from(const json& j, std::vector<std::size_t>& at) {
   if (!j.is_object()) bad("expected a JSON object such as {\"queue\": \"q\", \"payload\": \"...\"}");
   for (const auto& [key, value] : j.items()) {
     if (key != "queue" && key != "payload" && key != "payload_b64" && key != "id" && key != "lane" &&
-        key != "on_child_failure" && key != "children") {
+        key != "on_child_failure" && key != "children" && key != "group") {
       bad("unknown key \"" + key.substr(0, 40) +
-          "\": use queue, payload or payload_b64, and id, lane, on_child_failure, children");
+          "\": use queue, payload or payload_b64, and id, lane, group, on_child_failure, children");
     }
   }
   FlowNode n;
@@ -70,6 +70,12 @@ FlowNode node_from(const json& j, std::vector<std::size_t>& at) {
     const auto lane = j["lane"].get<std::int64_t>();
     if (lane < kMinLane || lane > kMaxLane) bad("\"lane\" must be an integer in -1000..1000");
     n.lane = static_cast<int>(lane);
+  }
+  // Its bytes are checked with the tree's (check_flow); "" would mean none.
+  if (j.contains("group")) {
+    if (!j["group"].is_string() || j["group"].get_ref<const std::string&>().empty())
+      bad("\"group\" must be a string of 1-128 bytes of A-Z a-z 0-9 _ . : -");
+    n.group = j["group"].get<std::string>();
   }
   if (j.contains("on_child_failure")) {
     if (!j["on_child_failure"].is_string()) bad("\"on_child_failure\" must be fail, wait or ignore");
@@ -239,10 +245,11 @@ void add_flow(CLI::App& app, Tool& tool) {
   enq->footer(
       "The tree: {\"queue\": \"sheets\", \"payload\": \"...\", \"on_child_failure\": \"fail\",\n"
       "           \"children\": [{\"queue\": \"thumbs\", \"payload\": \"a.png\"}, ...]}\n"
-      "Each node: queue (required), payload or payload_b64, and optionally id, lane, on_child_failure\n"
-      "(a parent's: fail, wait or ignore; default fail) and children. A payload that is not a JSON\n"
-      "string is sent as its compact JSON text. A node with children runs after all of them finished,\n"
-      "with their results. Every node is checked first; a parent is enqueued before its children.\n"
+      "Each node: queue (required), payload or payload_b64, and optionally id, lane, group (the job's\n"
+      "tenant: claim shares turns between groups), on_child_failure (a parent's: fail, wait or ignore;\n"
+      "default fail) and children. A payload that is not a JSON string is sent as its compact JSON text.\n"
+      "A node with children runs after all of them finished, with their results. Every node is checked\n"
+      "first; a parent is enqueued before its children.\n"
       "Prints one line per job, parent first, children indented under it: ID QUEUE.");
   enq->callback([&tool, a] { tool.run = [&tool, a] { return run_enqueue_flow(tool, *a); }; });
 

@@ -75,7 +75,7 @@ std::string totals_line(const QueueKeys& q, const GroupsView& v) {
                   " holding keys, " + std::to_string(v.grouped_pending) + " jobs pending in them, " +
                   std::to_string(v.rotation) + " in the rotation; default policy " +
                   (d ? describe(*d) : "broken (" + v.default_policy + "): emq group set " + q.queue + " --default");
-  if (static_cast<std::int64_t>(v.top.size()) < v.groups) {
+  if (v.more) {
     t += v.top.size() == 1 ? " (the largest backlog shown: --limit)"
                            : " (the " + std::to_string(v.top.size()) + " largest backlogs shown: --limit)";
   }
@@ -97,6 +97,8 @@ int run_groups(Tool& tool, const GroupsArgs& a) {
     out["grouped_pending"] = v.grouped_pending;
     out["rotation"] = v.rotation;
     out["default_policy"] = v.default_policy;
+    out["policies"] = v.policies;
+    out["more"] = v.more;
     out["top"] = nlohmann::ordered_json::array();
     for (const GroupState& s : v.top) out["top"].push_back(group_json(s));
     std::cout << out.dump() << '\n';
@@ -201,7 +203,8 @@ void add_groups(CLI::App& app, Tool& tool) {
   sub->add_flag("--json", a->json, "print one JSON object");
   sub->footer(
       "PLACE: rotation (served in its turn, TURN 1 the head), capped (out until one of its jobs ends), no tokens\n"
-      "(out until its rate's next token), paused, broken, or out (nothing pending).");
+      "(out until its rate's next token), paused, broken, or out (nothing pending). After the groups\n"
+      "holding keys come those with a policy of their own and no jobs yet (emq group set|pause), at 0.");
   sub->callback([&tool, a] { tool.run = [&tool, a] { return run_groups(tool, *a); }; });
 
   CLI::App* group = app.add_subcommand("group", "set, pause or resume one group's policy");

@@ -36,14 +36,15 @@ void print_table(const std::vector<ScheduleView>& all) {
   Table t({{"QUEUE", false},
            {"NAME", false},
            {"DEFINITION", false},
+           {"GROUP", false},
            {"LAST FIRE", false},
            {"JOB", false},
            {"NEXT FIRE", false},
            {"MISSED", true}});
   for (const ScheduleView& v : all) {
-    t.add({v.queue, v.name, describe_definition(v), v.last_fire_ms ? iso_time(*v.last_fire_ms) : "-",
-           v.last_job.empty() ? "-" : v.last_job, v.next_fire_ms ? iso_time(*v.next_fire_ms) : "-",
-           std::to_string(v.missed)});
+    t.add({v.queue, v.name, describe_definition(v), v.group.empty() ? "-" : v.group,
+           v.last_fire_ms ? iso_time(*v.last_fire_ms) : "-", v.last_job.empty() ? "-" : v.last_job,
+           v.next_fire_ms ? iso_time(*v.next_fire_ms) : "-", std::to_string(v.missed)});
   }
   t.print(std::cout);
 }
@@ -122,9 +123,10 @@ void add_schedules(CLI::App& app, Tool& tool) {
   CLI::App* sub = app.add_subcommand("schedules", "every published schedule: definition, last fire and job, next fire");
   add_queue_list_options(sub, a->queues, a->json, "schedule");
   sub->footer(
-      "Times are UTC, by the server's clock. MISSED: ticks since the last fire that are past\n"
-      "misfire_grace and so will never fire. A marker ahead of the server's clock holds its schedule\n"
-      "until then (--json: held_until_ms), said on stderr with what is broken in any schedule.");
+      "Times are UTC, by the server's clock. GROUP: the group its fires' jobs go to (- for none).\n"
+      "MISSED: ticks since the last fire that are past misfire_grace and so will never fire. A marker\n"
+      "ahead of the server's clock holds its schedule until then (--json: held_until_ms), said on\n"
+      "stderr with what is broken in any schedule.");
   sub->callback([&tool, a, sub] {
     if (sub->get_subcommands().empty()) tool.run = [&tool, a] { return run_schedules(tool, *a); };
   });

@@ -50,9 +50,9 @@ std::string read_job(const json& j, NdjsonJob& job) {
   if (!j.is_object()) return "expected a JSON object such as {\"payload\": \"...\"}";
   for (const auto& [key, value] : j.items()) {
     if (key != "payload" && key != "payload_b64" && key != "id" && key != "lane" && key != "delay_ms" && key != "at" &&
-        key != "unique" && key != "unique_mode" && key != "unique_for_ms") {
+        key != "unique" && key != "unique_mode" && key != "unique_for_ms" && key != "group") {
       return "unknown key \"" + key.substr(0, 40) +
-             "\": use payload or payload_b64, and id, lane, delay_ms, at, unique, unique_mode, unique_for_ms";
+             "\": use payload or payload_b64, and id, lane, delay_ms, at, unique, unique_mode, unique_for_ms, group";
     }
   }
   if (std::string why = read_unique(j, job); !why.empty()) return why;
@@ -76,6 +76,12 @@ std::string read_job(const json& j, NdjsonJob& job) {
       return "\"lane\" must be an integer in -1000..1000";
     }
     job.lane = l.get<int>();
+  }
+  if (j.contains("group")) {
+    if (!j["group"].is_string() || !valid_group_name(j["group"].get<std::string>())) {
+      return "\"group\" must be 1-128 bytes of 0-9 A-Z a-z _ . : -";
+    }
+    job.group = j["group"].get<std::string>();
   }
   if (j.contains("delay_ms") && j.contains("at")) return "give \"delay_ms\" or \"at\", not both";
   if (j.contains("delay_ms")) {

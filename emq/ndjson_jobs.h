@@ -26,6 +26,7 @@ struct NdjsonJob {
   std::optional<std::int64_t> delay_ms;  // from the server's now
   std::optional<std::int64_t> at_ms;     // epoch ms
   JobOptions job{};                      // unique, unique_mode, unique_for_ms
+  std::string group;                     // "" for none
 };
 
 struct NdjsonError {
@@ -40,7 +41,7 @@ struct NdjsonInput {
 
 // Each line: {"payload": …} or {"payload_b64": "…"}, and optionally "id",
 // "lane", "delay_ms", "at" (RFC 3339 or epoch ms; not with delay_ms),
-// "unique", "unique_mode", "unique_for_ms".
+// "unique", "unique_mode", "unique_for_ms", "group".
 // A payload that is a JSON string is its UTF-8 bytes; any other JSON value
 // is that value written compactly. Blank lines are skipped; any other key
 // is an error (a typo must not pass unseen).

@@ -93,7 +93,9 @@ void read_ticks(ScheduleView& v, const TickRule& rule, std::int64_t now) {
 
 void read_definition(ScheduleView& v, const std::string& text, std::int64_t now) {
   std::string broken;
-  if (!fire_settings(text, broken)) {
+  if (const std::optional<FireSettings> fire = fire_settings(text, broken)) {
+    v.group = fire->group;
+  } else {
     add_problem(v, "its definition " + broken);
     if (!v.definition.is_object()) return;
   }
@@ -219,6 +221,7 @@ nlohmann::ordered_json schedule_json(const ScheduleView& v) {
   o["queue"] = v.queue;
   put_text(o, "name", v.name);
   o["definition"] = v.definition.is_discarded() ? nlohmann::json() : v.definition;
+  o["group"] = v.group.empty() ? nlohmann::json() : nlohmann::json(v.group);
   o["last_fire_ms"] = v.last_fire_ms ? nlohmann::json(*v.last_fire_ms) : nlohmann::json();
   if (v.last_job.empty()) {
     o["last_job"] = nullptr;

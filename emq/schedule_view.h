@@ -21,6 +21,7 @@ struct ScheduleView {
   std::string queue;
   std::string name;
   nlohmann::json definition;  // discarded when it is not JSON
+  std::string group;          // its jobs' group ("group"), "" for none or one that does not read
   std::optional<std::int64_t> last_fire_ms;
   std::string last_job;  // the last fire's job id, "" for none
   std::optional<std::int64_t> next_fire_ms;

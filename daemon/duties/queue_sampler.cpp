@@ -204,7 +204,11 @@ std::chrono::milliseconds QueueSampler::tick() {
 void QueueSampler::set_group_metrics(const std::vector<GroupsView>& groups) {
   for (std::size_t i = 0; i < groups.size() && i < keys_.size(); ++i) {
     std::vector<GroupCount> top;
-    for (const GroupState& g : groups[i].top) top.push_back({g.name, g.pending, g.active});
+    // A group listed for its policy alone has no series: one that drains
+    // loses its series, as operations.md says.
+    for (const GroupState& g : groups[i].top) {
+      if (g.holds_keys) top.push_back({g.name, g.pending, g.active});
+    }
     metrics_.set_groups(keys_[i].queue, groups[i].groups, top);
   }
 }

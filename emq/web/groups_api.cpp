@@ -88,7 +88,9 @@ ApiAnswer groups_answer(Executor& x, const std::string& queue, const std::string
            {"grouped_pending", v.grouped_pending},
            {"rotation", v.rotation},
            {"default_policy", default_json(v.default_policy)},
+           {"policies", v.policies},
            {"limit", *limit},
+           {"more", v.more},
            {"top", std::move(top)}}};
 }
 

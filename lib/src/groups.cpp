@@ -1,5 +1,9 @@
 #include "echomq/groups.h"
 
+#include <algorithm>
+#include <functional>
+#include <set>
+
 #include "echomq/whole_number.h"
 
 namespace echomq {
@@ -49,6 +53,20 @@ GroupState group_from(std::string name, std::int64_t pending, const Reply* r, co
                            : GroupPlace::Out;
   if (r[3].type == Reply::Type::Integer) s.turn = r[3].integer + 1;
   return s;
+}
+
+// The groups with a policy of their own that are not in `keyed` (all of
+// gidx), names descending, at most `room`: one HKEYS, which its caller
+// sends only for a queue with at most kPoliciesLooked policies.
+std::vector<std::string> idle_policies(Executor& x, const QueueKeys& q, const std::set<std::string>& keyed,
+                                       std::size_t room) {
+  std::vector<std::string> idle;
+  for (const Reply& field : x.pipeline({{"HKEYS", q.groups}}).front().elements) {
+    if (valid_group_name(field.str) && keyed.count(field.str) == 0) idle.push_back(field.str);
+  }
+  std::sort(idle.begin(), idle.end(), std::greater<>());
+  if (idle.size() > room) idle.resize(room);
+  return idle;
 }
 
 }  // namespace
@@ -132,24 +150,43 @@ GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit) {
                                      {"ZSCORE", q.gidx, "*"},
                                      {"LLEN", q.rot},
                                      {"HGET", q.groups, "*"},
-                                     {"ZREVRANGE", q.gidx, "0", std::to_string(limit), "WITHSCORES"}});
+                                     {"ZREVRANGE", q.gidx, "0", std::to_string(limit), "WITHSCORES"},
+                                     {"HLEN", q.groups}});
   GroupsView v;
   v.grouped_pending = count_of(r[1]);
   v.groups = count_of(r[0]) - (r[1].is_nil() ? 0 : 1);
   v.rotation = count_of(r[2]);
   v.default_policy = text_of(r[3]).value_or("");
+  v.policies = std::max<std::int64_t>(0, count_of(r[5]) - (text_of(r[3]) ? 1 : 0));
+  const std::vector<Reply>& window = r[4].elements;
   std::vector<std::pair<std::string, std::int64_t>> names;
-  for (std::size_t i = 0; i + 1 < r[4].elements.size() && names.size() < limit; i += 2) {
-    const std::string& g = r[4].elements[i].str;
-    if (valid_group_name(g)) names.emplace_back(g, count_of(r[4].elements[i + 1]));
+  for (std::size_t i = 0; i + 1 < window.size() && names.size() < limit; i += 2) {
+    const std::string& g = window[i].str;
+    if (valid_group_name(g)) names.emplace_back(g, count_of(window[i + 1]));
+  }
+  // Room left, and the window held all of gidx: the groups with a policy
+  // and no keys follow (all of gidx is known, so none of them holds keys).
+  std::vector<std::string> idle;
+  if (window.size() / 2 <= limit && names.size() < limit && v.policies > 0 && v.policies <= kPoliciesLooked) {
+    std::set<std::string> keyed;
+    for (std::size_t i = 0; i < window.size(); i += 2) keyed.insert(window[i].str);
+    idle = idle_policies(x, q, keyed, limit - names.size());
   }
   std::vector<Command> reads;
   for (const auto& [g, pending] : names) add_group_reads(reads, q, g);
-  if (reads.empty()) return v;
-  std::vector<Reply> each = x.pipeline(reads);
+  for (const std::string& g : idle) add_group_reads(reads, q, g);
+  std::vector<Reply> each = reads.empty() ? std::vector<Reply>{} : x.pipeline(reads);
   for (std::size_t i = 0; i < names.size(); ++i) {
     v.top.push_back(group_from(names[i].first, names[i].second, &each[i * 4], v.default_policy));
   }
+  for (std::size_t i = 0; i < idle.size(); ++i) {
+    v.top.push_back(group_from(idle[i], 0, &each[(names.size() + i) * 4], v.default_policy));
+    v.top.back().holds_keys = false;
+  }
+  // Every group left out either holds keys or has a policy of its own.
+  const auto own =
+      std::count_if(v.top.begin(), v.top.end(), [](const GroupState& s) { return s.own_policy.has_value(); });
+  v.more = v.groups > static_cast<std::int64_t>(names.size()) || v.policies > own;
   return v;
 }
 

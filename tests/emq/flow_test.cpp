@@ -107,6 +107,38 @@ TEST_F(FlowCli, ABadTreeIsRefusedWholeNamingTheNode) {
   EXPECT_NE(r.err.find("stdin is not JSON"), std::string::npos) << r.err;
 }
 
+// A node's "group" sends its job to its group: a leaf waits in the group's
+// zset, a parent carries it in its row (its last child sends it there). A
+// group that does not read is refused with the node named, nothing sent.
+TEST_F(FlowCli, EachNodeMayNameItsGroup) {
+  const std::string grouped = R"({"queue":")" + queue() + R"(","id":"JOB_p","group":"cust.42","children":[
+      {"queue":")" + queue() + R"(","id":"JOB_a","group":"cust.42"},
+      {"queue":")" + queue() + R"(","id":"JOB_b","group":"acme","lane":-3},
+      {"queue":")" + queue() + R"(","id":"JOB_c"}]})";
+  EmqResult r = emq({"flow", "enqueue", "-"}, grouped);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(x().command({"HGET", keys().row("JOB_p"), "group"}).str, "cust.42");
+  EXPECT_EQ(x().command({"HGET", keys().row("JOB_p"), "state"}).str, "waiting");
+  EXPECT_EQ(x().command({"ZSCORE", keys().gq("cust.42"), "JOB_a"}).str, "0");
+  EXPECT_EQ(x().command({"ZSCORE", keys().gq("acme"), "JOB_b"}).str, "-3");
+  EXPECT_TRUE(x().command({"HGET", keys().row("JOB_c"), "group"}).is_nil());
+  EXPECT_EQ(x().command({"ZRANGE", keys().pending, "0", "-1"}).elements.size(), 1u) << "JOB_c alone, ungrouped";
+
+  for (const auto& [group, words] : std::vector<std::pair<std::string, std::string>>{
+           {R"("a b")", "root.children[1]: group 'a b' is not a valid group: use 1-128 bytes of A-Z a-z 0-9 _ . : -"},
+           {R"("")", R"(root.children[1]: "group" must be a string of 1-128 bytes of A-Z a-z 0-9 _ . : -)"},
+           {"42", R"(root.children[1]: "group" must be a string of 1-128 bytes)"}}) {
+    const std::string bad = R"({"queue":")" + sub("b") + R"(","children":[{"queue":")" + sub("b") + R"("},{"queue":")" +
+                            sub("b") + R"(","group":)" + group + "}]}";
+    r = emq({"flow", "enqueue", "-"}, bad);
+    EXPECT_EQ(r.exit_code, 2) << group << ": " << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  QueueKeys b(sub("b"));
+  EXPECT_EQ(x().command({"EXISTS", b.waiting, b.pending}).integer, 0) << "nothing was written";
+}
+
 // Issue 37, row 9.
 TEST_F(FlowCli, AJobGivenTwiceInATreeIsRefusedBeforeAnySend) {
   const std::string self =

@@ -81,6 +81,67 @@ TEST_F(GroupsCli, ListsLargestBacklogsFirstWithPolicyAndPlace) {
             "policy weight 1\n");
 }
 
+// A group paused or given a policy before its first job is listed at
+// once, at 0 and 0, after the groups that hold keys (names descending),
+// within --limit; --json says when rows were left out.
+TEST_F(GroupsCli, ListsGroupsWithAPolicyAndNoJobsAfterThoseHoldingKeys) {
+  ASSERT_EQ(emq({"group", "pause", queue(), "acme"}).exit_code, 0);
+  EmqResult r = emq({"groups", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"acme", "0", "0", "1", "-", "-", "own", "paused", "-"}));
+  EXPECT_EQ(lines[2], queue() +
+                          ": 0 groups holding keys, 0 jobs pending in them, 0 in the rotation; default policy "
+                          "weight 1");
+
+  ASSERT_EQ(emq({"group", "set", queue(), "zeta", "--weight", "4"}).exit_code, 0);
+  ASSERT_EQ(emq({"group", "set", queue(), "--default", "--max-active", "3"}).exit_code, 0);
+  put("bolt", 2);
+  ASSERT_EQ(emq({"group", "set", queue(), "bolt", "--weight", "2"}).exit_code, 0);
+  put("calm", 1);
+  r = emq({"groups", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 6u) << r.out;
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i + 1 < lines.size(); ++i) names.push_back(cells_of(lines[i])[0]);
+  EXPECT_EQ(names, (std::vector<std::string>{"bolt", "calm", "zeta", "acme"}))
+      << "those holding keys by backlog, then those with a policy alone, names descending\n"
+      << r.out;
+  EXPECT_EQ(cells_of(lines[3]), (std::vector<std::string>{"zeta", "0", "0", "4", "-", "-", "own", "out", "-"}));
+  EXPECT_EQ(cells_of(lines[4]), (std::vector<std::string>{"acme", "0", "0", "1", "-", "-", "own", "paused", "-"}))
+      << "paused before the default had a cap: its own policy has none";
+  EXPECT_EQ(lines[5].find("shown: --limit"), std::string::npos) << lines[5];
+
+  // The bound: rows past --limit are left out, and the line says so.
+  r = emq({"groups", queue(), "--limit", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(cells_of(lines[3])[0], "zeta");
+  EXPECT_NE(lines[4].find("(the 3 largest backlogs shown: --limit)"), std::string::npos) << lines[4];
+  r = emq({"groups", queue(), "--limit", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["groups"], 2) << "the groups holding keys";
+  EXPECT_EQ(j["policies"], 3) << "acme, bolt and zeta; the default is not one";
+  EXPECT_EQ(j["more"], true);
+  r = emq({"groups", queue(), "--json"});
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["more"], false);
+  ASSERT_EQ(j["top"].size(), 4u);
+  EXPECT_EQ(j["top"][3]["group"], "acme");
+  EXPECT_EQ(j["top"][3]["own_policy"], "paused=1");
+  EXPECT_EQ(j["top"][3]["place"], "paused");
+
+  // Reset, zeta runs by the default and holds no keys: nothing to list.
+  ASSERT_EQ(emq({"group", "set", queue(), "zeta", "--reset"}).exit_code, 0);
+  r = emq({"groups", queue()});
+  EXPECT_EQ(r.out.find("zeta"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("acme"), std::string::npos) << r.out;
+}
+
 TEST_F(GroupsCli, SetMergesWithWhatTheGroupRunsByAndClaimObeys) {
   EmqResult r = emq({"group", "set", queue(), "--default", "--max-active", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -92,6 +92,39 @@ TEST_F(NdjsonCli, ReadsAFileAndReportsDuplicates) {
   EXPECT_NE(r.err.find("cannot open"), std::string::npos) << r.err;
 }
 
+// A line's "group" sends its job to that group's turn, as --group does for
+// one job; a line without one is ungrouped. A bad group is a bad line, and
+// --group beside --ndjson is refused: each line says its own.
+TEST_F(NdjsonCli, EachLineMayNameItsGroup) {
+  const std::string input =
+      "{\"payload\": \"a\", \"id\": \"JOB_a\", \"group\": \"cust.42\"}\n"
+      "{\"payload\": \"b\", \"id\": \"JOB_b\", \"group\": \"cust.42\", \"lane\": -2}\n"
+      "{\"payload\": \"c\", \"id\": \"JOB_c\", \"group\": \"acme\", \"delay_ms\": 60000}\n"
+      "{\"payload\": \"d\", \"id\": \"JOB_d\"}\n";
+  EmqResult r = emq({"enqueue", queue(), "--ndjson", "-"}, input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "JOB_a\nJOB_b\nJOB_c\nJOB_d\n");
+  EXPECT_EQ(field("JOB_a", "group"), "cust.42");
+  EXPECT_EQ(field("JOB_c", "group"), "acme");
+  EXPECT_EQ(field("JOB_d", "group"), "<absent>");
+  EXPECT_EQ(x().command({"ZRANGE", keys().gq("cust.42"), "0", "-1"}).elements.size(), 2u);
+  EXPECT_EQ(x().command({"ZSCORE", keys().gq("cust.42"), "JOB_b"}).str, "-2");
+  EXPECT_EQ(x().command({"ZSCORE", keys().gidx, "cust.42"}).str, "2");
+  EXPECT_EQ(field("JOB_c", "state"), "delayed") << "a delayed grouped job waits in delayed until promoted";
+  EXPECT_EQ(x().command({"ZCARD", keys().pending}).integer, 1) << "only the ungrouped line";
+
+  r = emq({"enqueue", queue(), "--ndjson", "-"},
+          "{\"payload\": \"x\"}\n{\"payload\": \"y\", \"group\": \"a b\"}\n{\"payload\": \"z\", \"group\": 7}\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("stdin:2: \"group\" must be 1-128 bytes of 0-9 A-Z a-z _ . : -"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stdin:3: \"group\" must be"), std::string::npos) << r.err;
+  r = emq({"enqueue", queue(), "--ndjson", "-", "--group", "acme"}, "{\"payload\": \"x\"}\n");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--ndjson takes each job's group from its line (\"group\"); drop --group"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(stats(x(), keys()).pending, 3) << "nothing more was enqueued";
+}
+
 TEST_F(NdjsonCli, RefusesPerJobFlagsBesideIt) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"enqueue", queue(), "--ndjson", "-", "--lane", "2"},

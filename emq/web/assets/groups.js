@@ -57,9 +57,9 @@ window.emqGroups = (function () {
   // The queue page's section; nothing for a queue without groups.
   function section(kit, q, data) {
     const el = kit.el;
-    if (!data.groups && !data.default_policy.text) return null;
+    if (!data.groups && !data.top.length && !data.default_policy.text) return null;
     const d = data.default_policy;
-    const more = data.groups > data.top.length ? ' · the ' + data.top.length + ' largest backlogs shown' : '';
+    const more = data.more ? ' · the ' + data.top.length + ' largest backlogs shown' : '';
     const summary = el('p', { id: 'groups-summary' }, data.groups + ' groups · ' + data.grouped_pending +
       ' pending in groups · ' + data.rotation + ' in the rotation · default policy: ',
       d.broken ? el('span', { class: 'held' }, 'broken: ' + d.broken) : d.described, more);

@@ -61,23 +61,37 @@ struct GroupState {
   // Its turn in the rotation, 1 the head, when in it and among the first
   // kTurnsLooked members; nullopt otherwise.
   std::optional<std::int64_t> turn;
+  // False for a group listed for its own policy alone: it holds no keys
+  // (nothing pending, nothing counted), as a group paused or set before
+  // its first job.
+  bool holds_keys = true;
 };
 
 // A rotation longer than this is not searched for a group's turn: the read
 // stays bounded however many groups a queue has.
 constexpr std::int64_t kTurnsLooked = 10000;
+// A queue with more policies of its own groups than this does not list
+// those that hold no keys (their names are not read): the read stays bounded.
+constexpr std::int64_t kPoliciesLooked = 10000;
 
 struct GroupsView {
   std::int64_t groups = 0;           // groups holding keys
   std::int64_t grouped_pending = 0;  // their jobs pending, all groups
   std::int64_t rotation = 0;         // members of the rotation, * included
   std::string default_policy;        // the * field, "" for all defaults
+  std::int64_t policies = 0;         // groups with a policy of their own, holding keys or not
   std::vector<GroupState> top;       // the largest backlogs first
+  bool more = false;                 // groups left out of top (past the limit, or not looked at)
 };
 
-// The queue's groups that hold keys: the `limit` with the largest backlogs
-// (ties in ZREVRANGE's order, names descending), each with its count,
-// policy and place. Two round trips whatever the number of groups.
+// The queue's groups: the `limit` that hold keys with the largest backlogs
+// (ties in ZREVRANGE's order, names descending), then, while there is room,
+// those with a policy of their own that hold no keys (names descending,
+// 0 pending and active: a group paused or set before it has jobs), each
+// with its count, policy and place. Two round trips whatever the number of
+// groups; a third (HKEYS of the policies) only when fewer than `limit`
+// groups hold keys and the queue has policies of its own, at most
+// kPoliciesLooked of them.
 GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit);
 // One group, as read_groups reads each (a group holding no keys reads as
 // 0 pending, 0 active, out). Throws Error{Invalid} for a bad name.

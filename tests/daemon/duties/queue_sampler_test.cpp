@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "echomq/groups.h"
 #include "echomq/job_id.h"
 #include "echomq/stats.h"
 #include "echomq/transitions.h"
@@ -89,6 +90,30 @@ TEST_F(QueueSamplerTest, UniqueDuplicatesFollowTheQueuesCounter) {
   EXPECT_TRUE(
       test::wait_for([&] { return scrape_has(metrics, "emq_unique_duplicates_total{queue=\"uniq\"} 5"); }, seconds(5)))
       << metrics.scrape();
+}
+
+// emq_group_jobs has series for the groups that hold keys only: a group
+// `emq groups` lists for its policy alone (paused before its first job)
+// has none, so a group that drains loses its series whatever its policy.
+TEST_F(QueueSamplerTest, GroupSeriesAreForGroupsHoldingKeysOnly) {
+  QueueKeys q("tenants");
+  for (const auto& [group, jobs] : std::vector<std::pair<std::string, int>>{{"acme", 2}, {"bolt", 1}}) {
+    EnqueueOptions o;
+    o.group = group;
+    for (int i = 0; i < jobs; ++i) ASSERT_EQ(enqueue(x, q, mint_job_id(), "p", o), EnqueueResult::Enqueued);
+  }
+  group_set(x, q, "zeta", "paused=1");
+  ASSERT_EQ(read_groups(x, q, kGroupSeries).top.size(), 3u) << "zeta is listed, at 0 and 0";
+
+  Metrics metrics({"tenants"}, "test");
+  QueueSampler sampler(every_50ms({"tenants"}), server.options(), metrics);
+  sampler.start();
+  ASSERT_TRUE(test::wait_for([&] { return scrape_has(metrics, "emq_groups{queue=\"tenants\"} 2"); }, seconds(5)))
+      << metrics.scrape();
+  const std::string scrape = metrics.scrape();
+  EXPECT_NE(scrape.find("group=\"acme\""), std::string::npos) << scrape;
+  EXPECT_NE(scrape.find("group=\"bolt\""), std::string::npos) << scrape;
+  EXPECT_EQ(scrape.find("group=\"zeta\""), std::string::npos) << scrape;
 }
 
 TEST_F(QueueSamplerTest, LatencyIsTheAgeOfTheHeadJobByTheServersClock) {

@@ -4,6 +4,7 @@
 // marker ahead of the server's clock) said plainly, never a JSON crash.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -83,14 +84,14 @@ TEST(SchedulesCli, AFireWhoseUniqueKeyIsHeldNamesTheHolder) {
 
 // A schedule whose definition names a group: a fire from the tool sends its
 // job to the group's zset, as the daemon's own ticks do; a group that does
-// not read is refused, nothing written.
-TEST(SchedulesCli, AFireOfAGroupedScheduleGoesToItsGroup) {
+// not read is refused, nothing written; the listing shows each one's group.
+TEST(SchedulesCli, AFireOfAGroupedScheduleGoesToItsGroupAndTheListingShowsIt) {
   ValkeyServer server;
   Connection c = Connection::open(server.options());
   c.command({"HSET", "emq:{reports}:schedules", "nightly",
              R"({"every_ms":1000,"lane":2,"misfire_grace_ms":60000,"overlap":"allow","timezone":"UTC",)"
              R"("group":"cust.42"})",
-             "broken", R"({"every_ms":1000,"group":"a b"})"});
+             "broken", R"({"every_ms":1000,"group":"a b"})", "plain", kEverySecond});
   RunResult fired = emq(server, {"schedules", "fire", "reports", "nightly"});
   ASSERT_EQ(fired.code, 0) << fired.err;
   const std::string id = fired.out.substr(0, fired.out.find('\n'));
@@ -101,6 +102,34 @@ TEST(SchedulesCli, AFireOfAGroupedScheduleGoesToItsGroup) {
   EXPECT_EQ(broken.code, 3) << broken.err;
   EXPECT_NE(broken.err.find("\"group\" is not 1-128 bytes"), std::string::npos) << broken.err;
   EXPECT_EQ(c.command({"HLEN", "emq:{reports}:cron"}).integer, 1) << "only the grouped fire's marker";
+
+  // The listing shows each schedule's group: a column of the table (- for
+  // none) and "group" in --json (null for none, and for one that does not
+  // read, which is said on stderr).
+  RunResult table = emq(server, {"schedules", "reports"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  std::vector<std::string> lines;
+  std::istringstream in(table.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u) << table.out;
+  const std::size_t group = lines[0].find("GROUP");
+  ASSERT_NE(group, std::string::npos) << lines[0];
+  EXPECT_LT(lines[0].find("DEFINITION"), group) << lines[0];
+  // name -> the GROUP cell, each column read where its heading starts.
+  auto cell = [](const std::string& row, std::size_t at) { return row.substr(at, row.find(' ', at) - at); };
+  const std::size_t name = lines[0].find("NAME");
+  std::map<std::string, std::string> shown;
+  for (std::size_t i = 1; i < lines.size(); ++i) shown[cell(lines[i], name)] = cell(lines[i], group);
+  EXPECT_EQ(shown, (std::map<std::string, std::string>{{"broken", "-"}, {"nightly", "cust.42"}, {"plain", "-"}}))
+      << table.out;
+  EXPECT_NE(table.err.find("\"group\" is not 1-128 bytes"), std::string::npos) << table.err;
+
+  RunResult json = emq(server, {"schedules", "reports", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json all = nlohmann::json::parse(json.out);
+  EXPECT_EQ(listed(all, "name", "nightly")["group"], "cust.42") << json.out;
+  EXPECT_TRUE(listed(all, "name", "plain")["group"].is_null()) << json.out;
+  EXPECT_TRUE(listed(all, "name", "broken")["group"].is_null()) << json.out;
 }
 
 // The listing is a table like every other of emq's: no tabs, each column

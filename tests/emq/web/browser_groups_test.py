@@ -85,6 +85,18 @@ class Groups(bt.Bare):
         bt.wait(self.driver, lambda d: "weight 3, max_active 5" in (d.execute_script(bt.TEXT, "#group-fields") or ""),
                 "the page shows the policy it runs by")
 
+    def test_a_group_paused_before_its_first_job_is_listed_and_resumed_from_the_page(self):
+        c = self.valkey.client()
+        c.sadd("{emq}:queues", "quiet")
+        bt.emq(self.valkey, "group", "pause", "quiet", "acme")
+        self.open("/queues/quiet")
+        bt.wait(self.driver, lambda d: d.execute_script(GROUP_ROWS) == ["acme"], "acme listed, with no jobs")
+        row = bt.cells(self.driver, 'tr[data-group="acme"]')
+        self.assertEqual(row[:3], ["acme", "0", "0"], row)
+        self.assertEqual(row[5], "paused", row)
+        bt.click(self.driver, 'tr[data-group="acme"]', "Resume")
+        bt.wait_server(lambda: c.hget("emq:{quiet}:groups", "acme") is None, "acme runs by the default again")
+
 
 class ReadOnlyGroups(bt.Bare):
     """`emq web --read-only`: the groups show, no action is drawn."""

@@ -170,6 +170,32 @@ TEST_F(GroupsApiTest, PauseResumeAndCapsMergeIntoTheGroupsOwnPolicy) {
   EXPECT_EQ(own_policy("beta"), "weight=heavy");
 }
 
+// A group paused from the page before it has jobs is in the queue's list
+// at once (after the groups holding keys, at 0 and 0), so the page shows
+// what it did; "more" says when the limit left groups out.
+TEST_F(GroupsApiTest, AGroupPausedBeforeItsFirstJobIsListed) {
+  HttpAnswer a = act(gpath("zeta") + "/pause");
+  ASSERT_EQ(a.status, 200) << a.body;
+  json b = body_of(get(qpath() + "/groups"));
+  EXPECT_EQ(b["groups"], 0) << "none holds keys";
+  EXPECT_EQ(b["policies"], 1);
+  ASSERT_EQ(b["top"].size(), 1u) << b;
+  EXPECT_EQ(b["top"][0]["group"], "zeta");
+  EXPECT_EQ(b["top"][0]["pending"], 0);
+  EXPECT_EQ(b["top"][0]["policy"]["paused"], true);
+  EXPECT_EQ(b["more"], false);
+
+  enqueue_grouped("acme", 2);
+  b = body_of(get(qpath() + "/groups"));
+  ASSERT_EQ(b["top"].size(), 2u) << b;
+  EXPECT_EQ(b["top"][0]["group"], "acme") << "the groups holding keys first";
+  EXPECT_EQ(b["top"][1]["group"], "zeta");
+  b = body_of(get(qpath() + "/groups?limit=1"));
+  ASSERT_EQ(b["top"].size(), 1u) << b;
+  EXPECT_EQ(b["top"][0]["group"], "acme");
+  EXPECT_EQ(b["more"], true) << "zeta is left out";
+}
+
 TEST_F(GroupsApiTest, ActionsRefusedReadOnlyTokenlessOrForeign) {
   enqueue_grouped("acme", 1);
   EmqWeb ro({"--listen", "127.0.0.1:0", "--read-only"}, {{"EMQ_URL", server().url()}});
