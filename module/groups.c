@@ -193,24 +193,40 @@ static void let_go(EmqGroupKeys *k) {
   k->name = NULL;
 }
 
-EmqGroupKeys *emq_group_keys(EmqGroups *g, RedisModuleString *name) {
-  if (holds(&g->held, name)) return &g->held;
-  if (holds(&g->spare, name)) return &g->spare;
-  /* A pinned group's handles are in use by the turn: another group's go
-   * to the spare slot, which is never the pinned group. */
+static void name_keys(EmqGroups *g, RedisModuleString *name, RedisModuleString *names[3]) {
+  names[0] = emq_group_key(g, g->gq_root, name);
+  names[1] = emq_group_key(g, g->grp_root, name);
+  names[2] = emq_group_key(g, g->gact_root, name);
+}
+
+static EmqGroupKeys *taken(EmqGroups *g, RedisModuleString *name) {
+  return holds(&g->held, name) ? &g->held : holds(&g->spare, name) ? &g->spare : NULL;
+}
+
+/* name's keys opened in a slot: the held one, or while a turn has pinned
+ * it, the spare (never the pinned group). */
+static EmqGroupKeys *take(EmqGroups *g, RedisModuleString *name, RedisModuleString *const names[3]) {
   EmqGroupKeys *k = g->pinned ? &g->spare : &g->held;
   let_go(k);
   size_t len;
   const char *s = RedisModule_StringPtrLen(name, &len);
   k->name = RedisModule_CreateString(g->ctx, s, len); /* the caller's may be freed first */
   k->checked = 0;
-  k->gq_name = emq_group_key(g, g->gq_root, name);
-  k->grp_name = emq_group_key(g, g->grp_root, name);
-  k->gact_name = emq_group_key(g, g->gact_root, name);
+  k->gq_name = names[0];
+  k->grp_name = names[1];
+  k->gact_name = names[2];
   k->gq = emq_open_write(g->ctx, k->gq_name);
   k->grp = emq_open_write(g->ctx, k->grp_name);
   k->gact = emq_open_write(g->ctx, k->gact_name);
   return k;
+}
+
+EmqGroupKeys *emq_group_keys(EmqGroups *g, RedisModuleString *name) {
+  EmqGroupKeys *k = taken(g, name);
+  if (k != NULL) return k;
+  RedisModuleString *names[3];
+  name_keys(g, name, names);
+  return take(g, name, names);
 }
 
 void emq_group_pin(EmqGroups *g) { g->pinned = 1; }
@@ -227,12 +243,18 @@ RedisModuleString *emq_group_of(EmqGroups *g, RedisModuleString *group) {
   size_t len;
   const char *s = RedisModule_StringPtrLen(group, &len);
   if (!emq_is_group(s, len)) return NULL;
-  EmqGroupKeys *taken = holds(&g->held, group) ? &g->held : holds(&g->spare, group) ? &g->spare : NULL;
-  if (taken != NULL && taken->checked) return group;
-  RedisModuleString *names[] = {emq_group_key(g, g->gq_root, group), emq_group_key(g, g->grp_root, group),
-                                emq_group_key(g, g->gact_root, group)};
+  EmqGroupKeys *k = taken(g, group);
+  if (k != NULL && k->checked) return group;
+  RedisModuleString *names[3];
+  if (k != NULL) {
+    names[0] = k->gq_name;
+    names[1] = k->grp_name;
+    names[2] = k->gact_name;
+  } else {
+    name_keys(g, group, names);
+  }
   if (!emq_group_may_touch(g, names, 3)) return NULL;
-  EmqGroupKeys *k = emq_group_keys(g, group);
+  if (k == NULL) k = take(g, group, names);
   /* The steps write only these types, so the check holds while it is held. */
   k->checked = type_or_empty(k->gq, REDISMODULE_KEYTYPE_ZSET) && type_or_empty(k->grp, REDISMODULE_KEYTYPE_HASH) &&
                type_or_empty(k->gact, REDISMODULE_KEYTYPE_ZSET);

@@ -198,8 +198,9 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
   } else if (deficit - served <= 0) {
     emq_lpop(ctx, g->rot, g->rot_name);
     emq_rpush(ctx, g->rot, g->rot_name, hd->h);
+    /* Read above and not written since: without it, HDEL changes nothing. */
     static const EmqWord field = EMQ_WORD_DEFICIT;
-    emq_hdel(ctx, hd->grp, hd->grp_name, 1, &field);
+    if (deficit_text != NULL) emq_hdel(ctx, hd->grp, hd->grp_name, 1, &field);
   } else {
     set_field(c, hd, EMQ_WORD_DEFICIT, number(ctx, deficit - served));
   }
