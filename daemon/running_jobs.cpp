@@ -51,10 +51,17 @@ std::size_t RunningJobs::size() const {
   return jobs_.size();
 }
 
+void RunningJobs::settling(const Lease& lease) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(lease);
+  if (it != jobs_.end()) it->second->settling = true;
+}
+
 bool RunningJobs::stop(const Lease& lease, StopReason reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(lease);
   if (it == jobs_.end()) return false;
+  if (reason == StopReason::LeaseLost && it->second->settling) return false;
   // A lost lease outranks a shutdown: a job another worker may hold must
   // not be released in its name.
   if (it->second->reason == StopReason::None || reason == StopReason::LeaseLost) it->second->reason = reason;

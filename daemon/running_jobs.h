@@ -40,6 +40,9 @@ struct RunningJob {
   std::optional<std::chrono::steady_clock::time_point> started_at;
   StopToken stop;
   StopReason reason = StopReason::None;  // guarded by RunningJobs' mutex
+  // Its outcome is on its way to the server (guarded by RunningJobs'
+  // mutex): the settle's reply, not a renewal, says whether it held.
+  bool settling = false;
   // The latest progress its handler reported, and whether the server has
   // it yet (guarded by RunningJobs' mutex): the job's end drops it unsent.
   std::string progress;
@@ -74,7 +77,12 @@ class RunningJobs {
   std::vector<Held> held() const;
   std::size_t size() const;
 
-  // Marks the job and requests its stop; false when it is not held (any more).
+  // Its handler has returned and its outcome waits to be settled.
+  void settling(const Lease& lease);
+  // Marks the job and requests its stop; false when it is not held (any
+  // more). A lost lease is not marked on a job already settling: its
+  // outcome may have reached the server before the renewal that found
+  // the lease gone, and the settle's reply tells which.
   bool stop(const Lease& lease, StopReason reason);
   // Requests a stop of every held job that was not stopped already.
   void stop_all(StopReason reason);

@@ -83,5 +83,29 @@ TEST_F(LeaseRenewerTest, ALostLeaseStopsItsHandlerAndItsOutcomeIsDiscarded) {
   EXPECT_EQ(metrics.queue("r").released->Value(), 0);
 }
 
+// A job whose outcome is on its way (its handler has returned) when a
+// renewal finds its lease gone: the outcome may have reached the server
+// first, so the renewal says nothing and the settle's reply decides. Here
+// the lease really was taken: it is counted lost once, by the settle.
+TEST_F(LeaseRenewerTest, ALeaseGoneWhileItsOutcomeIsOnItsWayIsCountedOnceByTheSettle) {
+  const std::string id = mint_job_id();
+  enqueue(x, keys, id, "p");
+  ClaimLoop loop(q, server.options(), *handler, metrics);
+  LeaseRenewer renewer({&loop}, server.options(), metrics);
+  loop.start();
+  ASSERT_TRUE(test::wait_for([&] { return gate.arrived().size() == 1; }, seconds(10)));
+  loop.stop_claiming();
+  loop.leased_jobs().settling({id, 1});  // as the runner marks it when the handler returns
+  ASSERT_EQ(test::take_lease(x, keys, id), 1) << "reap's requeued";
+  renewer.start();
+  // Two renewal periods: the renewal meets the lost lease and stops nothing.
+  EXPECT_FALSE(test::wait_for([&] { return metrics.queue("r").lease_lost->Value() > 0; }, milliseconds(1500)));
+  EXPECT_EQ(loop.leased_jobs().reason({id, 1}), StopReason::None);
+  gate.open();
+  EXPECT_TRUE(test::wait_for([&] { return loop.leased_count() == 0; }, seconds(10)));
+  EXPECT_EQ(metrics.queue("r").lease_lost->Value(), 1) << "the complete found the lease gone";
+  EXPECT_EQ(stats(x, keys).counters["completed"], 0);
+}
+
 }  // namespace
 }  // namespace echomq::daemon
