@@ -59,7 +59,7 @@ void QueueSampler::sample(Sample& s) {
   // two round trips each, never one per group.
   s.groups.assign(keys_.size(), GroupsView{});
   for (std::size_t i = 0; i < keys_.size() && i < s.stats.size(); ++i) {
-    if (s.stats[i].groups > 0) s.groups[i] = read_groups(executor_, keys_[i], kGroupSeries);
+    if (s.stats[i].groups > 0) s.groups[i] = read_groups(executor_, keys_[i], kGroupSeries, IdleGroups::Left);
   }
   // Ages by the server's clock, which every daemon shares: a daemon on a
   // host whose clock is off reports the same latency as the others.

@@ -144,20 +144,22 @@ std::string_view place_name(GroupPlace p) {
   return "out";
 }
 
-GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit) {
+GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit, IdleGroups idle_groups) {
   // `*` (the sum of the counts) is always the largest member: one more.
-  std::vector<Reply> r = x.pipeline({{"ZCARD", q.gidx},
-                                     {"ZSCORE", q.gidx, "*"},
-                                     {"LLEN", q.rot},
-                                     {"HGET", q.groups, "*"},
-                                     {"ZREVRANGE", q.gidx, "0", std::to_string(limit), "WITHSCORES"},
-                                     {"HLEN", q.groups}});
+  std::vector<Command> first{{"ZCARD", q.gidx},
+                             {"ZSCORE", q.gidx, "*"},
+                             {"LLEN", q.rot},
+                             {"HGET", q.groups, "*"},
+                             {"ZREVRANGE", q.gidx, "0", std::to_string(limit), "WITHSCORES"}};
+  const bool listed = idle_groups == IdleGroups::Listed;
+  if (listed) first.push_back({"HLEN", q.groups});
+  std::vector<Reply> r = x.pipeline(first);
   GroupsView v;
   v.grouped_pending = count_of(r[1]);
   v.groups = count_of(r[0]) - (r[1].is_nil() ? 0 : 1);
   v.rotation = count_of(r[2]);
   v.default_policy = text_of(r[3]).value_or("");
-  v.policies = std::max<std::int64_t>(0, count_of(r[5]) - (text_of(r[3]) ? 1 : 0));
+  if (listed) v.policies = std::max<std::int64_t>(0, count_of(r[5]) - (text_of(r[3]) ? 1 : 0));
   const std::vector<Reply>& window = r[4].elements;
   std::vector<std::pair<std::string, std::int64_t>> names;
   for (std::size_t i = 0; i + 1 < window.size() && names.size() < limit; i += 2) {

@@ -79,7 +79,7 @@ struct GroupsView {
   std::int64_t grouped_pending = 0;  // their jobs pending, all groups
   std::int64_t rotation = 0;         // members of the rotation, * included
   std::string default_policy;        // the * field, "" for all defaults
-  std::int64_t policies = 0;         // groups with a policy of their own, holding keys or not
+  std::int64_t policies = 0;         // groups with a policy of their own, holding keys or not (0: not read)
   std::vector<GroupState> top;       // the largest backlogs first
   bool more = false;                 // groups left out of top (past the limit, or not looked at)
 };
@@ -92,7 +92,11 @@ struct GroupsView {
 // groups; a third (HKEYS of the policies) only when fewer than `limit`
 // groups hold keys and the queue has policies of its own, at most
 // kPoliciesLooked of them.
-GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit);
+// IdleGroups::Left reads the groups holding keys alone, and not the policy
+// hash's size or names: the metrics' view, which the daemon's
+// least-privilege ACL (docs/production.md) grants without HLEN and HKEYS.
+enum class IdleGroups { Listed, Left };
+GroupsView read_groups(Executor& x, const QueueKeys& q, std::size_t limit, IdleGroups idle = IdleGroups::Listed);
 // One group, as read_groups reads each (a group holding no keys reads as
 // 0 pending, 0 active, out). Throws Error{Invalid} for a bad name.
 GroupState read_group(Executor& x, const QueueKeys& q, std::string_view group);
