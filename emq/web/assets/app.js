@@ -269,11 +269,12 @@
 
   function schedulesSection(name, list) {
     if (!list || !list.length) return null;
-    const head = el('tr', {}, ['Schedule', 'Definition', 'Last fire', 'Last job', 'Next fire'].map((t) => el('th', {}, t)),
+    const head = el('tr', {}, ['Schedule', 'Definition', 'Group', 'Last fire', 'Last job', 'Next fire'].map((t) => el('th', {}, t)),
       el('th', { class: 'num' }, 'Missed'), readOnly ? null : el('th', {}, ''));
     const rows = list.map((s) => el('tr', { 'data-schedule': s.name },
       el('td', {}, s.name, s.problem ? el('div', { class: 'err' }, s.problem) : null),
-      el('td', {}, s.described), el('td', {}, at(s.last_fire_ms)),
+      el('td', {}, s.described), el('td', {}, s.group === null || s.group === undefined ? '–' : s.group),
+      el('td', {}, at(s.last_fire_ms)),
       el('td', { class: 'id' }, s.last_job === null ? '–'
         : el('a', { href: jobHref(name, idSegment({ id: s.last_job, id_hex: s.last_job_hex })) }, s.last_job)),
       el('td', {}, at(s.next_fire_ms)), el('td', { class: 'num' }, s.missed),

@@ -548,13 +548,17 @@ class Page(unittest.TestCase):
         c = self.valkey.client()
         hostile = '<img src=x onerror="window.__pwned=4">'
         c.hset("emq:{cronq}:schedules", hostile, '{"every_ms":60000,"timezone":"UTC"}')
+        # A schedule of a group, as `schedules[].group` publishes it.
+        c.hset("emq:{cronq}:schedules", "tock", '{"every_ms":3600000,"timezone":"UTC","group":"acme"}')
         wait_server(lambda: c.hget("emq:{cronq}:cron", "tick"), "emqd fired the schedule once")
         self.open("/queues/cronq")
         row = cells(self.driver, 'tr[data-schedule="tick"]')
         self.assertEqual(row[1], "every 2000 ms", row)
+        self.assertEqual(row[2], "–", "a schedule without a group")
+        self.assertEqual(cells(self.driver, 'tr[data-schedule="tock"]')[2], "acme", "a schedule's group")
         os.makedirs(ARGS.artifacts, exist_ok=True)
         self.driver.save_screenshot(os.path.join(ARGS.artifacts, "web-schedules.png"))
-        self.assertRegex(row[3], r"^JOB_", row)
+        self.assertRegex(row[4], r"^JOB_", row)
         self.assertEqual(self.driver.execute_script(
             "return document.querySelector('tr[data-schedule] td').innerText"), hostile, "a name stays text")
         self.assertEqual(self.driver.execute_script("return document.querySelectorAll('#view img').length"), 0)
