@@ -272,6 +272,7 @@ void ClaimLoop::unreserve(int jobs) {
 bool ClaimLoop::wait_and_turn(Channel& ch) {
   std::deque<Settlement> batch;
   int reserved = 0;
+  bool idle = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     ch.in_turn = false;
@@ -307,14 +308,15 @@ bool ClaimLoop::wait_and_turn(Channel& ch) {
     wake_ = false;
     if (claim_now) reserved = reserve_claim();
     if (batch.empty() && reserved == 0) return true;
+    idle = idle_delay_ > kMinIdleDelay;
     ch.in_turn = true;
   }
   cv_.notify_all();  // the next channel may work while this one is on the wire
-  settle_and_claim(ch, std::move(batch), reserved);
+  settle_and_claim(ch, std::move(batch), reserved, idle);
   return true;
 }
 
-void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved) {
+void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved, bool idle) {
   // However the turn ends, the room set aside is the runner's again once
   // dispatch() has handed it the jobs (or there are none).
   struct Reserved {
@@ -324,7 +326,9 @@ void ClaimLoop::settle_and_claim(Channel& ch, std::deque<Settlement> batch, int 
   } reservation{*this, reserved};
   const int free = reserved > 0 && handler_takes_jobs() ? reserved : 0;
   if (batch.empty() && free == 0) return;
-  const ClaimTurn turn(queue_, keys_, settler_, flows_.mode(), batch, free);
+  // An idle loop also asks when a parked group comes back: nothing else
+  // wakes it then (no key changes), and its next poll may be far.
+  const ClaimTurn turn(queue_, keys_, settler_, flows_.mode(), batch, free, idle);
   for (const Lease& lease : turn.dropped()) running_.remove(lease);
 
   const std::uint64_t changes_before = holdback_.changes();
@@ -398,6 +402,13 @@ void ClaimLoop::pace_after_claim(const ClaimTurn::Results& r, std::uint64_t chan
   idle_delay_ = r.jobs.empty() ? std::min(idle_delay_ * 2, milliseconds(queue_.poll_max_ms)) : kMinIdleDelay;
   queue_had_more_ = static_cast<int>(r.jobs.size()) == asked;
   next_claim_at_ = Clock::now() + (r.jobs.empty() ? idle_delay_ : milliseconds(0));
+  if (r.jobs.empty() && r.parked_group_in_ms && *r.parked_group_in_ms > 0) {
+    // The claim that promotes it runs once the server's clock has passed
+    // its time: a millisecond after, whatever the two clocks' ticks. One
+    // due already was not promoted by this claim (the queue is paused, or
+    // at its limits): the usual backoff, not a claim every millisecond.
+    next_claim_at_ = std::min(next_claim_at_, Clock::now() + milliseconds(*r.parked_group_in_ms + 1));
+  }
   if (!r.refused) holdback_.after_claim(changes_before, r.meta.limits, r.pending, asked, r.jobs.size());
 }
 

@@ -109,7 +109,8 @@ class ClaimLoop {
   bool claim_due(std::chrono::steady_clock::time_point now) const;
   bool gathering(std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point next_deadline(std::chrono::steady_clock::time_point now) const;
-  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved);
+  // idle: the loop's last claim came back empty.
+  void settle_and_claim(Channel& ch, std::deque<Settlement> batch, int reserved, bool idle);
   ClaimTurn::Results round_trip(Channel& ch, const ClaimTurn& turn);
   void learn(Channel& ch, const ClaimMeta& meta);
   // How the next claim waits after this one; takes mutex_.

@@ -2,16 +2,34 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
+
+#include "echomq/whole_number.h"
 
 namespace echomq::daemon {
 
 namespace {
 constexpr std::int64_t kPromoteLimit = 100;
+// The largest gwait score read: a time in epoch ms, as every script writes.
+constexpr std::int64_t kMaxParkedMs = 9000000000000000;
+
+// gwait's soonest member [group, time] against TIME: the ms until it comes
+// back, 0 when due; none when gwait is empty or either reply is not that.
+std::optional<std::int64_t> parked_in_ms(const Reply& soonest, const Reply& time) {
+  if (soonest.type != Reply::Type::Array || soonest.elements.size() != 2) return std::nullopt;
+  const std::optional<std::int64_t> at = whole_number_in(soonest.elements[1].str, 0, kMaxParkedMs);
+  if (!at) return std::nullopt;
+  try {
+    return std::max<std::int64_t>(0, *at - time_reply_ms(time));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
 }  // namespace
 
 ClaimTurn::ClaimTurn(const QueueConfig& queue, const QueueKeys& keys, Settler& settler, FlowMode mode,
-                     std::deque<Settlement>& batch, int claim) {
+                     std::deque<Settlement>& batch, int claim, bool ask_parked) {
   calls_.reserve(batch.size() + 1);
   for (auto it = batch.begin(); it != batch.end();) {
     try {
@@ -27,6 +45,10 @@ ClaimTurn::ClaimTurn(const QueueConfig& queue, const QueueKeys& keys, Settler& s
   if (claim > 0) {
     calls_.push_back(claim_call(keys, {queue.lease_ms, claim, kPromoteLimit}));
     reads_ = {claim_meta_read(keys), {"ZCARD", keys.pending}};
+    if (ask_parked) {
+      reads_.push_back({"ZRANGE", keys.gwait, "0", "0", "WITHSCORES"});
+      reads_.push_back({"TIME"});
+    }
   }
 }
 
@@ -43,6 +65,7 @@ ClaimTurn::Results ClaimTurn::run(Executor& x) const {
   r.claimed = true;
   r.meta = decode_claim_meta(meta);
   if (pending.type == Reply::Type::Integer) r.pending = pending.integer;
+  if (reads_.size() == 4) r.parked_group_in_ms = parked_in_ms(replies[settles_ + 3], replies[settles_ + 4]);
   try {
     r.jobs = decode_claim(std::move(claim));
   } catch (const Error& e) {

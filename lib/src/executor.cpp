@@ -254,8 +254,9 @@ std::vector<Reply> Executor::transaction(const std::vector<Command>& commands) {
 // TIME's seconds, at most: whatever keeps seconds x 1000 within int64.
 constexpr std::int64_t kMaxTimeS = 9000000000000000;
 
-std::int64_t Executor::server_time_ms() {
-  Reply r = command({"TIME"});
+std::int64_t Executor::server_time_ms() { return time_reply_ms(command({"TIME"})); }
+
+std::int64_t time_reply_ms(const Reply& r) {
   if (r.type != Reply::Type::Array || r.elements.size() != 2) {
     throw Error(ErrorKind::Protocol, "time", "TIME answered something other than [seconds, microseconds]");
   }

@@ -159,5 +159,32 @@ TEST_F(GroupsE2E, MetricsShowTheTenLargestBacklogsAndTheirSeriesGoWhenTheyDrain)
       << scrape;
 }
 
+// A group out of tokens waits in gwait, and nothing changes on the server
+// when its token is back: an idle loop claims then, not at its next poll
+// (poll_max_ms 10 s here, whose backoff alone would claim at 8.2 s).
+TEST_F(GroupsE2E, AnIdleQueueClaimsAGroupWhenItsTokenIsBackNotAtItsNextPoll) {
+  const QueueKeys metered("metered");
+  EnqueueOptions o;
+  o.group = "acme";
+  for (int i = 0; i < 2; ++i) enqueue(x, metered, mint_job_id(), "p", o);
+  EmqdProcess d(head() +
+                "  - name: metered\n"
+                "    poll_max_ms: 10000\n"
+                "    groups:\n"
+                "      overrides:\n"
+                "        acme: { rate: { max: 1, per: 4200ms } }\n"
+                "    handler: { type: exec, command: [/bin/cat] }\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  const auto completed = [&] { return stats(x, metered).counters["completed"]; };
+  ASSERT_TRUE(wait_for([&] { return completed() == 1; }, seconds(10))) << d.log();
+  const auto first = std::chrono::steady_clock::now();
+  // The token is back 4.2 s after the first claim; the second job's claim
+  // follows within a few ms of it.
+  ASSERT_TRUE(wait_for([&] { return completed() == 2; }, milliseconds(6500))) << d.log();
+  const auto waited = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - first);
+  std::printf("[figures] rate-parked group: second job done %lld ms after the first (token every 4200 ms)\n",
+              static_cast<long long>(waited.count()));
+}
+
 }  // namespace
 }  // namespace echomq::test

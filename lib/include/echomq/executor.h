@@ -186,4 +186,8 @@ class Executor {
   ErrorKind last_kind_ = ErrorKind::Io;
 };
 
+// TIME's reply in epoch milliseconds; throws Error{Protocol} for any other
+// reply (a claimer that sends TIME in a pipeline of its own reads it here).
+std::int64_t time_reply_ms(const Reply& r);
+
 }  // namespace echomq
