@@ -386,6 +386,10 @@ void ClaimLoop::note_claim_refusal(Channel& ch, const std::optional<Error>& refu
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (now == refusal_) return;
+    // The key a refusal named was mended between the claim and the types
+    // read after it: said already, it stands until a claim is answered,
+    // rather than a second line that names no key.
+    if (now.unnamed && !refusal_.why.empty() && refusal_.kind == now.kind) return;
     was = std::exchange(refusal_, now);
   }
   if (!now.why.empty()) {

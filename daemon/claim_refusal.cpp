@@ -16,11 +16,14 @@ struct Kept {
 // The key of the claim that holds another type than emq/1 keeps there,
 // named; the server's words alone when none does (or it cannot say).
 ClaimRefusal wrong_type(Executor& x, const QueueKeys& q, const std::string& said) {
-  // The stream last: a queue's sets and meta are claim's whatever its
-  // events, the stream only when it keeps them.
+  // The stream last: a queue's sets, meta and the group block's shared
+  // keys are claim's whatever its events, the stream only when it keeps
+  // them.
   const std::vector<Kept> kept = {{q.pending, "zset", "sorted set"}, {q.active, "zset", "sorted set"},
                                   {q.delayed, "zset", "sorted set"}, {q.dead, "zset", "sorted set"},
-                                  {q.meta, "hash", "hash"},          {q.events, "stream", "stream"}};
+                                  {q.meta, "hash", "hash"},          {q.rot, "list", "list"},
+                                  {q.gidx, "zset", "sorted set"},    {q.gwait, "zset", "sorted set"},
+                                  {q.groups, "hash", "hash"},        {q.events, "stream", "stream"}};
   std::vector<Command> types;
   for (const Kept& k : kept) types.push_back({"TYPE", k.key});
   std::vector<Reply> r;
@@ -42,7 +45,7 @@ ClaimRefusal wrong_type(Executor& x, const QueueKeys& q, const std::string& said
   }
   return {said, "a key holds another type",
           "its keys hold what emq/1 keeps there (TYPE of each emq:{" + q.queue + "}:* key names the odd one)",
-          "its keys hold what emq/1 keeps there again"};
+          "its keys hold what emq/1 keeps there again", true};
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ struct ClaimRefusal {
   std::string kind;    // /healthz: "queue Q claims nothing, <kind>: <why>"
   std::string until;   // the log: "queue=Q claims nothing until <until>: <why>"
   std::string mended;  // the log, once claims are answered again: "queue=Q <mended>: claiming resumes"
+  // A WRONGTYPE whose key the types read after it did not find: mended in
+  // between (or the read failed), or a key claim keeps that is not read.
+  bool unnamed = false;
 
   bool operator==(const ClaimRefusal& o) const { return why == o.why && until == o.until; }
 };

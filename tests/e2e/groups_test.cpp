@@ -186,5 +186,20 @@ TEST_F(GroupsE2E, AnIdleQueueClaimsAGroupWhenItsTokenIsBackNotAtItsNextPoll) {
               static_cast<long long>(waited.count()));
 }
 
+// A group key claim keeps of another type (the rotation, here) refuses
+// every claim of the queue: emqd names it, as it names pending or meta.
+TEST_F(GroupsE2E, ARotationOfAnotherTypeIsNamedAndClaimsResumeWhenItGoes) {
+  const QueueKeys q("rotq");
+  ASSERT_FALSE(x.command({"SET", q.rot, "oops"}).is_error());
+  enqueue(x, q, mint_job_id(), "p");
+  EmqdProcess d(head() + "  - name: rotq\n    poll_max_ms: 50\n    handler: { type: exec, command: [/bin/cat] }\n");
+  ASSERT_TRUE(d.wait_ready()) << d.log();
+  EXPECT_TRUE(d.wait_log("claims nothing until " + q.rot + " is a list again or gone", seconds(10))) << d.log();
+  EXPECT_NE(d.log().find(q.rot + " holds a string, not a list"), std::string::npos) << d.log();
+  ASSERT_EQ(x.command({"DEL", q.rot}).integer, 1);
+  EXPECT_TRUE(settled("rotq", 1)) << d.log();
+  EXPECT_TRUE(d.wait_log(q.rot + " is a list again or gone: claiming resumes", seconds(5))) << d.log();
+}
+
 }  // namespace
 }  // namespace echomq::test
