@@ -110,7 +110,6 @@ Clock::time_point ClaimLoop::last_turn() const { return Clock::time_point(Clock:
 // The loop thread is woken only when it has something to do: a turn is
 // due, or the first outcome of a batch starts its gathering.
 void ClaimLoop::deliver(std::optional<Settlement> s) {
-  if (s) running_.settling(s->lease);
   bool wake_loop;
   {
     std::lock_guard<std::mutex> lock(mutex_);

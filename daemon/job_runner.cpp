@@ -162,7 +162,7 @@ std::optional<Settlement> JobRunner::run_one(Assignment& a) {
 
   std::optional<Settlement> settlement;
   const Lease lease = a.held->lease;  // a.held ends with remove()
-  const StopReason stopped = running_.reason(lease);
+  const StopReason stopped = running_.finish(lease);
   span.end(span_outcome(stopped, outcome, job.attempt), outcome.error);
   switch (stopped) {
     case StopReason::LeaseLost:

@@ -51,10 +51,12 @@ std::size_t RunningJobs::size() const {
   return jobs_.size();
 }
 
-void RunningJobs::settling(const Lease& lease) {
+StopReason RunningJobs::finish(const Lease& lease) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(lease);
-  if (it != jobs_.end()) it->second->settling = true;
+  if (it == jobs_.end()) return StopReason::None;
+  if (it->second->reason != StopReason::LeaseLost) it->second->settling = true;
+  return it->second->reason;
 }
 
 bool RunningJobs::stop(const Lease& lease, StopReason reason) {

@@ -77,8 +77,10 @@ class RunningJobs {
   std::vector<Held> held() const;
   std::size_t size() const;
 
-  // Its handler has returned and its outcome waits to be settled.
-  void settling(const Lease& lease);
+  // Its handler has returned: why it was told to stop, in one reading
+  // with the mark that its outcome (unless its lease was lost) now waits
+  // to be settled, so that no renewal in between counts the lease lost.
+  StopReason finish(const Lease& lease);
   // Marks the job and requests its stop; false when it is not held (any
   // more). A lost lease is not marked on a job already settling: its
   // outcome may have reached the server before the renewal that found

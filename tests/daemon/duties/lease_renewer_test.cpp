@@ -95,7 +95,7 @@ TEST_F(LeaseRenewerTest, ALeaseGoneWhileItsOutcomeIsOnItsWayIsCountedOnceByTheSe
   loop.start();
   ASSERT_TRUE(test::wait_for([&] { return gate.arrived().size() == 1; }, seconds(10)));
   loop.stop_claiming();
-  loop.leased_jobs().settling({id, 1});  // as the runner marks it when the handler returns
+  loop.leased_jobs().finish({id, 1});  // as the runner marks it when the handler returns
   ASSERT_EQ(test::take_lease(x, keys, id), 1) << "reap's requeued";
   renewer.start();
   // Two renewal periods: the renewal meets the lost lease and stops nothing.
