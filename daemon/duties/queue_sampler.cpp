@@ -56,7 +56,8 @@ std::string QueueSampler::trouble(std::chrono::milliseconds within) const {
 void QueueSampler::sample(Sample& s) {
   s.stats = stats(executor_, keys_);
   // The stats say which queues hold groups: only those are read again,
-  // two round trips each, never one per group.
+  // two round trips each, never one per group. Only groups holding keys
+  // have series: one that drains loses its series, as operations.md says.
   s.groups.assign(keys_.size(), GroupsView{});
   for (std::size_t i = 0; i < keys_.size() && i < s.stats.size(); ++i) {
     if (s.stats[i].groups > 0) s.groups[i] = read_groups(executor_, keys_[i], kGroupSeries, IdleGroups::Left);
@@ -204,11 +205,7 @@ std::chrono::milliseconds QueueSampler::tick() {
 void QueueSampler::set_group_metrics(const std::vector<GroupsView>& groups) {
   for (std::size_t i = 0; i < groups.size() && i < keys_.size(); ++i) {
     std::vector<GroupCount> top;
-    // A group listed for its policy alone has no series: one that drains
-    // loses its series, as operations.md says.
-    for (const GroupState& g : groups[i].top) {
-      if (g.holds_keys) top.push_back({g.name, g.pending, g.active});
-    }
+    for (const GroupState& g : groups[i].top) top.push_back({g.name, g.pending, g.active});
     metrics_.set_groups(keys_[i].queue, groups[i].groups, top);
   }
 }
