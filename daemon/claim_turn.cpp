@@ -45,6 +45,7 @@ ClaimTurn::ClaimTurn(const QueueConfig& queue, const QueueKeys& keys, Settler& s
   if (claim > 0) {
     calls_.push_back(claim_call(keys, {queue.lease_ms, claim, kPromoteLimit}));
     reads_ = {claim_meta_read(keys), {"ZCARD", keys.pending}};
+    ask_parked_ = ask_parked;
     if (ask_parked) {
       reads_.push_back({"ZRANGE", keys.gwait, "0", "0", "WITHSCORES"});
       reads_.push_back({"TIME"});
@@ -65,7 +66,7 @@ ClaimTurn::Results ClaimTurn::run(Executor& x) const {
   r.claimed = true;
   r.meta = decode_claim_meta(meta);
   if (pending.type == Reply::Type::Integer) r.pending = pending.integer;
-  if (reads_.size() == 4) r.parked_group_in_ms = parked_in_ms(replies[settles_ + 3], replies[settles_ + 4]);
+  if (ask_parked_) r.parked_group_in_ms = parked_in_ms(replies[settles_ + 3], replies[settles_ + 4]);
   try {
     r.jobs = decode_claim(std::move(claim));
   } catch (const Error& e) {

@@ -54,6 +54,7 @@ class ClaimTurn {
  private:
   std::vector<ScriptCall> calls_;
   std::vector<Command> reads_;  // behind the claim
+  bool ask_parked_ = false;     // gwait's soonest and TIME end reads_
   std::vector<Lease> dropped_;
   std::size_t settles_ = 0;
 };
