@@ -288,7 +288,7 @@ local function held_reply(o, lock, queue, payload, delayed, who)
 end
 
 -- The row fields the options add after a new row's own: the key and its
--- mode (and window), the trace context.
+-- mode (and window), the trace context, the group.
 local function with_options(fields, o)
   local n = #fields
   if o.unique then
@@ -305,6 +305,10 @@ local function with_options(fields, o)
   end
   if o.tracestate then
     fields[n + 1], fields[n + 2] = 'tracestate', o.tracestate
+    n = n + 2
+  end
+  if o.group then
+    fields[n + 1], fields[n + 2] = 'group', o.group
   end
   return fields
 end
@@ -470,9 +474,6 @@ if o.lane and o.lane ~= 0 then
   fields[7], fields[8] = 'lane', o.lane
 end
 fields = with_options(fields, o)
-if o.group then
-  fields[#fields + 1], fields[#fields + 2] = 'group', o.group
-end
 redis.call('HSET', row, unpack(fields))
 if G and not o.due_ms then
   to_group(o.group, id, o.lane or 0)

@@ -258,7 +258,7 @@ local function held_reply(o, lock, queue, payload, delayed, who)
 end
 
 -- The row fields the options add after a new row's own: the key and its
--- mode (and window), the trace context.
+-- mode (and window), the trace context, the group.
 local function with_options(fields, o)
   local n = #fields
   if o.unique then
@@ -275,6 +275,10 @@ local function with_options(fields, o)
   end
   if o.tracestate then
     fields[n + 1], fields[n + 2] = 'tracestate', o.tracestate
+    n = n + 2
+  end
+  if o.group then
+    fields[n + 1], fields[n + 2] = 'group', o.group
   end
   return fields
 end
@@ -443,9 +447,6 @@ if held then
   return held
 end
 local fields = with_options({'state', 'pending', 'attempts', '0', 'payload', payload, 'parent', parent}, o)
-if o.group then
-  fields[#fields + 1], fields[#fields + 2] = 'group', o.group
-end
 redis.call('HSET', row, unpack(fields))
 if lane ~= 0 then
   redis.call('HSET', row, 'lane', lane)

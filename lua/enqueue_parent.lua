@@ -278,7 +278,7 @@ local function held_reply(o, lock, queue, payload, delayed, who)
 end
 
 -- The row fields the options add after a new row's own: the key and its
--- mode (and window), the trace context.
+-- mode (and window), the trace context, the group.
 local function with_options(fields, o)
   local n = #fields
   if o.unique then
@@ -295,6 +295,10 @@ local function with_options(fields, o)
   end
   if o.tracestate then
     fields[n + 1], fields[n + 2] = 'tracestate', o.tracestate
+    n = n + 2
+  end
+  if o.group then
+    fields[n + 1], fields[n + 2] = 'group', o.group
   end
   return fields
 end
@@ -373,9 +377,6 @@ if lane ~= 0 then
 end
 if parent ~= '' then
   redis.call('HSET', row, 'parent', parent)
-end
-if o.group then
-  redis.call('HSET', row, 'group', o.group)
 end
 redis.call('ZADD', waiting, now, id)
 -- A deps set left by an earlier job of the same id must not add to this one.
