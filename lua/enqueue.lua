@@ -377,12 +377,14 @@ end
 
 -- [shared group_enqueue: every copy the same, tests/lua/script_copies_test.cpp]
 -- g back at the rotation's tail when it may run: something pending, not
--- paused, its policy well formed, and not there or waiting for tokens
--- already (nor for its cap, unless a job of it just stopped counting).
-local function wake(g, after_end)
+-- paused, its policy well formed, and not there or in gwait already (an
+-- enqueue holds no gwait: a group parked at its cap or for tokens stays
+-- there until its next look, even when the id was still counted in it,
+-- a row gone while its job ran and enqueued again).
+local function wake_enqueued(g)
   local grp = G.grp .. g
   local where = redis.call('HGET', grp, 'in')
-  if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
+  if where == 'rot' or where == 'rate' or where == 'cap' then
     return false
   end
   if redis.call('ZCARD', G.gq .. g) == 0 then
@@ -392,9 +394,6 @@ local function wake(g, after_end)
   if not p or p.paused then
     return false
   end
-  if where == 'cap' then
-    redis.call('ZREM', G.wait, g)
-  end
   redis.call('RPUSH', G.rot, g)
   redis.call('HSET', grp, 'in', 'rot')
   redis.call('PERSIST', grp)
@@ -402,14 +401,14 @@ local function wake(g, after_end)
 end
 
 -- A job of g becomes pending: into g's zset, out of its count.
-local function to_group(g, id, lane)
+local function enqueue_to_group(g, id, lane)
   local added = redis.call('ZADD', G.gq .. g, lane, id)
-  local left = redis.call('ZREM', G.gact .. g, id)
+  redis.call('ZREM', G.gact .. g, id)
   if added == 1 then
     redis.call('ZINCRBY', G.idx, 1, g)
     redis.call('ZINCRBY', G.idx, 1, '*')
   end
-  wake(g, left == 1)
+  wake_enqueued(g)
 end
 
 -- The group option's six KEYS from KEYS[at] (docs/protocol.md, "The
@@ -476,7 +475,7 @@ end
 fields = with_options(fields, o)
 redis.call('HSET', row, unpack(fields))
 if G and not o.due_ms then
-  to_group(o.group, id, o.lane or 0)
+  enqueue_to_group(o.group, id, o.lane or 0)
 else
   redis.call('ZADD', set, o.due_ms or o.lane or 0, id)
 end

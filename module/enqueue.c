@@ -62,9 +62,9 @@ static int group_keys(const EmqCall *call, int at, const EmqOptions *o, const ch
   return 1;
 }
 
-/* A pending grouped job goes to its group (the script's to_group), through
- * the six KEYS at `at`; gwait is not among them, and an enqueue never
- * takes a group out of it. */
+/* A pending grouped job goes to its group (the script's
+ * enqueue_to_group), through the six KEYS at `at`; gwait is not among
+ * them, and an enqueue never takes a group out of it. */
 static void to_group(RedisModuleCtx *ctx, const EmqCall *call, int at, const EmqOptions *o, const char *queue,
                      size_t qlen, RedisModuleString *id) {
   EmqGroups g;

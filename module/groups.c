@@ -397,7 +397,10 @@ void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, 
     emq_zincrby(g->ctx, g->idx, g->idx_name, 1, name);
     emq_zincrby(g->ctx, g->idx, g->idx_name, 1, emq_word(EMQ_WORD_STAR));
   }
-  emq_group_wake(g, name, left);
+  /* Without gwait (an enqueue's six KEYS) no step may take a group out of
+   * it: a group parked at its cap stays until its next look, as the
+   * enqueue scripts' enqueue_to_group does. */
+  emq_group_wake(g, name, left && g->wait_name != NULL);
 }
 
 void emq_group_out(EmqGroups *g, RedisModuleString *name, RedisModuleString *id) {

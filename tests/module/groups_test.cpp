@@ -253,6 +253,27 @@ TEST_P(Groups, ARowNamingAnotherGroupIsCountedWhereItSays) {
   EXPECT_EQ(raw.command({"EXISTS", q.gidx, q.rot}).integer, 0);
 }
 
+// A job whose row went while it ran (an operator's DEL) is still counted
+// in its capped group; enqueued again under its id, it waits in the group
+// and the group stays parked at its cap: an enqueue holds no gwait.
+TEST_P(Groups, AnIdEnqueuedAgainWhileCountedLeavesItsCappedGroupParked) {
+  add("A", 2);
+  ASSERT_TRUE(group_set(x, q, "A", "max_active=1"));
+  std::vector<ClaimedJob> jobs = claim(x, q, {60000, 2, 0});
+  ASSERT_EQ(jobs.size(), 1u) << "the cap lets one run";
+  Connection raw = Connection::open(server.options());
+  ASSERT_EQ(raw.command({"HGET", q.grp("A"), "in"}).str, "cap");
+  ASSERT_EQ(raw.command({"DEL", q.row(jobs[0].id)}).integer, 1);
+  EnqueueOptions o;
+  o.group = "A";
+  ASSERT_EQ(enqueue(x, q, jobs[0].id, "again", o), EnqueueResult::Enqueued);
+  EXPECT_EQ(raw.command({"ZSCORE", q.gq("A"), jobs[0].id}).str, "0") << "it waits in its group";
+  EXPECT_EQ(raw.command({"ZCARD", q.gact("A")}).integer, 0) << "and is no longer counted";
+  EXPECT_EQ(raw.command({"HGET", q.grp("A"), "in"}).str, "cap");
+  EXPECT_EQ(raw.command({"ZSCORE", q.gwait, "A"}).type, Reply::Type::String) << "still parked";
+  EXPECT_EQ(raw.command({"LLEN", q.rot}).integer, 0) << "not in the rotation beside gwait";
+}
+
 // What `emq groups`, the page and the metrics read: the largest backlogs
 // first, each with its count, policy and place, and the groups' totals.
 TEST_P(Groups, TheReadShowsTheLargestBacklogsFirstWithTheirCountsAndPlaces) {
