@@ -314,7 +314,7 @@ static void join_star(Claiming *c) {
   const int t = RedisModule_KeyType(grp);
   if ((t == REDISMODULE_KEYTYPE_HASH || t == REDISMODULE_KEYTYPE_EMPTY) &&
       !emq_str_equal(emq_word(EMQ_WORD_ROT), emq_hget(grp, EMQ_WORD_IN))) {
-    emq_rpush(g->ctx, g->rot, g->rot_name, emq_word(EMQ_WORD_STAR));
+    emq_rot_push(g, emq_word(EMQ_WORD_STAR));
     static const EmqWord field = EMQ_WORD_IN;
     RedisModuleString *value = emq_word(EMQ_WORD_ROT);
     emq_hset(g->ctx, grp, grp_name, 1, &field, &value);

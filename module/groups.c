@@ -319,6 +319,55 @@ void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
   if (opened) RedisModule_CloseKey(active);
 }
 
+/* names grown by one, in the command's pool. */
+static void remember(EmqGroups *g, RedisModuleString ***names, size_t *n, size_t *cap, RedisModuleString *name) {
+  if (*n == *cap) {
+    const size_t more = *cap ? 2 * *cap : 32;
+    RedisModuleString **grown = RedisModule_PoolAlloc(g->ctx, sizeof *grown * more);
+    if (*n) memcpy(grown, *names, sizeof *grown * *n);
+    *names = grown;
+    *cap = more;
+  }
+  (*names)[(*n)++] = name;
+}
+
+void emq_rot_pop(EmqGroups *g) {
+  if (!g->journal.on) {
+    emq_lpop(g->ctx, g->rot, g->rot_name);
+    return;
+  }
+  emq_lpop_unreplicated(g->ctx, g->rot, g->rot_name);
+  ++g->journal.rot_pops;
+}
+
+void emq_rot_push(EmqGroups *g, RedisModuleString *name) {
+  if (!g->journal.on) {
+    emq_rpush(g->ctx, g->rot, g->rot_name, name);
+    return;
+  }
+  emq_rpush_unreplicated(g->ctx, g->rot, g->rot_name, name);
+  EmqJournal *j = &g->journal;
+  remember(g, &j->rot_pushed, &j->n_pushed, &j->cap_pushed, name);
+}
+
+static double idx_incr(EmqGroups *g, long long delta, RedisModuleString *member) {
+  if (!g->journal.on) return emq_zincrby(g->ctx, g->idx, g->idx_name, delta, member);
+  EmqJournal *j = &g->journal;
+  remember(g, &j->idx_touched, &j->n_touched, &j->cap_touched, member);
+  return emq_zincrby_unreplicated(g->ctx, g->idx, g->idx_name, delta, member);
+}
+
+static void idx_rem(EmqGroups *g, RedisModuleString *member) {
+  if (!g->journal.on) {
+    emq_zrem(g->ctx, g->idx, g->idx_name, member);
+    return;
+  }
+  EmqJournal *j = &g->journal;
+  if (emq_zrem_unreplicated(g->ctx, g->idx, g->idx_name, member)) {
+    remember(g, &j->idx_touched, &j->n_touched, &j->cap_touched, member);
+  }
+}
+
 /* What grp's in holds: a word, or NULL. */
 static RedisModuleString *where_of(RedisModuleKey *grp) { return emq_hget(grp, EMQ_WORD_IN); }
 
@@ -337,7 +386,7 @@ int emq_group_wake(EmqGroups *g, RedisModuleString *name, int after_end) {
                     p.paused;
   if (!stays) {
     if (is_word(where, EMQ_WORD_CAP)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
-    emq_rpush(g->ctx, g->rot, g->rot_name, name);
+    emq_rot_push(g, name);
     static const EmqWord field = EMQ_WORD_IN;
     RedisModuleString *value = emq_word(EMQ_WORD_ROT);
     emq_hset(g->ctx, grp, grp_name, 1, &field, &value);
@@ -358,7 +407,7 @@ void emq_group_tidy(EmqGroups *g, RedisModuleString *name) {
   }
   if (!busy) {
     if (is_word(where, EMQ_WORD_CAP) || is_word(where, EMQ_WORD_RATE)) emq_zrem(g->ctx, g->wait, g->wait_name, name);
-    emq_zrem(g->ctx, g->idx, g->idx_name, name);
+    idx_rem(g, name);
     EmqPolicy p;
     if (emq_policy_of(g, name, &p) && p.rate_max > 0 && emq_hget(grp, EMQ_WORD_RATE_AT) != NULL) {
       static const EmqWord fields[] = {EMQ_WORD_IN, EMQ_WORD_DEFICIT};
@@ -394,8 +443,8 @@ void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, 
   }
   const int left = uncount_id(g, name, id);
   if (added) {
-    emq_zincrby(g->ctx, g->idx, g->idx_name, 1, name);
-    emq_zincrby(g->ctx, g->idx, g->idx_name, 1, emq_word(EMQ_WORD_STAR));
+    idx_incr(g, 1, name);
+    idx_incr(g, 1, emq_word(EMQ_WORD_STAR));
   }
   /* Without gwait (an enqueue's six KEYS) no step may take a group out of
    * it: a group parked at its cap stays until its next look, as the
@@ -409,8 +458,51 @@ void emq_group_out(EmqGroups *g, RedisModuleString *name, RedisModuleString *id)
 }
 
 void emq_group_uncount(EmqGroups *g, RedisModuleString *name, long long n) {
-  emq_zincrby(g->ctx, g->idx, g->idx_name, -n, name);
-  if (emq_zincrby(g->ctx, g->idx, g->idx_name, -n, emq_word(EMQ_WORD_STAR)) <= 0) {
-    emq_zrem(g->ctx, g->idx, g->idx_name, emq_word(EMQ_WORD_STAR));
+  idx_incr(g, -n, name);
+  if (idx_incr(g, -n, emq_word(EMQ_WORD_STAR)) <= 0) idx_rem(g, emq_word(EMQ_WORD_STAR));
+}
+
+void emq_groups_journal(EmqGroups *g) {
+  memset(&g->journal, 0, sizeof g->journal);
+  g->journal.on = 1;
+}
+
+/* The ZADD of the touched members gidx still holds, at their scores, and
+ * the ZREM of those it no longer holds. */
+static void replicate_idx(EmqGroups *g) {
+  EmqJournal *j = &g->journal;
+  if (j->n_touched == 0) return;
+  RedisModuleString **zadd = RedisModule_PoolAlloc(g->ctx, sizeof *zadd * (1 + 2 * j->n_touched));
+  RedisModuleString **zrem = RedisModule_PoolAlloc(g->ctx, sizeof *zrem * (1 + j->n_touched));
+  size_t nadd = 1, nrem = 1;
+  zadd[0] = zrem[0] = g->idx_name;
+  for (size_t i = 0; i < j->n_touched; ++i) {
+    double score;
+    if (RedisModule_KeyType(g->idx) == REDISMODULE_KEYTYPE_ZSET &&
+        RedisModule_ZsetScore(g->idx, j->idx_touched[i], &score) == REDISMODULE_OK) {
+      char buf[40];
+      zadd[nadd++] = RedisModule_CreateString(g->ctx, buf, emq_format_score(buf, score));
+      zadd[nadd++] = j->idx_touched[i];
+    } else {
+      zrem[nrem++] = j->idx_touched[i];
+    }
   }
+  if (nadd > 1) RedisModule_Replicate(g->ctx, "ZADD", "v", zadd, nadd);
+  if (nrem > 1) RedisModule_Replicate(g->ctx, "ZREM", "v", zrem, nrem);
+}
+
+void emq_groups_flush(EmqGroups *g) {
+  EmqJournal *j = &g->journal;
+  if (!j->on) return;
+  j->on = 0;
+  /* Pops from the head and pushes to the tail, in any interleaving, leave
+   * (list ++ pushed) without its first rot_pops: so do these two. */
+  if (j->n_pushed > 0) {
+    RedisModuleString **argv = RedisModule_PoolAlloc(g->ctx, sizeof *argv * (1 + j->n_pushed));
+    argv[0] = g->rot_name;
+    memcpy(argv + 1, j->rot_pushed, sizeof *argv * j->n_pushed);
+    RedisModule_Replicate(g->ctx, "RPUSH", "v", argv, 1 + j->n_pushed);
+  }
+  if (j->rot_pops > 0) RedisModule_Replicate(g->ctx, "LPOP", "sl", g->rot_name, j->rot_pops);
+  replicate_idx(g);
 }

@@ -38,6 +38,20 @@ typedef struct {
   int checked; /* group_of found the caller may touch them and their types right */
 } EmqGroupKeys;
 
+/* While a claim walks the rotation, the replication of its writes to rot
+ * and gidx waits for the walk's end: the keys change at once, and at
+ * emq_groups_flush the replica gets the pops and pushes as one RPUSH and
+ * one LPOP, and gidx as the scores its touched members end with. A walk
+ * of n visits would replicate some 4n commands one by one, each a command
+ * lookup and an argv built: a quarter of a grouped claim's instructions.
+ * The replica ends with what the primary holds either way. */
+typedef struct {
+  int on;
+  long long rot_pops;
+  RedisModuleString **rot_pushed, **idx_touched;
+  size_t n_pushed, cap_pushed, n_touched, cap_touched;
+} EmqJournal;
+
 typedef struct {
   RedisModuleCtx *ctx;
   RedisModuleString *gq_root, *grp_root, *gact_root, *idx_name, *rot_name, *groups_name, *wait_name;
@@ -59,6 +73,7 @@ typedef struct {
    * names another than the zset it was in) takes the spare slot. */
   EmqGroupKeys held, spare;
   int pinned;
+  EmqJournal journal;
 } EmqGroups;
 
 /* The block of a call (KEYS in the roles EMQ_KEY_GQ_ROOT..EMQ_KEY_GWAIT),
@@ -110,5 +125,12 @@ void emq_group_to(EmqGroups *g, RedisModuleString *name, RedisModuleString *id, 
 void emq_group_out(EmqGroups *g, RedisModuleString *name, RedisModuleString *id);
 /* n of name's pending ids left its zset: gidx goes down by n, and * too. */
 void emq_group_uncount(EmqGroups *g, RedisModuleString *name, long long n);
+
+/* The writes to rot and gidx, journalled while the journal is on. */
+void emq_rot_pop(EmqGroups *g);
+void emq_rot_push(EmqGroups *g, RedisModuleString *name);
+void emq_groups_journal(EmqGroups *g);
+/* Replicates what the journal holds, and turns it off. */
+void emq_groups_flush(EmqGroups *g);
 
 #endif

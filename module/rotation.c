@@ -53,7 +53,7 @@ static void set_field(Claiming *c, Head *hd, EmqWord field, RedisModuleString *v
 /* The head leaves the rotation to wait in gwait until t. */
 static void park(Claiming *c, Head *hd, EmqWord why, long long t) {
   EmqGroups *g = &c->groups;
-  emq_lpop(g->ctx, g->rot, g->rot_name);
+  emq_rot_pop(g);
   static const EmqWord deficit = EMQ_WORD_DEFICIT;
   emq_hdel(g->ctx, hd->grp, hd->grp_name, 1, &deficit);
   set_field(c, hd, EMQ_WORD_IN, emq_word(why));
@@ -122,19 +122,19 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
                         &at_text, NULL);
   }
   if (!emq_str_equal(emq_word(EMQ_WORD_ROT), in)) {
-    emq_lpop(ctx, g->rot, g->rot_name);
+    emq_rot_pop(g);
     return;
   }
   EmqPolicy own;
   const EmqPolicy *p = hd->is_star ? default_policy : (emq_policy_of(g, hd->h, &own) ? &own : NULL);
   if (p == NULL) {
-    emq_lpop(ctx, g->rot, g->rot_name);
+    emq_rot_pop(g);
     hdel_in_deficit(c, hd);
     log_head(c, hd->h, "has a broken policy or keys of another type");
     return;
   }
   if (p->paused && !hd->is_star) {
-    emq_lpop(ctx, g->rot, g->rot_name);
+    emq_rot_pop(g);
     hdel_in_deficit(c, hd);
     emq_group_tidy(g, hd->h);
     return;
@@ -153,7 +153,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
   }
   if (p->rate_max > 0 && !hd->is_star) {
     if (!group_credit(c, p, credit_text, at_text, &credit)) {
-      emq_lpop(ctx, g->rot, g->rot_name);
+      emq_rot_pop(g);
       hdel_in_deficit(c, hd);
       log_head(c, hd->h, "has a broken bucket");
       return;
@@ -184,7 +184,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     write_bucket(c, hd, credit);
   }
   if (empty) {
-    emq_lpop(ctx, g->rot, g->rot_name);
+    emq_rot_pop(g);
     if (hd->is_star) {
       emq_del(ctx, hd->grp, hd->grp_name);
     } else {
@@ -196,8 +196,8 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
   } else if (tokens >= 0 && served >= tokens) {
     park_rate(c, hd, p, credit);
   } else if (deficit - served <= 0) {
-    emq_lpop(ctx, g->rot, g->rot_name);
-    emq_rpush(ctx, g->rot, g->rot_name, hd->h);
+    emq_rot_pop(g);
+    emq_rot_push(g, hd->h);
     /* Read above and not written since: without it, HDEL changes nothing. */
     static const EmqWord field = EMQ_WORD_DEFICIT;
     if (deficit_text != NULL) emq_hdel(ctx, hd->grp, hd->grp_name, 1, &field);
@@ -232,7 +232,7 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
     return;
   }
   if (!ok) {
-    emq_lpop(g->ctx, g->rot, g->rot_name);
+    emq_rot_pop(g);
     log_head(c, hd.h, "has a broken policy or keys of another type");
     return;
   }
@@ -253,8 +253,12 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
 }
 
 void emq_serve_rotation(Claiming *c, const EmqPolicy *default_policy) {
+  emq_groups_journal(&c->groups);
   while ((long long)c->claimed < c->want && !c->refused &&
          RedisModule_KeyType(c->groups.rot) == REDISMODULE_KEYTYPE_LIST && RedisModule_ValueLength(c->groups.rot) > 0) {
     serve_head(c, default_policy);
   }
+  /* Refused half-way too: what was written stays, as after the script's
+   * error, and reaches the replica. */
+  emq_groups_flush(&c->groups);
 }

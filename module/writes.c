@@ -127,13 +127,17 @@ static void notify_if_emptied(RedisModuleCtx *ctx, RedisModuleKey *key, RedisMod
   }
 }
 
-void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id) {
+int emq_zrem_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id) {
   int deleted = 0;
   if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_ZSET) RedisModule_ZsetRem(key, id, &deleted);
-  if (!deleted) return;
+  if (!deleted) return 0;
   emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zrem", name);
   notify_if_emptied(ctx, key, name);
-  RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
+  return 1;
+}
+
+void emq_zrem(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id) {
+  if (emq_zrem_unreplicated(ctx, key, name, id)) RedisModule_Replicate(ctx, "ZREM", "ss", name, id);
 }
 
 int emq_zpopmin(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int count, RedisModuleString **ids) {
@@ -216,28 +220,43 @@ void emq_hdel(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
   RedisModule_Replicate(ctx, "HDEL", "v", argv, (size_t)(1 + n));
 }
 
-double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
-                   RedisModuleString *member) {
+double emq_zincrby_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
+                                RedisModuleString *member) {
   int flags = 0;
   double score = 0;
   RedisModule_ZsetIncrby(key, (double)delta, member, &flags, &score);
   emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zincr", name);
+  return score;
+}
+
+double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
+                   RedisModuleString *member) {
+  const double score = emq_zincrby_unreplicated(ctx, key, name, delta, member);
   RedisModule_Replicate(ctx, "ZINCRBY", "sls", name, delta, member);
   return score;
 }
 
-void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value) {
+void emq_rpush_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
+                            RedisModuleString *value) {
   RedisModule_ListPush(key, REDISMODULE_LIST_TAIL, value);
   emq_changed(ctx, REDISMODULE_NOTIFY_LIST, "rpush", name);
+}
+
+void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value) {
+  emq_rpush_unreplicated(ctx, key, name, value);
   RedisModule_Replicate(ctx, "RPUSH", "ss", name, value);
 }
 
-void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+void emq_lpop_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
   RedisModule_ListPop(key, REDISMODULE_LIST_HEAD);
   emq_changed(ctx, REDISMODULE_NOTIFY_LIST, "lpop", name);
   if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY) {
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, "del", name);
   }
+}
+
+void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name) {
+  emq_lpop_unreplicated(ctx, key, name);
   RedisModule_Replicate(ctx, "LPOP", "s", name);
 }
 

@@ -70,6 +70,15 @@ double emq_zincrby(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *
 void emq_rpush(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *value);
 /* LPOP key, for a list that is not empty; "del" too when it empties it. */
 void emq_lpop(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
+/* The same four without their replication, for a caller that replicates
+ * what they add up to once (groups.h's journal): the key changed,
+ * signalled and announced as above. ZREM's says whether it removed id. */
+int emq_zrem_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString *id);
+double emq_zincrby_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, long long delta,
+                                RedisModuleString *member);
+void emq_rpush_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
+                            RedisModuleString *value);
+void emq_lpop_unreplicated(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 /* PERSIST: silent, and replicated not at all, when the key has no expiry. */
 void emq_persist(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name);
 

@@ -108,6 +108,21 @@ void native_group_run(Executor& x, const std::string& queue, std::int64_t events
   group_set(x, q, "held", "");
 }
 
+// One claim's walk takes every grouped job there is: the group index's *
+// goes to 0 and out during the walk, whose writes to the rotation and the
+// index reach the replica together at its end.
+void native_group_drain(Executor& x, const std::string& queue) {
+  QueueKeys q(queue);
+  for (int i = 0; i < 9; ++i) {
+    EnqueueOptions o;
+    o.group = "g" + std::to_string(i % 3);
+    x.eval(enqueue_call(q, mint_job_id(), "drained " + std::to_string(i), o));
+  }
+  const std::vector<ClaimedJob> jobs = decode_claim(x.eval(claim_call(q, {600000, 16, 0})));
+  ASSERT_EQ(jobs.size(), 9u);
+  for (const ClaimedJob& j : jobs) x.eval(complete_call(q, {j.id, j.lease_epoch}, 0, ""));
+}
+
 void native_run(Executor& x) {
   native_run(x, "repl", 0);
   native_run(x, "repl-events", 7);
@@ -115,6 +130,7 @@ void native_run(Executor& x) {
   native_flow_run(x, "repl-flow-events", 7);
   native_group_run(x, "repl-groups", 0);
   native_group_run(x, "repl-groups-events", 7);
+  native_group_drain(x, "repl-groups-drain");
 }
 
 ValkeyServer::Options with_module(std::vector<std::string> extra_args) {
