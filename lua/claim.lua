@@ -355,14 +355,14 @@ end
 
 -- Scripts are not rolled back: an error half-way (HINCRBY on a row some
 -- other writer broke) would leave every id popped with it in no set at
--- all. So a row is checked before anything is written for it: nil for a
--- hash whose counters are integers, else 'type' (not a hash) or the name
--- of the first counter that is not.
-local function row_fault(row)
-  if redis.call('TYPE', row).ok ~= 'hash' then
+-- all. So a row is checked before anything is written for it, from its
+-- TYPE and (a hash) its fields as lease_from reads them: nil for a hash
+-- whose counters are integers, else 'type' (not a hash) or the name of the
+-- first counter that is not.
+local function row_fault(kind, f)
+  if kind ~= 'hash' then
     return 'type'
   end
-  local f = redis.call('HMGET', row, 'attempts', 'lease_epoch')
   if f[1] and not is_counter(f[1]) then
     return 'attempts'
   elseif f[2] and not is_counter(f[2]) then
@@ -599,13 +599,18 @@ local function lease_from(set, k)
     for i = 1, #popped, 2 do
       local id = popped[i]
       local row = row_root .. id
-      local exists = redis.call('EXISTS', row) == 1
-      local fault = exists and row_fault(row)
+      -- One read of the row for the check and the reply: the writes below
+      -- leave these fields as they are.
+      local kind = redis.call('TYPE', row).ok
+      local exists = kind ~= 'none'
+      local f = kind == 'hash' and
+        redis.call('HMGET', row, 'attempts', 'lease_epoch', 'payload', 'unique', 'unique_mode', 'group')
+      local fault = exists and row_fault(kind, f)
       if fault == 'type' then
         skip_malformed(row, set)
       elseif fault then
         local why = 'row field ' .. fault .. ' is not an integer'
-        local attempts = redis.call('HGET', row, 'attempts')
+        local attempts = f[1]
         redis.call('HSET', row, 'state', 'dead', 'error', why)
         redis.call('ZADD', dead, now, id)
         emit('dead', id, fault == 'attempts' and '0' or attempts or '0', 'error', why)
@@ -616,18 +621,17 @@ local function lease_from(set, k)
         local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
         redis.call('HSET', row, 'state', 'active')
         redis.call('ZADD', active, deadline, id)
-        local f = redis.call('HMGET', row, 'payload', 'unique', 'unique_mode', 'group')
-        if f[3] == 'started' then
-          release_key(id, f[2], f[3])
+        if f[5] == 'started' then
+          release_key(id, f[4], f[5])
         end
-        local g = f[4] and (checked[f[4]] and f[4] or group_of(f[4]))
+        local g = f[6] and (checked[f[6]] and f[6] or group_of(f[6]))
         if g then
           checked[g] = true
           redis.call('ZADD', G.gact .. g, deadline_text, id)
         end
         emit('active', id, attempts)
         jobs[#jobs + 1] = id
-        jobs[#jobs + 1] = f[1] or ''
+        jobs[#jobs + 1] = f[3] or ''
         jobs[#jobs + 1] = attempts
         jobs[#jobs + 1] = epoch
         claimed = claimed + 1
@@ -669,9 +673,13 @@ local function park_rate(h, p, credit)
   park(h, 'rate', now + math.floor((p.rate_window_ms - credit + p.rate_max - 1) / p.rate_max))
 end
 
+-- The ids the walk popped from groups' zsets: gidx's * goes down by them
+-- once, after the walk, not once a visit (in a small gidx, a listpack,
+-- each ZINCRBY walks every member).
+local star_popped = 0
+
 -- The head's turn (docs/protocol.md, "Groups", claim step 5).
-local function serve_head()
-  local h = redis.call('LINDEX', G.rot, 0)
+local function serve_head(h)
   local grp = G.grp .. h
   local is_star = h == '*'
   local ok
@@ -735,7 +743,8 @@ local function serve_head()
   end
   local served, popped = lease_from(src, k)
   if popped > 0 and not is_star then
-    uncount_pending(h, popped)
+    redis.call('ZINCRBY', G.idx, -popped, h)
+    star_popped = star_popped + popped
   end
   if tokens then
     credit = credit - served * p.rate_window_ms
@@ -756,15 +765,36 @@ local function serve_head()
   elseif deficit - served <= 0 then
     redis.call('LPOP', G.rot)
     redis.call('RPUSH', G.rot, h)
-    redis.call('HDEL', grp, 'deficit')
+    -- Read above and not written since: without it, HDEL changes nothing.
+    if st[2] then
+      redis.call('HDEL', grp, 'deficit')
+    end
   else
     redis.call('HSET', grp, 'deficit', deficit - served)
   end
 end
 
+local function walk()
+  while claimed < want do
+    local h = redis.call('LINDEX', G.rot, 0)
+    if not h then
+      return
+    end
+    serve_head(h)
+  end
+end
+
 if G and redis.call('LLEN', G.rot) > 0 then
-  while claimed < want and redis.call('LLEN', G.rot) > 0 do
-    serve_head()
+  -- A key the caller's ACL refuses stops the walk part-way; what it popped
+  -- before still leaves *, and the error is then the script's. pcall hands
+  -- a server error over as its text ("ERR ..."): raised as {err = text}, it
+  -- is replied as it came, not with a second "ERR ".
+  local ok, err = pcall(walk)
+  if star_popped > 0 and tonumber(redis.call('ZINCRBY', G.idx, -star_popped, '*')) <= 0 then
+    redis.call('ZREM', G.idx, '*')
+  end
+  if not ok then
+    error(type(err) == 'string' and string.match(err, '^%u+ ') and {err = err} or err, 0)
   end
 else
   lease_from(pending, want)

@@ -350,11 +350,18 @@ void emq_rot_push(EmqGroups *g, RedisModuleString *name) {
   remember(g, &j->rot_pushed, &j->n_pushed, &j->cap_pushed, name);
 }
 
+static void log_idx(EmqGroups *g, RedisModuleString *score, RedisModuleString *member) {
+  EmqJournal *j = &g->journal;
+  remember(g, &j->idx_log, &j->n_logged, &j->cap_logged, score);
+  remember(g, &j->idx_log, &j->n_logged, &j->cap_logged, member);
+}
+
 static double idx_incr(EmqGroups *g, long long delta, RedisModuleString *member) {
   if (!g->journal.on) return emq_zincrby(g->ctx, g->idx, g->idx_name, delta, member);
-  EmqJournal *j = &g->journal;
-  remember(g, &j->idx_touched, &j->n_touched, &j->cap_touched, member);
-  return emq_zincrby_unreplicated(g->ctx, g->idx, g->idx_name, delta, member);
+  const double score = emq_zincrby_unreplicated(g->ctx, g->idx, g->idx_name, delta, member);
+  char buf[40];
+  log_idx(g, RedisModule_CreateString(g->ctx, buf, emq_format_score(buf, score)), member);
+  return score;
 }
 
 static void idx_rem(EmqGroups *g, RedisModuleString *member) {
@@ -362,10 +369,7 @@ static void idx_rem(EmqGroups *g, RedisModuleString *member) {
     emq_zrem(g->ctx, g->idx, g->idx_name, member);
     return;
   }
-  EmqJournal *j = &g->journal;
-  if (emq_zrem_unreplicated(g->ctx, g->idx, g->idx_name, member)) {
-    remember(g, &j->idx_touched, &j->n_touched, &j->cap_touched, member);
-  }
+  if (emq_zrem_unreplicated(g->ctx, g->idx, g->idx_name, member)) log_idx(g, NULL, member);
 }
 
 /* What grp's in holds: a word, or NULL. */
@@ -457,9 +461,19 @@ void emq_group_out(EmqGroups *g, RedisModuleString *name, RedisModuleString *id)
   emq_group_tidy(g, name);
 }
 
+static void uncount_star(EmqGroups *g, long long n) {
+  if (idx_incr(g, -n, emq_word(EMQ_WORD_STAR)) <= 0) idx_rem(g, emq_word(EMQ_WORD_STAR));
+}
+
 void emq_group_uncount(EmqGroups *g, RedisModuleString *name, long long n) {
   idx_incr(g, -n, name);
-  if (idx_incr(g, -n, emq_word(EMQ_WORD_STAR)) <= 0) idx_rem(g, emq_word(EMQ_WORD_STAR));
+  /* A walk's visits move * once, at its end, as the script's walk does:
+   * in a small gidx (a listpack) each ZINCRBY walks every member. */
+  if (g->journal.on) {
+    g->journal.star_popped += n;
+  } else {
+    uncount_star(g, n);
+  }
 }
 
 void emq_groups_journal(EmqGroups *g) {
@@ -467,33 +481,28 @@ void emq_groups_journal(EmqGroups *g) {
   g->journal.on = 1;
 }
 
-/* The ZADD of the touched members gidx still holds, at their scores, and
- * the ZREM of those it no longer holds. */
+/* gidx's log as the replica takes it: each run of scores one ZADD, each
+ * run of removals one ZREM, in the order they were made. */
 static void replicate_idx(EmqGroups *g) {
   EmqJournal *j = &g->journal;
-  if (j->n_touched == 0) return;
-  RedisModuleString **zadd = RedisModule_PoolAlloc(g->ctx, sizeof *zadd * (1 + 2 * j->n_touched));
-  RedisModuleString **zrem = RedisModule_PoolAlloc(g->ctx, sizeof *zrem * (1 + j->n_touched));
-  size_t nadd = 1, nrem = 1;
-  zadd[0] = zrem[0] = g->idx_name;
-  for (size_t i = 0; i < j->n_touched; ++i) {
-    double score;
-    if (RedisModule_KeyType(g->idx) == REDISMODULE_KEYTYPE_ZSET &&
-        RedisModule_ZsetScore(g->idx, j->idx_touched[i], &score) == REDISMODULE_OK) {
-      char buf[40];
-      zadd[nadd++] = RedisModule_CreateString(g->ctx, buf, emq_format_score(buf, score));
-      zadd[nadd++] = j->idx_touched[i];
-    } else {
-      zrem[nrem++] = j->idx_touched[i];
+  RedisModuleString **argv = RedisModule_PoolAlloc(g->ctx, sizeof *argv * (1 + j->n_logged));
+  size_t i = 0;
+  while (i < j->n_logged) {
+    const int removed = j->idx_log[i] == NULL;
+    size_t argc = 1;
+    argv[0] = g->idx_name;
+    for (; i < j->n_logged && (j->idx_log[i] == NULL) == removed; i += 2) {
+      if (!removed) argv[argc++] = j->idx_log[i];
+      argv[argc++] = j->idx_log[i + 1];
     }
+    RedisModule_Replicate(g->ctx, removed ? "ZREM" : "ZADD", "v", argv, argc);
   }
-  if (nadd > 1) RedisModule_Replicate(g->ctx, "ZADD", "v", zadd, nadd);
-  if (nrem > 1) RedisModule_Replicate(g->ctx, "ZREM", "v", zrem, nrem);
 }
 
 void emq_groups_flush(EmqGroups *g) {
   EmqJournal *j = &g->journal;
   if (!j->on) return;
+  if (j->star_popped > 0) uncount_star(g, j->star_popped);
   j->on = 0;
   /* Pops from the head and pushes to the tail, in any interleaving, leave
    * (list ++ pushed) without its first rot_pops: so do these two. */

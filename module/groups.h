@@ -41,15 +41,19 @@ typedef struct {
 /* While a claim walks the rotation, the replication of its writes to rot
  * and gidx waits for the walk's end: the keys change at once, and at
  * emq_groups_flush the replica gets the pops and pushes as one RPUSH and
- * one LPOP, and gidx as the scores its touched members end with. A walk
- * of n visits would replicate some 4n commands one by one, each a command
+ * one LPOP, and gidx's changes as the scores they left, in order, one
+ * ZADD for each run of them (a ZREM for each run of removals). A walk of
+ * n visits would replicate some 4n commands one by one, each a command
  * lookup and an argv built: a quarter of a grouped claim's instructions.
  * The replica ends with what the primary holds either way. */
 typedef struct {
   int on;
   long long rot_pops;
-  RedisModuleString **rot_pushed, **idx_touched;
-  size_t n_pushed, cap_pushed, n_touched, cap_touched;
+  long long star_popped; /* gidx's * goes down by it once, at the flush */
+  RedisModuleString **rot_pushed;
+  /* Pairs: the score a member was left at (NULL: removed), the member. */
+  RedisModuleString **idx_log;
+  size_t n_pushed, cap_pushed, n_logged, cap_logged;
 } EmqJournal;
 
 typedef struct {

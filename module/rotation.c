@@ -258,7 +258,7 @@ void emq_serve_rotation(Claiming *c, const EmqPolicy *default_policy) {
          RedisModule_KeyType(c->groups.rot) == REDISMODULE_KEYTYPE_LIST && RedisModule_ValueLength(c->groups.rot) > 0) {
     serve_head(c, default_policy);
   }
-  /* Refused half-way too: what was written stays, as after the script's
-   * error, and reaches the replica. */
+  /* Refused half-way too: what was written stays and is replicated, and
+   * what the walk popped leaves *, as in the script. */
   emq_groups_flush(&c->groups);
 }

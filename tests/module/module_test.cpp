@@ -403,6 +403,47 @@ TEST_F(Module, GroupKeysBuiltFromTheRootsAreCheckedAgainstTheCallersAcl) {
   EXPECT_EQ(claimed.elements[0].str, waiting);
 }
 
+// A claim's walk the caller's ACL stops at a group's key keeps what it
+// wrote before the refusal, on both executors alike: the group served
+// first has its job leased and its count down, and gidx's * (which a
+// walk moves once, at its end) is down by that job too.
+TEST_F(Module, AWalkTheAclStopsPartWayStillTakesWhatItPoppedOffTheSum) {
+  Connection admin = Connection::open(server.options());
+  Command walker{"ACL", "SETUSER", "walker", "on", ">pw", "+@all"};
+  for (const char* name : {"walk-native", "walk-script"}) {
+    QueueKeys k(name);
+    EnqueueOptions open, shut;
+    open.group = "open";
+    shut.group = "shut";
+    ASSERT_EQ(enqueue(x, k, mint_job_id(), "first", open), EnqueueResult::Enqueued);
+    ASSERT_EQ(enqueue(x, k, mint_job_id(), "second", shut), EnqueueResult::Enqueued);
+    for (const std::string& key : {k.pending, k.active, k.delayed, k.meta, k.stats, k.row_root + "*", k.dead,
+                                   k.uniq_root, k.gq_root, k.grp_root, k.gact_root, k.gidx, k.rot, k.groups, k.gwait,
+                                   k.gq("open"), k.grp("open"), k.gact("open")}) {
+      walker.push_back("~" + key);
+    }
+  }
+  ASSERT_EQ(admin.command(walker).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "walker", "pw"}).str, "OK");
+
+  const QueueKeys native("walk-native"), script("walk-script");
+  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str,
+            "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
+  EXPECT_EQ(user.command(eval_command(claim_call(script, {30000, 5, 0})))
+                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
+            0u);
+  for (const QueueKeys& k : {native, script}) {
+    EXPECT_EQ(admin.command({"ZCARD", k.active}).integer, 1) << k.active << ": open's job is leased";
+    EXPECT_EQ(admin.command({"ZSCORE", k.gidx, "open"}).str, "0") << k.gidx;
+    EXPECT_EQ(admin.command({"ZSCORE", k.gidx, "shut"}).str, "1") << k.gidx;
+    EXPECT_EQ(admin.command({"ZSCORE", k.gidx, "*"}).str, "1") << k.gidx << ": * is the one job pending";
+    Reply rot = admin.command({"LRANGE", k.rot, "0", "-1"});
+    ASSERT_EQ(rot.elements.size(), 1u) << k.rot;
+    EXPECT_EQ(rot.elements[0].str, "shut") << k.rot;
+  }
+}
+
 // A unique key's lock is built from the uniq root: the server checks the
 // root, never the lock. A caller whose ACL refuses the lock completes its
 // job on either executor alike: the script's pcall skips the release, the
