@@ -417,9 +417,9 @@ TEST_F(Module, AWalkTheAclStopsPartWayStillTakesWhatItPoppedOffTheSum) {
     shut.group = "shut";
     ASSERT_EQ(enqueue(x, k, mint_job_id(), "first", open), EnqueueResult::Enqueued);
     ASSERT_EQ(enqueue(x, k, mint_job_id(), "second", shut), EnqueueResult::Enqueued);
-    for (const std::string& key : {k.pending, k.active, k.delayed, k.meta, k.stats, k.row_root + "*", k.dead,
-                                   k.uniq_root, k.gq_root, k.grp_root, k.gact_root, k.gidx, k.rot, k.groups, k.gwait,
-                                   k.gq("open"), k.grp("open"), k.gact("open")}) {
+    for (const std::string& key :
+         {k.pending, k.active, k.delayed, k.meta, k.stats, k.row_root + "*", k.dead, k.uniq_root, k.gq_root, k.grp_root,
+          k.gact_root, k.gidx, k.rot, k.groups, k.gwait, k.gq("open"), k.grp("open"), k.gact("open")}) {
       walker.push_back("~" + key);
     }
   }
