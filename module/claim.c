@@ -301,6 +301,7 @@ static void promote_groups(Claiming *c, size_t limit) {
     static const EmqWord field = EMQ_WORD_IN;
     emq_hdel(g->ctx, k->grp, k->grp_name, 1, &field);
     if (!emq_group_wake(g, due[i], 1)) emq_group_tidy(g, due[i]);
+    if (g->refused) return;
   }
 }
 

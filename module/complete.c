@@ -20,7 +20,7 @@ int emq_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   if (!emq_completion_open(ctx, argv, argc, &kComplete, &c)) return REDISMODULE_OK;
   emq_zrem(ctx, c.active, c.active_name, c.id);
   emq_completion_settle_row(ctx, &c);
-  emq_completion_group(ctx, &c);
+  if (!emq_completion_group(ctx, &c)) return REDISMODULE_OK;
   emq_completion_release(ctx, &c);
   emq_completion_emit(ctx, &c);
   return emq_completion_finish(ctx, &c, "complete");

@@ -61,7 +61,7 @@ int emq_complete_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   } else {
     emq_completion_settle_row(ctx, &c);
   }
-  emq_completion_group(ctx, &c);
+  if (!emq_completion_group(ctx, &c)) return REDISMODULE_OK;
   emq_completion_release(ctx, &c);
   emq_completion_emit(ctx, &c);
   if (parent) emq_del_keys(ctx, spent, 2);

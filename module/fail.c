@@ -20,6 +20,6 @@ int emq_fail(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   EmqFailure f;
   if (!emq_failure_open(ctx, argv, argc, &kFail, &f)) return REDISMODULE_OK;
   emq_failure_settle(ctx, &f);
-  emq_failure_group(ctx, &f);
+  if (!emq_failure_group(ctx, &f)) return REDISMODULE_OK;
   return emq_failure_finish(ctx, &f, "fail");
 }

@@ -39,6 +39,6 @@ int emq_fail_flow(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   }
   emq_failure_settle(ctx, &f);
   if (outbox != NULL) emq_zadd(ctx, outbox, outbox_name, (double)f.now, f.id, 0);
-  emq_failure_group(ctx, &f);
+  if (!emq_failure_group(ctx, &f)) return REDISMODULE_OK;
   return emq_failure_finish(ctx, &f, "fail_flow");
 }

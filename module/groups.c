@@ -299,7 +299,15 @@ void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
   RedisModuleKey *active = active_of(g, &opened);
   RedisModuleString *job_root = emq_group_key(g, g->prefix, RedisModule_CreateString(g->ctx, "job:", 4));
   for (int i = 0; i < n; ++i) {
-    RedisModuleKey *row = emq_open_read(g->ctx, emq_row_key(g->ctx, job_root, ids[i]));
+    /* A row is built from the root, so the server never checks it: the
+     * caller's ACL is checked here, where the script's TYPE would be
+     * refused. The counts checked before stay checked, as the script's. */
+    RedisModuleString *row_name = emq_row_key(g->ctx, job_root, ids[i]);
+    if (!emq_may_touch_rows(g->ctx, g->command, &row_name, 1, REDISMODULE_CMD_KEY_ACCESS)) {
+      g->refused = 1;
+      break;
+    }
+    RedisModuleKey *row = emq_open_read(g->ctx, row_name);
     RedisModuleString *state = NULL, *group = NULL;
     if (RedisModule_KeyType(row) == REDISMODULE_KEYTYPE_HASH) {
       RedisModule_HashGet(row, REDISMODULE_HASH_NONE, emq_word(EMQ_WORD_STATE), &state, emq_word(EMQ_WORD_GROUP),
@@ -407,6 +415,7 @@ void emq_group_tidy(EmqGroups *g, RedisModuleString *name) {
   int busy = is_word(where, EMQ_WORD_ROT) || exists(k->gq);
   if (!busy && exists(k->gact)) {
     emq_group_check_count(g, name);
+    if (g->refused) return;
     busy = exists(k->gact);
   }
   if (!busy) {

@@ -137,6 +137,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     emq_rot_pop(g);
     hdel_in_deficit(c, hd);
     emq_group_tidy(g, hd->h);
+    if (g->refused) c->refused = 1;
     return;
   }
   long long room = -1, credit = 0, tokens = -1;
@@ -144,6 +145,10 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     room = p->max_active - counted(c, hd->h);
     if (room <= 0) {
       emq_group_check_count(g, hd->h);
+      if (g->refused) {
+        c->refused = 1;
+        return;
+      }
       room = p->max_active - counted(c, hd->h);
       if (room <= 0) {
         park_cap(c, hd);
@@ -190,6 +195,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     } else {
       hdel_in_deficit(c, hd);
       emq_group_tidy(g, hd->h);
+      if (g->refused) c->refused = 1;
     }
   } else if (room >= 0 && served >= room) {
     park_cap(c, hd);

@@ -51,9 +51,10 @@ void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c) {
   emq_pexpire(ctx, c->row, c->row_name, emq_now_ms() + (mstime_t)c->keep_ms);
 }
 
-void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c) {
+int emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c) {
   (void)ctx;
   if (c->group != NULL) emq_group_out(&c->groups, c->group, c->id);
+  return !c->groups.refused;
 }
 
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c) {
@@ -170,14 +171,15 @@ void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f) {
   if (f->group == NULL || f->state != EMQ_WORD_PENDING) emq_zadd(ctx, f->target, f->target_name, f->score, f->id, 0);
 }
 
-void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f) {
+int emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f) {
   (void)ctx;
-  if (f->group == NULL) return;
+  if (f->group == NULL) return 1;
   if (f->state == EMQ_WORD_PENDING) {
     emq_group_to(&f->groups, f->group, f->id, f->score);
   } else {
     emq_group_out(&f->groups, f->group, f->id);
   }
+  return !f->groups.refused;
 }
 
 int emq_failure_finish(RedisModuleCtx *ctx, const EmqFailure *f, const char *who) {

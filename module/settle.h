@@ -37,8 +37,10 @@ void emq_completion_keep(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* complete's row: deleted when keep_ms is 0, else kept with its result,
  * expiring in keep_ms. */
 void emq_completion_settle_row(RedisModuleCtx *ctx, const EmqCompletion *c);
-/* A grouped job leaves its group's count (out of group). */
-void emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c);
+/* A grouped job leaves its group's count (out of group). 0 when the
+ * caller's ACL refused a row its count check read: replied, and the call
+ * stops there, as the script does. */
+int emq_completion_group(RedisModuleCtx *ctx, EmqCompletion *c);
 /* The job's unique key freed (release_key). */
 void emq_completion_release(RedisModuleCtx *ctx, const EmqCompletion *c);
 /* The completed entry, given the stream. */
@@ -73,8 +75,9 @@ int emq_failure_open(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
  * grouped job retried now: no ZADD, emq_failure_group sends it to its
  * group). */
 void emq_failure_settle(RedisModuleCtx *ctx, const EmqFailure *f);
-/* A grouped job: retried now, to its group; else out of its count. */
-void emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f);
+/* A grouped job: retried now, to its group; else out of its count. 0 as
+ * emq_completion_group's. */
+int emq_failure_group(RedisModuleCtx *ctx, EmqFailure *f);
 /* A job that dies frees its unique key (release_key); then the entry of
  * the state written (with the error), the counter (dead or retried), and
  * the reply: 2 dead, 1 will retry. */

@@ -21,6 +21,7 @@
 #include "module_server.h"
 #include "native_call.h"
 #include "valkey_server.h"
+#include "wait_for.h"
 #include "watched_keys.h"
 
 namespace echomq::test {
@@ -441,6 +442,66 @@ TEST_F(Module, AWalkTheAclStopsPartWayStillTakesWhatItPoppedOffTheSum) {
     Reply rot = admin.command({"LRANGE", k.rot, "0", "-1"});
     ASSERT_EQ(rot.elements.size(), 1u) << k.rot;
     EXPECT_EQ(rot.elements[0].str, "shut") << k.rot;
+  }
+}
+
+// A group's count check reads the rows of ids whose recorded deadline has
+// passed; rows are built from the root, so the server never checks them.
+// A caller allowed its own job's row but not another counted job's ends
+// its job on neither executor: the script's TYPE of that row is refused,
+// the module checks the row and refuses it too, and both keep what they
+// wrote before the check and nothing after it.
+TEST_F(Module, ACountCheckOfARowTheAclRefusesStopsBothExecutorsAlike) {
+  Connection admin = Connection::open(server.options());
+  Command ender{"ACL", "SETUSER", "ender", "on", ">pw", "+@all"};
+  std::map<std::string, Lease> mine;
+  std::map<std::string, std::string> other;
+  for (const char* name : {"count-native", "count-script"}) {
+    QueueKeys k(name);
+    EnqueueOptions o;
+    o.group = "acme";
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(enqueue(x, k, mint_job_id(), "job", o), EnqueueResult::Enqueued);
+    const std::vector<ClaimedJob> kept = claim(x, k, {600000, 1, 0});
+    const std::vector<ClaimedJob> lapsing = claim(x, k, {1, 1, 0});
+    ASSERT_EQ(kept.size(), 1u);
+    ASSERT_EQ(lapsing.size(), 1u);
+    mine[name] = {kept[0].id, kept[0].lease_epoch};
+    other[name] = lapsing[0].id;
+    for (const std::string& key :
+         {k.row(kept[0].id), k.active, k.stats, k.dead, k.uniq_root, k.gq_root, k.grp_root, k.gact_root, k.gidx, k.rot,
+          k.groups, k.gwait, k.gq("acme"), k.grp("acme"), k.gact("acme")}) {
+      ender.push_back("~" + key);
+    }
+    // The lapsing job's recorded deadline is past: the check will read it.
+    ASSERT_TRUE(wait_for(
+        [&] {
+          const std::string at = admin.command({"ZSCORE", k.gact("acme"), lapsing[0].id}).str;
+          return !at.empty() && std::stoll(admin.command({"TIME"}).elements[0].str) * 1000 > std::stoll(at);
+        },
+        std::chrono::seconds(5)));
+  }
+  ASSERT_EQ(admin.command(ender).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "ender", "pw"}).str, "OK");
+
+  const QueueKeys native("count-native"), script("count-script");
+  EXPECT_EQ(user.command(native_command(complete_call(native, mine["count-native"], 0, "done"))).str,
+            "ERR ACL failure in EMQ.COMPLETE: No permissions to access a key");
+  EXPECT_EQ(newest_acl_log_entry(admin)["object"], native.row(other["count-native"]));
+  EXPECT_EQ(user.command(eval_command(complete_call(script, mine["count-script"], 0, "done")))
+                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
+            0u);
+  EXPECT_EQ(newest_acl_log_entry(admin)["object"], script.row(other["count-script"]));
+  for (const QueueKeys& k : {native, script}) {
+    const std::string& own = mine[k.queue].id;
+    const std::string& lapsed = other[k.queue];
+    EXPECT_EQ(admin.command({"EXISTS", k.row(own)}).integer, 0) << k.queue << ": written before the check";
+    EXPECT_EQ(admin.command({"ZSCORE", k.active, own}).type, Reply::Type::Nil) << k.queue;
+    Reply counted = admin.command({"ZRANGE", k.gact("acme"), "0", "-1"});
+    ASSERT_EQ(counted.elements.size(), 1u) << k.queue;
+    EXPECT_EQ(counted.elements[0].str, lapsed) << k.queue << ": the refused check changed nothing";
+    EXPECT_EQ(admin.command({"HGET", k.stats, "completed"}).type, Reply::Type::Nil)
+        << k.queue << ": nothing after the check";
   }
 }
 
