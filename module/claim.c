@@ -184,9 +184,8 @@ static int lease_job(RedisModuleCtx *ctx, const Claiming *sets, RedisModuleStrin
 
 /* A leased job of a group is counted in it: ZADD gact:<g> deadline id. */
 static void count_in_group(Claiming *c, RedisModuleString *group, RedisModuleString *id) {
-  RedisModuleString *g = emq_group_of(&c->groups, group);
   /* Refused: leased all the same (a lease the reaper finds), no more. */
-  if (c->groups.refused) c->refused = 1;
+  RedisModuleString *g = emq_group_of(&c->groups, group);
   if (g == NULL) return;
   EmqGroupKeys *k = emq_group_keys(&c->groups, g);
   emq_zadd(c->groups.ctx, k->gact, k->gact_name, c->deadline, id, 0);
@@ -211,7 +210,7 @@ long long emq_lease_from(Claiming *c, RedisModuleKey *set, RedisModuleString *se
   *popped = 0;
   if (k <= 0) return 0;
   RedisModuleString **ids = RedisModule_PoolAlloc(ctx, sizeof *ids * (size_t)k);
-  for (int round = 0; leased < k && !c->refused; ++round) {
+  for (int round = 0; leased < k && !emq_claim_refused(c); ++round) {
     /* A round's rows are checked before its pop, as the script meets
      * them; without the block the first round's were checked before
      * anything was written. */
@@ -414,7 +413,7 @@ int emq_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
   }
   emq_zadd_batch_end(ctx, &c.leases);
   /* Refused half-way, like the script the ACL stops: nothing counted. */
-  if (c.refused) return REDISMODULE_OK;
+  if (emq_claim_refused(&c)) return REDISMODULE_OK;
   emq_count(ctx, stats, call.keys[4], EMQ_WORD_CLAIMED, counted, claimed_before, (long long)c.claimed, "claim");
   if (limits.rate_max > 0) spend(ctx, meta, call.keys[3], credit - (long long)c.claimed * limits.rate_window_ms, now);
   return reply_jobs(ctx, c.jobs, c.claimed);

@@ -38,6 +38,10 @@ typedef struct {
   int refused; /* the caller's ACL refused a row: replied */
 } Claiming;
 
+/* The caller's ACL refused a row or a group's key (groups.refused): the
+ * refusal is replied, and the call writes nothing more. */
+static inline int emq_claim_refused(const Claiming *c) { return c->refused || c->groups.refused; }
+
 /* Pops set in rounds until k jobs are leased or it is empty, as the
  * script's lease_from: each job leased (row, active, its group's count,
  * its entry). Returns the jobs leased; *popped counts the ids popped

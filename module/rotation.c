@@ -137,7 +137,6 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     emq_rot_pop(g);
     hdel_in_deficit(c, hd);
     emq_group_tidy(g, hd->h);
-    if (g->refused) c->refused = 1;
     return;
   }
   long long room = -1, credit = 0, tokens = -1;
@@ -145,10 +144,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     room = p->max_active - counted(c, hd->h);
     if (room <= 0) {
       emq_group_check_count(g, hd->h);
-      if (g->refused) {
-        c->refused = 1;
-        return;
-      }
+      if (g->refused) return;
       room = p->max_active - counted(c, hd->h);
       if (room <= 0) {
         park_cap(c, hd);
@@ -182,7 +178,7 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
   long long popped = 0;
   const long long served = emq_lease_from(c, src, src_name, k, &popped);
   const int empty = RedisModule_KeyType(src) == REDISMODULE_KEYTYPE_EMPTY;
-  if (c->refused) return;
+  if (emq_claim_refused(c)) return;
   if (popped > 0 && !hd->is_star) emq_group_uncount(g, hd->h, popped);
   if (tokens >= 0) {
     credit -= served * p->rate_window_ms;
@@ -195,7 +191,6 @@ static void turn(Claiming *c, Head *hd, const EmqPolicy *default_policy) {
     } else {
       hdel_in_deficit(c, hd);
       emq_group_tidy(g, hd->h);
-      if (g->refused) c->refused = 1;
     }
   } else if (room >= 0 && served >= room) {
     park_cap(c, hd);
@@ -222,10 +217,7 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
   hd.grp_name = hd.is_star ? emq_group_key(g, g->grp_root, hd.h) : NULL;
   int ok;
   if (hd.is_star) {
-    if (!emq_group_may_touch(g, &hd.grp_name, 1)) {
-      c->refused = 1;
-      return;
-    }
+    if (!emq_group_may_touch(g, &hd.grp_name, 1)) return;
     RedisModuleKey *probe = emq_open_read(g->ctx, hd.grp_name);
     const int t = RedisModule_KeyType(probe);
     RedisModule_CloseKey(probe);
@@ -233,10 +225,7 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
   } else {
     ok = emq_group_of(g, hd.h) != NULL;
   }
-  if (g->refused) {
-    c->refused = 1;
-    return;
-  }
+  if (g->refused) return;
   if (!ok) {
     emq_rot_pop(g);
     log_head(c, hd.h, "has a broken policy or keys of another type");
@@ -260,7 +249,7 @@ static void serve_head(Claiming *c, const EmqPolicy *default_policy) {
 
 void emq_serve_rotation(Claiming *c, const EmqPolicy *default_policy) {
   emq_groups_journal(&c->groups);
-  while ((long long)c->claimed < c->want && !c->refused &&
+  while ((long long)c->claimed < c->want && !emq_claim_refused(c) &&
          RedisModule_KeyType(c->groups.rot) == REDISMODULE_KEYTYPE_LIST && RedisModule_ValueLength(c->groups.rot) > 0) {
     serve_head(c, default_policy);
   }
