@@ -11,6 +11,9 @@ namespace echomq::daemon {
 
 namespace {
 constexpr std::int64_t kPromoteLimit = 100;
+// The replies behind the claim, by place after it: as the constructor
+// lays the reads out.
+enum Behind : std::size_t { kMeta = 1, kPending = 2, kSoonestParked = 3, kTime = 4 };
 // The largest gwait score read: a time in epoch ms, as every script writes.
 constexpr std::int64_t kMaxParkedMs = 9000000000000000;
 
@@ -61,12 +64,14 @@ ClaimTurn::Results ClaimTurn::run(Executor& x) const {
   if (reads_.empty()) return r;
   // The claim, then the reads behind it.
   Reply& claim = replies[settles_];
-  const Reply& meta = replies[settles_ + 1];
-  const Reply& pending = replies[settles_ + 2];
+  const Reply& meta = replies[settles_ + kMeta];
+  const Reply& pending = replies[settles_ + kPending];
   r.claimed = true;
   r.meta = decode_claim_meta(meta);
   if (pending.type == Reply::Type::Integer) r.pending = pending.integer;
-  if (ask_parked_) r.parked_group_in_ms = parked_in_ms(replies[settles_ + 3], replies[settles_ + 4]);
+  if (ask_parked_) {
+    r.parked_group_in_ms = parked_in_ms(replies[settles_ + kSoonestParked], replies[settles_ + kTime]);
+  }
   try {
     r.jobs = decode_claim(std::move(claim));
   } catch (const Error& e) {
