@@ -237,6 +237,9 @@ long long emq_lease_from(Claiming *c, RedisModuleKey *set, RedisModuleString *se
         emq_release_key(ctx, c->uniq_root, ids[i], job->unique, job->unique_mode);
       }
       if (group != NULL) count_in_group(c, group, ids[i]);
+      /* Its group's key refused: the script stops here, before the entry,
+       * and leases none of the ids popped with it. */
+      if (emq_claim_refused(c)) break;
       emq_emit(ctx, &c->call->events, EMQ_WORD_ACTIVE, ids[i], job->attempts_text, NULL);
     }
   }

@@ -445,6 +445,47 @@ TEST_F(Module, AWalkTheAclStopsPartWayStillTakesWhatItPoppedOffTheSum) {
   }
 }
 
+// A row in pending that names a group its caller may not touch (an emq/1
+// peer put it there, or a hand-written field) stops a claim at that job on
+// both executors: the script's group_of is refused after the job's lease
+// is written, before its entry; the jobs popped with it are not leased.
+TEST_F(Module, AClaimStopsAtARowWhoseGroupTheAclRefusesOnBothExecutors) {
+  Connection admin = Connection::open(server.options());
+  Command claimer{"ACL", "SETUSER", "claimer", "on", ">pw", "+@all"};
+  std::map<std::string, std::pair<std::string, std::string>> ids;
+  for (const char* name : {"stop-native", "stop-script"}) {
+    QueueKeys k(name);
+    const std::string first = mint_job_id(), second = mint_job_id();
+    ASSERT_EQ(enqueue(x, k, first, "first"), EnqueueResult::Enqueued);
+    ASSERT_EQ(enqueue(x, k, second, "second"), EnqueueResult::Enqueued);
+    ASSERT_EQ(admin.command({"HSET", k.row(first), "group", "shut"}).integer, 1);
+    ids[name] = {first, second};
+    for (const std::string& key :
+         {k.pending, k.active, k.delayed, k.meta, k.stats, k.row_root + "*", k.dead, k.uniq_root, k.gq_root, k.grp_root,
+          k.gact_root, k.gidx, k.rot, k.groups, k.gwait, k.events}) {
+      claimer.push_back("~" + key);
+    }
+  }
+  ASSERT_EQ(admin.command(claimer).str, "OK");
+  Connection user = Connection::open(server.options());
+  ASSERT_EQ(user.command({"AUTH", "claimer", "pw"}).str, "OK");
+
+  const QueueKeys native("stop-native"), script("stop-script");
+  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str,
+            "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
+  EXPECT_EQ(user.command(eval_command(claim_call(script, {30000, 5, 0})))
+                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
+            0u);
+  for (const QueueKeys& k : {native, script}) {
+    const auto& [first, second] = ids[k.queue];
+    EXPECT_EQ(admin.command({"ZCARD", k.active}).integer, 1) << k.queue;
+    EXPECT_EQ(admin.command({"HGET", k.row(first), "state"}).str, "active") << k.queue;
+    EXPECT_EQ(admin.command({"HGET", k.row(second), "state"}).str, "pending") << k.queue << ": popped, not leased";
+    EXPECT_EQ(admin.command({"ZCARD", k.pending}).integer, 0) << k.queue;
+    EXPECT_EQ(admin.command({"HGET", k.stats, "claimed"}).type, Reply::Type::Nil) << k.queue;
+  }
+}
+
 // A group's count check reads the rows of ids whose recorded deadline has
 // passed; rows are built from the root, so the server never checks them.
 // A caller allowed its own job's row but not another counted job's ends
