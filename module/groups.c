@@ -327,18 +327,6 @@ void emq_group_check_count(EmqGroups *g, RedisModuleString *name) {
   if (opened) RedisModule_CloseKey(active);
 }
 
-/* names grown by one, in the command's pool. */
-static void remember(EmqGroups *g, RedisModuleString ***names, size_t *n, size_t *cap, RedisModuleString *name) {
-  if (*n == *cap) {
-    const size_t more = *cap ? 2 * *cap : 32;
-    RedisModuleString **grown = RedisModule_PoolAlloc(g->ctx, sizeof *grown * more);
-    if (*n) memcpy(grown, *names, sizeof *grown * *n);
-    *names = grown;
-    *cap = more;
-  }
-  (*names)[(*n)++] = name;
-}
-
 void emq_rot_pop(EmqGroups *g) {
   if (!g->journal.on) {
     emq_lpop(g->ctx, g->rot, g->rot_name);
@@ -355,13 +343,13 @@ void emq_rot_push(EmqGroups *g, RedisModuleString *name) {
   }
   emq_rpush_unreplicated(g->ctx, g->rot, g->rot_name, name);
   EmqJournal *j = &g->journal;
-  remember(g, &j->rot_pushed, &j->n_pushed, &j->cap_pushed, name);
+  emq_append(g->ctx, &j->rot_pushed, &j->n_pushed, &j->cap_pushed, name);
 }
 
 static void log_idx(EmqGroups *g, RedisModuleString *score, RedisModuleString *member) {
   EmqJournal *j = &g->journal;
-  remember(g, &j->idx_log, &j->n_logged, &j->cap_logged, score);
-  remember(g, &j->idx_log, &j->n_logged, &j->cap_logged, member);
+  emq_append(g->ctx, &j->idx_log, &j->n_logged, &j->cap_logged, score);
+  emq_append(g->ctx, &j->idx_log, &j->n_logged, &j->cap_logged, member);
 }
 
 static double idx_incr(EmqGroups *g, long long delta, RedisModuleString *member) {

@@ -100,19 +100,24 @@ void emq_zadd_batch_begin(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleKey *
   b->len = 1;
 }
 
+void emq_append(RedisModuleCtx *ctx, RedisModuleString ***items, size_t *n, size_t *cap, RedisModuleString *item) {
+  if (*n == *cap) {
+    const size_t more = *cap ? 2 * *cap : 32;
+    RedisModuleString **grown = RedisModule_PoolAlloc(ctx, sizeof *grown * more);
+    if (*n) memcpy(grown, *items, sizeof *grown * *n);
+    *items = grown;
+    *cap = more;
+  }
+  (*items)[(*n)++] = item;
+}
+
 void emq_zadd_batched(RedisModuleCtx *ctx, EmqZaddBatch *b, RedisModuleString *id) {
   int flags = 0;
   RedisModule_ZsetAdd(b->key, b->score, id, &flags);
   if (!(flags & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED))) return;
   emq_changed(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", b->name);
-  if (b->len + 2 > b->cap) {
-    RedisModuleString **more = RedisModule_PoolAlloc(ctx, sizeof *more * 2 * b->cap);
-    memcpy(more, b->argv, sizeof *more * b->len);
-    b->argv = more;
-    b->cap *= 2;
-  }
-  b->argv[b->len++] = b->score_text;
-  b->argv[b->len++] = id;
+  emq_append(ctx, &b->argv, &b->len, &b->cap, b->score_text);
+  emq_append(ctx, &b->argv, &b->len, &b->cap, id);
 }
 
 void emq_zadd_batch_end(RedisModuleCtx *ctx, EmqZaddBatch *b) {

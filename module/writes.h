@@ -39,6 +39,9 @@ void emq_count(RedisModuleCtx *ctx, RedisModuleKey *stats, RedisModuleString *st
 
 void emq_zadd(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, double score, RedisModuleString *id,
               int xx);
+/* item after the n in items, which grow (doubling, in the command's pool)
+ * when cap is reached: argv that grow with a batch. */
+void emq_append(RedisModuleCtx *ctx, RedisModuleString ***items, size_t *n, size_t *cap, RedisModuleString *item);
 /* ZADDs at one score, each applied and signalled when made (the script's
  * order of events), replicated as one ZADD at emq_zadd_batch_end. */
 typedef struct {
