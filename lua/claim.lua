@@ -370,6 +370,29 @@ local function row_fault(kind, f)
   end
 end
 
+-- v + 1 in the server's integer form, as HINCRBY adds, for a counter
+-- (is_counter) or nil (absent: 0). A double holds 15 digits exactly; a
+-- longer counter is added to in two parts, its last nine digits apart.
+local function plus_one(v)
+  if not v then
+    return '1'
+  elseif #v <= 15 then
+    return string.format('%d', tonumber(v) + 1)
+  end
+  local high, low = tonumber(string.sub(v, 1, -10)), tonumber(string.sub(v, -9))
+  if high > 0 then
+    low = low + 1
+    if low == 1000000000 then
+      high, low = high + 1, 0
+    end
+  elseif low > 0 then
+    low = low - 1  -- -(|high| x 10^9 + low) + 1
+  else
+    high, low = high + 1, 999999999
+  end
+  return string.format('%d%09d', high, low)
+end
+
 local function skip_malformed(row, set)
   redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' is not a hash, so not an emq/1 row; dropped from ' .. set ..
     ', left in place for an operator')
@@ -617,9 +640,12 @@ local function lease_from(set, k)
         redis.log(redis.LOG_WARNING, 'emq claim: ' .. row .. ' field ' .. fault .. ' is not an integer; sent to ' ..
           dead .. ' for an operator')
       elseif exists then
-        local attempts = redis.call('HINCRBY', row, 'attempts', 1)
-        local epoch = redis.call('HINCRBY', row, 'lease_epoch', 1)
-        redis.call('HSET', row, 'state', 'active')
+        -- Both counters were read above and checked: one HSET writes what
+        -- two HINCRBYs and an HSET would (the reply reads them as numbers,
+        -- as it read HINCRBY's).
+        local attempts_text, epoch_text = plus_one(f[1]), plus_one(f[2])
+        redis.call('HSET', row, 'attempts', attempts_text, 'lease_epoch', epoch_text, 'state', 'active')
+        local attempts, epoch = tonumber(attempts_text), tonumber(epoch_text)
         redis.call('ZADD', active, deadline, id)
         if f[5] == 'started' then
           release_key(id, f[4], f[5])

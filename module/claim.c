@@ -136,11 +136,10 @@ static void promote(RedisModuleCtx *ctx, const EmqCall *call, Claiming *sets, Re
   }
 }
 
-/* One job's lease, with the script's effects in its order (HINCRBY
- * attempts, HINCRBY lease_epoch, HSET state: the three events), the three
- * fields written and replicated as one HSET. 0 when the row is gone, is
- * not a hash (skipped and logged) or has a counter that is not an integer
- * (sent to dead). */
+/* One job's lease: attempts, lease_epoch and state written, replicated
+ * and announced as one HSET, as the script writes them. 0 when the row is
+ * gone, is not a hash (skipped and logged) or has a counter that is not an
+ * integer (sent to dead). */
 static int lease_job(RedisModuleCtx *ctx, const Claiming *sets, RedisModuleString *row_name,
                      RedisModuleString *set_name, Claimed *job, RedisModuleString **group) {
   RedisModuleKey *row = emq_open_write(ctx, row_name);
@@ -174,10 +173,9 @@ static int lease_job(RedisModuleCtx *ctx, const Claiming *sets, RedisModuleStrin
   const size_t alen = emq_format_ll(a, ++job->attempts);
   const size_t elen = emq_format_ll(e, ++job->epoch);
   static const EmqWord fields[] = {EMQ_WORD_ATTEMPTS, EMQ_WORD_LEASE_EPOCH, EMQ_WORD_STATE};
-  static const char *const events[] = {"hincrby", "hincrby", "hset"};
   job->attempts_text = RedisModule_CreateString(ctx, a, alen);
   RedisModuleString *values[] = {job->attempts_text, RedisModule_CreateString(ctx, e, elen), emq_word(EMQ_WORD_ACTIVE)};
-  emq_hset_as(ctx, row, row_name, 3, fields, values, events, 3);
+  emq_hset(ctx, row, row_name, 3, fields, values);
   RedisModule_CloseKey(row);
   return 1;
 }

@@ -13,12 +13,6 @@ void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleSt
 
 void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
               RedisModuleString **values) {
-  static const char *const hset[] = {"hset"};
-  emq_hset_as(ctx, key, name, pairs, fields, values, hset, 1);
-}
-
-void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
-                 RedisModuleString **values, const char *const *events, int num_events) {
   /* One HashSet and one Replicate for the whole HSET: both take their
    * pairs as arguments, and the transitions set three at most. */
   const int f = REDISMODULE_HASH_NONE;
@@ -37,8 +31,7 @@ void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *na
       RedisModule_HashSet(key, f, f0, values[0], f1, values[1], f2, values[2], NULL);
       RedisModule_Replicate(ctx, "HSET", "sssssss", name, f0, values[0], f1, values[1], f2, values[2]);
   }
-  RedisModule_SignalModifiedKey(ctx, name);
-  for (int i = 0; i < num_events; ++i) RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, events[i], name);
+  emq_changed(ctx, REDISMODULE_NOTIFY_HASH, "hset", name);
 }
 
 void emq_hset_pairs(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString **pairs,

@@ -18,11 +18,6 @@ void emq_changed(RedisModuleCtx *ctx, int type, const char *event, RedisModuleSt
 /* HSET key f1 v1 [f2 v2 [f3 v3]]. */
 void emq_hset(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
               RedisModuleString **values);
-/* The same HSET standing for the script's commands named by events, one
- * keyspace event each, in order (claim: HINCRBY attempts, HINCRBY
- * lease_epoch, HSET state: one write, one command to replicate). */
-void emq_hset_as(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, int pairs, const EmqWord *fields,
-                 RedisModuleString **values, const char *const *events, int num_events);
 /* HSET key f1 v1 f2 v2 ...: pairs holds 2 * n field, value strings. */
 void emq_hset_pairs(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleString **pairs,
                     int n);

@@ -62,6 +62,24 @@ TEST_F(Claim, EveryClaimCountsAnAttemptAndMintsANewEpoch) {
   EXPECT_EQ(row(id).at("lease_epoch"), "3");
 }
 
+// Counters as long as claim accepts (18 characters, either sign) count on
+// exactly, as HINCRBY would: past 15 digits a double no longer holds them.
+TEST_F(Claim, CountersOfEighteenDigitsCountOnExactly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"999999999999999999", "1000000000000000000"}, {"-1000000000000000", "-999999999999999"},
+      {"123456789012345678", "123456789012345679"},  {"-12345678901234567", "-12345678901234566"},
+      {"999999999999999", "1000000000000000"},       {"-1", "0"}};
+  for (const auto& [was, now] : cases) {
+    std::string id = enqueue_new();
+    cmd({"HSET", q.row(id), "attempts", was, "lease_epoch", was});
+    Reply r = raw(claim_call(5000, 1, 0));
+    ASSERT_EQ(r.elements.size(), 4u) << was;
+    EXPECT_EQ(row(id).at("attempts"), now) << was;
+    EXPECT_EQ(row(id).at("lease_epoch"), now) << was;
+    EXPECT_EQ(row(id).at("state"), "active") << was;
+  }
+}
+
 TEST_F(Claim, NothingDueRepliesEmptyAndWritesNothing) {
   Reply r = raw(claim_call(30000, 10, 100));
   EXPECT_EQ(r.type, Reply::Type::Array);
