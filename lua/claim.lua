@@ -525,12 +525,16 @@ local limits, broken = limits_of({m[2], m[3], m[4], m[5], m[6]})
 if not limits then
   return redis.error_reply('EMQARG ' .. meta .. ' ' .. broken)
 end
-local default_policy
+local default_policy, own_policies
 if G then
-  default_policy, broken = parse_policy(redis.call('HGET', G.groups, '*') or '')
+  local default_text = redis.call('HGET', G.groups, '*')
+  default_policy, broken = parse_policy(default_text or '')
   if broken or default_policy.paused then
     return redis.error_reply('EMQARG ' .. G.groups .. ' * ' .. (broken or 'cannot be paused'))
   end
+  -- Without a group's own field every policy is the default: the walk
+  -- then reads none (a read a visit, in a queue of many small groups).
+  own_policies = redis.call('HLEN', G.groups) > (default_text and 1 or 0)
 end
 
 if lift_pause then
@@ -719,7 +723,7 @@ local function serve_head(h)
     redis.call('LPOP', G.rot)
     return
   end
-  local p = st and (is_star and default_policy or policy_of(h))
+  local p = st and ((is_star or not own_policies) and default_policy or policy_of(h))
   if not p then
     redis.call('LPOP', G.rot)
     if ok then
