@@ -179,18 +179,20 @@ end
 -- g back at the rotation's tail when it may run: something pending, not
 -- paused, its policy well formed, and not there or waiting for tokens
 -- already (nor for its cap, unless a job of it just stopped counting).
+-- Not woken, also where it is (its in field, false when absent): tidy
+-- needs it next, and nothing wrote it since.
 local function wake(g, after_end)
   local grp = G.grp .. g
   local where = redis.call('HGET', grp, 'in')
   if where == 'rot' or where == 'rate' or (where == 'cap' and not after_end) then
-    return false
+    return false, where
   end
   if redis.call('ZCARD', G.gq .. g) == 0 then
-    return false
+    return false, where
   end
   local p = policy_of(g)
   if not p or p.paused then
-    return false
+    return false, where
   end
   if where == 'cap' then
     redis.call('ZREM', G.wait, g)
@@ -203,10 +205,13 @@ end
 
 -- An idle group's keys go: nothing pending, nothing counted (once the
 -- count is checked), not in the rotation. A rated group's bucket stays
--- one window, after which it would be full anyway.
-local function tidy(g)
+-- one window, after which it would be full anyway. where: g's in field
+-- when the caller has just read it (false: absent); nil, it is read.
+local function tidy(g, where)
   local grp = G.grp .. g
-  local where = redis.call('HGET', grp, 'in')
+  if where == nil then
+    where = redis.call('HGET', grp, 'in')
+  end
   if where == 'rot' or redis.call('EXISTS', G.gq .. g) == 1 then
     return
   end
@@ -242,10 +247,15 @@ end
 
 -- A counted job of g stops holding its lease and is not pending.
 local function out_of_group(g, id)
+  local where
   if redis.call('ZREM', G.gact .. g, id) == 1 then
-    wake(g, true)
+    local woke
+    woke, where = wake(g, true)
+    if woke then
+      return  -- in the rotation: tidy would leave it
+    end
   end
-  tidy(g)
+  tidy(g, where)
 end
 
 -- n of g's pending ids left its zset: its count and the sum go down.
