@@ -93,6 +93,20 @@ end
 -- before the uniq root and the stream whose first is emq:{q}:gq:, a
 -- grouped job moves through its group (its zset, its count, the
 -- rotation). Without it, a grouped job moves as any other.
+-- The length read len of key: its integer (0 when there is no key), or
+-- false when the key is of another type; any other refusal (the ACL's) is
+-- raised as it came. A type check at less cost than TYPE, whose status
+-- reply becomes a table (0 is true in Lua: only false fails a check).
+local function length_of(len, key)
+  local r = redis.pcall(len, key)
+  if type(r) ~= 'table' then
+    return r
+  elseif string.sub(r.err, 1, 10) == 'WRONGTYPE ' then
+    return false
+  end
+  error(r, 0)
+end
+
 local G
 local own_keys = #KEYS - (stream and 1 or 0)
 if string.match(KEYS[own_keys] or '', '^emq:{[^}]*}:uniq:$') then
@@ -108,11 +122,9 @@ if own_keys > 7 and string.match(KEYS[own_keys - 6], '^emq:{[^}]*}:gq:$') then
   own_keys = own_keys - 7
   G = {q = q, gq = q .. 'gq:', grp = q .. 'grp:', gact = q .. 'gact:', idx = q .. 'gidx', rot = q .. 'rot',
     groups = q .. 'groups', wait = q .. 'gwait'}
-  for _, kind in ipairs({{G.rot, 'list'}, {G.idx, 'zset'}, {G.wait, 'zset'}, {G.groups, 'hash'}}) do
-    local t = redis.call('TYPE', kind[1]).ok
-    if t ~= kind[2] and t ~= 'none' then
-      return redis.error_reply(WRONGTYPE)
-    end
+  if not (length_of('LLEN', G.rot) and length_of('ZCARD', G.idx) and length_of('ZCARD', G.wait) and
+      length_of('HLEN', G.groups)) then
+    return redis.error_reply(WRONGTYPE)
   end
 end
 
@@ -184,9 +196,8 @@ local function group_of(g)
   if not G or not is_group(g) then
     return nil
   end
-  local a, b, c = redis.call('TYPE', G.gq .. g).ok, redis.call('TYPE', G.grp .. g).ok,
-    redis.call('TYPE', G.gact .. g).ok
-  if (a == 'zset' or a == 'none') and (b == 'hash' or b == 'none') and (c == 'zset' or c == 'none') then
+  local a, b, c = length_of('ZCARD', G.gq .. g), length_of('HLEN', G.grp .. g), length_of('ZCARD', G.gact .. g)
+  if a and b and c then
     return g
   end
   redis.log(redis.LOG_WARNING, 'emq: group ' .. g .. ' of ' .. G.q .. ' has a key of another type; ' ..
