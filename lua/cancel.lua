@@ -79,10 +79,6 @@ local function emit(event, id, attempt, ...)
 end
 
 -- [shared group_block: every copy the same, tests/lua/script_copies_test.cpp]
--- Groups (docs/protocol.md, "Groups"): given the group block, seven KEYS
--- before the uniq root and the stream whose first is emq:{q}:gq:, a
--- grouped job moves through its group (its zset, its count, the
--- rotation). Without it, a grouped job moves as any other.
 -- The length read len of key: its integer (0 when there is no key), or
 -- false when the key is of another type; any other refusal (the ACL's) is
 -- raised as it came. A type check at less cost than TYPE, whose status
@@ -97,6 +93,10 @@ local function length_of(len, key)
   error(r, 0)
 end
 
+-- Groups (docs/protocol.md, "Groups"): given the group block, seven KEYS
+-- before the uniq root and the stream whose first is emq:{q}:gq:, a
+-- grouped job moves through its group (its zset, its count, the
+-- rotation). Without it, a grouped job moves as any other.
 local G
 local own_keys = #KEYS - (stream and 1 or 0)
 if string.match(KEYS[own_keys] or '', '^emq:{[^}]*}:uniq:$') then
