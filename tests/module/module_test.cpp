@@ -52,6 +52,24 @@ class Module : public ::testing::Test {
     return {jobs.at(0).id, jobs.at(0).lease_epoch};
   }
 
+  // What the ACL's refusal of a key replies: the module names its command;
+  // a script says "script", and the server adds where in it.
+  static std::string acl_refusal(const std::string& command) {
+    return "ERR ACL failure in " + command + ": No permissions to access a key";
+  }
+  static ::testing::AssertionResult refused_in_script(const Reply& r) {
+    if (r.str.rfind(acl_refusal("script"), 0) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the script replied: " << r.str;
+  }
+
+  // A connection logged in as the user setuser (ACL SETUSER <name> on >pw ...) makes.
+  Connection user_from(Connection& admin, const Command& setuser) {
+    EXPECT_EQ(admin.command(setuser).str, "OK");
+    Connection user = Connection::open(server.options());
+    EXPECT_EQ(user.command({"AUTH", setuser.at(2), "pw"}).str, "OK");
+    return user;
+  }
+
   // Sends the command over a plain connection; expects an error starting
   // with code and an unchanged keyspace.
   void expect_refused(const Command& c, const std::string& code) {
@@ -317,9 +335,9 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
 
   const Keyspace before = dump_keyspace(admin);
   Reply claimed = user.command(native_command(claim_call(q, {30000, 5, 5})));
-  EXPECT_EQ(claimed.str, "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
+  EXPECT_EQ(claimed.str, acl_refusal("EMQ.CLAIM"));
   Reply extended = user.command(native_command(extend_call(q, 60000, {held})));
-  EXPECT_EQ(extended.str, "ERR ACL failure in EMQ.EXTEND: No permissions to access a key");
+  EXPECT_EQ(extended.str, acl_refusal("EMQ.EXTEND"));
   std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(admin), 0);
   EXPECT_TRUE(diff.empty()) << "a refused call wrote: " << (diff.empty() ? "" : diff.front());
 
@@ -329,9 +347,7 @@ TEST_F(Module, RowKeysBuiltFromTheRootAreCheckedAgainstTheCallersAcl) {
   EXPECT_EQ(entry["object"], q.row(held.id));
 
   // The script path refuses the same user the same rows.
-  EXPECT_EQ(user.command(eval_command(claim_call(q, {30000, 5, 5})))
-                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
-            0u);
+  EXPECT_TRUE(refused_in_script(user.command(eval_command(claim_call(q, {30000, 5, 5})))));
 
   // Allowed the rows too, and the dead set beside them (where claim sends
   // a row whose counter cannot count), the same user claims.
@@ -379,12 +395,10 @@ TEST_F(Module, GroupKeysBuiltFromTheRootsAreCheckedAgainstTheCallersAcl) {
       {fail_call(q, held, {"boom", 5, 1000, false}, FlowMode::Flow), "EMQ.FAIL_FLOW"}};
   for (const auto& [call, name] : calls) {
     const Keyspace before = dump_keyspace(admin);
-    EXPECT_EQ(user.command(native_command(call)).str,
-              "ERR ACL failure in " + name + ": No permissions to access a key");
+    EXPECT_EQ(user.command(native_command(call)).str, acl_refusal(name));
     std::map<std::string, std::string> entry = newest_acl_log_entry(admin);
     EXPECT_EQ(entry["object"], q.gq("acme")) << name << ": ACL LOG names the group's key, as for a script";
-    EXPECT_EQ(
-        user.command(eval_command(call)).str.rfind("ERR ACL failure in script: No permissions to access a key", 0), 0u)
+    EXPECT_TRUE(refused_in_script(user.command(eval_command(call))))
         << name << ": the server refuses the script the same key";
     std::vector<std::string> diff = keyspace_diff(before, dump_keyspace(admin), 0);
     EXPECT_TRUE(diff.empty()) << name << ": a refused call wrote: " << (diff.empty() ? "" : diff.front());
@@ -424,16 +438,11 @@ TEST_F(Module, AWalkTheAclStopsPartWayStillTakesWhatItPoppedOffTheSum) {
       walker.push_back("~" + key);
     }
   }
-  ASSERT_EQ(admin.command(walker).str, "OK");
-  Connection user = Connection::open(server.options());
-  ASSERT_EQ(user.command({"AUTH", "walker", "pw"}).str, "OK");
+  Connection user = user_from(admin, walker);
 
   const QueueKeys native("walk-native"), script("walk-script");
-  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str,
-            "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
-  EXPECT_EQ(user.command(eval_command(claim_call(script, {30000, 5, 0})))
-                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
-            0u);
+  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str, acl_refusal("EMQ.CLAIM"));
+  EXPECT_TRUE(refused_in_script(user.command(eval_command(claim_call(script, {30000, 5, 0})))));
   for (const QueueKeys& k : {native, script}) {
     EXPECT_EQ(admin.command({"ZCARD", k.active}).integer, 1) << k.active << ": open's job is leased";
     EXPECT_EQ(admin.command({"ZSCORE", k.gidx, "open"}).str, "0") << k.gidx;
@@ -466,16 +475,11 @@ TEST_F(Module, AClaimStopsAtARowWhoseGroupTheAclRefusesOnBothExecutors) {
       claimer.push_back("~" + key);
     }
   }
-  ASSERT_EQ(admin.command(claimer).str, "OK");
-  Connection user = Connection::open(server.options());
-  ASSERT_EQ(user.command({"AUTH", "claimer", "pw"}).str, "OK");
+  Connection user = user_from(admin, claimer);
 
   const QueueKeys native("stop-native"), script("stop-script");
-  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str,
-            "ERR ACL failure in EMQ.CLAIM: No permissions to access a key");
-  EXPECT_EQ(user.command(eval_command(claim_call(script, {30000, 5, 0})))
-                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
-            0u);
+  EXPECT_EQ(user.command(native_command(claim_call(native, {30000, 5, 0}))).str, acl_refusal("EMQ.CLAIM"));
+  EXPECT_TRUE(refused_in_script(user.command(eval_command(claim_call(script, {30000, 5, 0})))));
   for (const QueueKeys& k : {native, script}) {
     const auto& [first, second] = ids[k.queue];
     EXPECT_EQ(admin.command({"ZCARD", k.active}).integer, 1) << k.queue;
@@ -521,17 +525,13 @@ TEST_F(Module, ACountCheckOfARowTheAclRefusesStopsBothExecutorsAlike) {
         },
         std::chrono::seconds(5)));
   }
-  ASSERT_EQ(admin.command(ender).str, "OK");
-  Connection user = Connection::open(server.options());
-  ASSERT_EQ(user.command({"AUTH", "ender", "pw"}).str, "OK");
+  Connection user = user_from(admin, ender);
 
   const QueueKeys native("count-native"), script("count-script");
   EXPECT_EQ(user.command(native_command(complete_call(native, mine["count-native"], 0, "done"))).str,
-            "ERR ACL failure in EMQ.COMPLETE: No permissions to access a key");
+            acl_refusal("EMQ.COMPLETE"));
   EXPECT_EQ(newest_acl_log_entry(admin)["object"], native.row(other["count-native"]));
-  EXPECT_EQ(user.command(eval_command(complete_call(script, mine["count-script"], 0, "done")))
-                .str.rfind("ERR ACL failure in script: No permissions to access a key", 0),
-            0u);
+  EXPECT_TRUE(refused_in_script(user.command(eval_command(complete_call(script, mine["count-script"], 0, "done")))));
   EXPECT_EQ(newest_acl_log_entry(admin)["object"], script.row(other["count-script"]));
   for (const QueueKeys& k : {native, script}) {
     const std::string& own = mine[k.queue].id;
