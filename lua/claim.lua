@@ -439,13 +439,6 @@ local function is_counter_of(hash, field)
   return not v or is_counter(v)
 end
 
--- The sets claim moves ids between must be zsets (or absent) before the
--- first write: a ZADD failing after a pop would strand what it popped.
-local function is_zset(key)
-  local kind = redis.call('TYPE', key).ok
-  return kind == 'zset' or kind == 'none'
-end
-
 -- A limit field: the server's integer form, within lo..hi; nil otherwise.
 local function limit_of(v, lo, hi)
   local n = is_counter(v) and tonumber(v)
@@ -537,8 +530,10 @@ if m[1] == '1' then
   end
   lift_pause = true
 end
+-- The sets claim moves ids between must be zsets (or absent) before the
+-- first write: a ZADD failing after a pop would strand what it popped.
 for _, set in ipairs({pending, active, delayed, dead}) do
-  if not is_zset(set) then
+  if not length_of('ZCARD', set) then
     return redis.error_reply(WRONGTYPE)
   end
 end
@@ -618,11 +613,7 @@ if G and promote_limit > 0 then
 end
 -- The ungrouped jobs are one member of a rotation, *.
 local ungrouped = G and G.grp .. '*'
-local function hash_or_none(key)
-  local kind = redis.call('TYPE', key).ok
-  return kind == 'hash' or kind == 'none'
-end
-if G and redis.call('LLEN', G.rot) > 0 and redis.call('ZCARD', pending) > 0 and hash_or_none(ungrouped) and
+if G and redis.call('LLEN', G.rot) > 0 and redis.call('ZCARD', pending) > 0 and length_of('HLEN', ungrouped) and
     redis.call('HGET', ungrouped, 'in') ~= 'rot' then
   redis.call('RPUSH', G.rot, '*')
   redis.call('HSET', ungrouped, 'in', 'rot')
@@ -737,7 +728,7 @@ local function serve_head(h)
   local is_star = h == '*'
   local ok
   if is_star then
-    ok = hash_or_none(grp)
+    ok = length_of('HLEN', grp)
   else
     ok = group_of(h)
   end
