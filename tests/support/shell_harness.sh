@@ -35,7 +35,12 @@ start_valkey() { # LOG DIR MODULE [RUN...]
       --loadmodule "$module" >"$log" 2>&1 &
     valkey_pid=$!
     if wait_for 10 sh -c "valkey-cli -p $vport PING 2>/dev/null | grep -q PONG || ! kill -0 $valkey_pid 2>/dev/null"; then
-      kill -0 "$valkey_pid" 2>/dev/null && return 0
+      if kill -0 "$valkey_pid" 2>/dev/null; then
+        # $! is the shell running RUN (a function such as in_root), whose
+        # child is the server: stopping that shell would leave the server.
+        valkey_pid=$(valkey-cli -p "$vport" INFO server | tr -d '\r' | sed -n 's/^process_id://p')
+        return 0
+      fi
     fi
     valkey_pid=
   done
@@ -60,7 +65,8 @@ stop_emqd() { # SECONDS [WHY]
 # stayed: then the tree must be left alone.
 stop_all_and_unmount() { # ROOT
   [ -z "${emqd_pid:-}" ] || kill -KILL "$emqd_pid" 2>/dev/null || true
-  [ -z "${valkey_pid:-}" ] || { kill -TERM "$valkey_pid" 2>/dev/null && wait "$valkey_pid" 2>/dev/null; } || true
+  [ -z "${valkey_pid:-}" ] || { kill -TERM "$valkey_pid" 2>/dev/null &&
+    wait_for 10 sh -c "! kill -0 $valkey_pid 2>/dev/null"; } || true
   [ -n "$1" ] || return 0
   umount "$1/proc" 2>/dev/null || true
   umount "$1/dev" 2>/dev/null || true
